@@ -1,0 +1,143 @@
+//! `tensorfile convert IN OUT`: any readable format into any writable one.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress};
+use tensorfile::model::{ByteOrder, ChecksumKind};
+use tensorfile::{Compression, Format, TensorFile, WriteOptions};
+
+use super::{Outcome, warn};
+use crate::render;
+
+/// Convert a file to the format its output extension names (.zt, .safetensors).
+///
+/// Tensors are streamed one at a time; the output is written atomically (an interrupted
+/// conversion leaves any existing output untouched).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The file to read.
+    input: PathBuf,
+    /// The file to write; its extension picks the format.
+    output: PathBuf,
+    /// Compression of the written data (zTensor): none, zstd or zstd:LEVEL.
+    #[arg(long, value_name = "none|zstd[:LEVEL]")]
+    compress: Option<String>,
+    /// Checksum of each written tensor (zTensor) [default: crc32c].
+    #[arg(long, value_name = "crc32c|sha256|none")]
+    checksum: Option<String>,
+    /// Store raw multi-byte data big-endian (zTensor without compression).
+    #[arg(long)]
+    big_endian: bool,
+    /// Leave out tensors the output format cannot hold, or that cannot be read, with a warning.
+    #[arg(long)]
+    skip_unsupported: bool,
+    /// Do not check stored checksums while reading.
+    #[arg(long)]
+    no_verify: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Show a progress bar for conversions of more than this many bytes.
+const PROGRESS_THRESHOLD: u64 = 64 << 20;
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let options = options(&args)?;
+    let format = Format::from_path(&args.output)?;
+    warn_about_ignored_options(&args, format, &options.write);
+    let src = TensorFile::open(&args.input)?;
+    let mut bar: Option<ProgressBar> = None;
+    let show_progress = std::io::stderr().is_terminal();
+    let result = convert::convert_file(&src, &args.output, &options, &mut |p: Progress<'_>| {
+        if show_progress && p.total_bytes > PROGRESS_THRESHOLD {
+            let bar = bar.get_or_insert_with(|| progress_bar(p.total_bytes));
+            bar.set_position(p.done_bytes);
+            bar.set_message(render::printable(p.tensor).into_owned());
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = result?;
+    for s in &report.skipped {
+        warn(format_args!("skipped {:?}: {}", s.name, s.reason));
+    }
+    if !report.dropped_metadata.is_empty() {
+        warn(format_args!(
+            "file metadata left out ({} has no place for it): {}",
+            report.format,
+            report.dropped_metadata.join(", ")
+        ));
+    }
+    print_report(&args, &report, out)?;
+    Ok(Outcome::Success)
+}
+
+fn options(args: &Args) -> tensorfile::Result<ConvertOptions> {
+    let compression: Compression = args.compress.as_deref().map_or(Ok(Compression::None), str::parse)?;
+    let checksum: ChecksumKind = args.checksum.as_deref().map_or(Ok(ChecksumKind::default()), str::parse)?;
+    let byte_order = if args.big_endian { ByteOrder::Big } else { ByteOrder::Little };
+    Ok(ConvertOptions {
+        write: WriteOptions { compression, checksum, byte_order, ..WriteOptions::default() },
+        skip_unsupported: args.skip_unsupported,
+        verify: !args.no_verify,
+    })
+}
+
+/// Warn about options given that the output format (or the other options) make moot.
+fn warn_about_ignored_options(args: &Args, format: Format, write: &WriteOptions) {
+    let compressed = write.compression != Compression::None;
+    if format == Format::Safetensors {
+        let given = [
+            (compressed, "--compress"),
+            (args.checksum.is_some() && write.checksum != ChecksumKind::None, "--checksum"),
+            (args.big_endian, "--big-endian"),
+        ];
+        for (_, flag) in given.iter().filter(|(g, _)| *g) {
+            warn(format_args!("{flag} has no effect: safetensors stores raw little-endian data without checksums"));
+        }
+    } else if args.big_endian && compressed {
+        warn("--big-endian has no effect with --compress: compressed zTensor data is little-endian");
+    }
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} ({eta}) {wide_msg}");
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn print_report(args: &Args, report: &ConvertReport, out: &mut dyn Write) -> std::io::Result<()> {
+    if args.json {
+        let skipped: Vec<_> = report.skipped.iter().map(|s| json!({ "name": s.name, "reason": s.reason })).collect();
+        let value = json!({
+            "input": args.input.display().to_string(),
+            "output": args.output.display().to_string(),
+            "format": report.format.name(),
+            "tensors": report.tensors,
+            "bytes": report.bytes,
+            "skipped": skipped,
+            "dropped_metadata": report.dropped_metadata,
+        });
+        return render::json(out, &value);
+    }
+    let skipped = match report.skipped.len() {
+        0 => String::new(),
+        n => format!(", {n} skipped"),
+    };
+    writeln!(
+        out,
+        "wrote {} ({}): {}, {}{skipped}",
+        args.output.display(),
+        report.format,
+        render::count(report.tensors, "tensor"),
+        render::size(report.bytes)
+    )
+}

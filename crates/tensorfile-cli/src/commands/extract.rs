@@ -1,0 +1,257 @@
+//! `tensorfile extract FILE [NAME...] -o DIR`: tensors as NumPy `.npy` files.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tensorfile::model::{SparseData, SparseFormat, Unreadable};
+use tensorfile::npy::{numpy_descr, write_npy};
+use tensorfile::output::write_atomically;
+use tensorfile::{DType, Entry, Error, Kind, TensorData, TensorFile};
+
+use super::Outcome;
+use crate::render;
+use crate::safe_name::safe_name;
+
+/// Write tensors into a folder as NumPy .npy files.
+///
+/// Each tensor becomes `<name>.npy`, or `<name>.<dtype>.bin` (raw little-endian bytes) for
+/// dtypes NumPy lacks; blobs become `<name>.bin`; sparse tensors `<name>.indices.npy`,
+/// `<name>.values.npy` and, for CSR, `<name>.indptr.npy` (indices as uint64). In file names
+/// `/`, `\`, NUL and `%` are percent-encoded and a leading `.` becomes `%2E`, so every
+/// file stays inside the folder.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The tensor file.
+    file: PathBuf,
+    /// Names of the entries to extract (all of them when none is given).
+    names: Vec<String>,
+    /// The folder to write into; created when missing.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    output: PathBuf,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Which piece of an entry's data a file holds.
+#[derive(Clone, Copy)]
+enum Part {
+    /// The dense data, or a blob's bytes.
+    Whole,
+    /// CSR row pointers.
+    Indptr,
+    Indices,
+    /// A sparse tensor's stored values.
+    Values,
+}
+
+/// One file to write.
+struct OutputFile {
+    path: PathBuf,
+    part: Part,
+    /// `.npy`, or raw bytes.
+    npy: bool,
+}
+
+/// An entry that could not be extracted.
+struct Failure {
+    name: String,
+    message: String,
+    rule: Option<&'static str>,
+}
+
+impl Failure {
+    fn of(name: &str, err: &Error) -> Failure {
+        Failure { name: name.to_string(), message: err.to_string(), rule: err.rule().map(|r| r.id()) }
+    }
+
+    fn unreadable(file: &Path, u: &Unreadable) -> Failure {
+        let message = format!("{}: cannot read {:?}: {}", file.display(), u.name, u.error.message());
+        Failure { name: u.name.clone(), message, rule: u.error.rule().map(|r| r.id()) }
+    }
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let file = TensorFile::open(&args.file)?;
+    let (selected, mut failures) = select(&file, &args.file, &args.names)?;
+    let plans: Vec<(usize, Vec<OutputFile>)> =
+        selected.into_iter().map(|i| (i, output_files(&file.entries()[i], &args.output))).collect();
+    check_distinct(&file, &args.file, &plans)?;
+    std::fs::create_dir_all(&args.output).map_err(|e| Error::from(e).in_file(&args.output))?;
+    let mut written = Vec::new();
+    for (index, files) in &plans {
+        let entry = &file.entries()[*index];
+        let data = match file.read_verified(*index) {
+            Ok(data) => data,
+            Err(err) => {
+                failures.push(Failure::of(&entry.info.name, &err));
+                continue;
+            }
+        };
+        for f in files {
+            write_atomically(&f.path, |w| write_part(w, entry, &data, f)).map_err(|e| e.in_file(&f.path))?;
+        }
+        written.push((entry, files.as_slice()));
+    }
+    for f in &failures {
+        eprintln!("tensorfile: {}", f.message);
+    }
+    print_result(args.json, &written, &failures, out)?;
+    Ok(Outcome::failure_if(!failures.is_empty()))
+}
+
+/// What was written (`name -> path` lines, or JSON with the failures too).
+fn print_result(
+    json: bool,
+    written: &[(&Entry, &[OutputFile])],
+    failures: &[Failure],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if json {
+        let extracted: Vec<_> = written
+            .iter()
+            .map(|(e, files)| {
+                let paths: Vec<_> = files.iter().map(|f| f.path.display().to_string()).collect();
+                json!({ "name": e.info.name, "files": paths })
+            })
+            .collect();
+        let failed: Vec<_> =
+            failures.iter().map(|f| json!({ "name": f.name, "error": f.message, "rule": f.rule })).collect();
+        return render::json(out, &json!({ "extracted": extracted, "failed": failed }));
+    }
+    for (e, files) in written {
+        for f in files.iter() {
+            let path = f.path.display().to_string();
+            writeln!(out, "{} -> {}", render::printable(&e.info.name), render::printable(&path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Indices of the entries to extract, in file order when all are, and the unreadable ones
+/// asked for. An unknown name is an error.
+fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Result<(Vec<usize>, Vec<Failure>)> {
+    if names.is_empty() {
+        let failures = file.unreadable().iter().map(|u| Failure::unreadable(path, u)).collect();
+        return Ok(((0..file.entries().len()).collect(), failures));
+    }
+    let mut selected = Vec::new();
+    let mut failures = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        if names[..k].contains(name) {
+            continue;
+        }
+        match (file.index_of(name), file.unreadable().iter().find(|u| &u.name == name)) {
+            (Some(i), _) => selected.push(i),
+            (None, Some(u)) => failures.push(Failure::unreadable(path, u)),
+            (None, None) => return Err(Error::not_found(name.as_str()).in_file(path)),
+        }
+    }
+    Ok((selected, failures))
+}
+
+/// The files an entry becomes.
+fn output_files(entry: &Entry, dir: &Path) -> Vec<OutputFile> {
+    let base = safe_name(&entry.info.name);
+    let dtype = entry.info.dtype;
+    // Data of a dtype NumPy has goes into .npy; any other into raw .<dtype>.bin.
+    let data_file = |suffix: &str, part: Part| match numpy_descr(dtype) {
+        Some(_) => OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true },
+        None => OutputFile { path: dir.join(format!("{base}{suffix}.{dtype}.bin")), part, npy: false },
+    };
+    let index_file =
+        |suffix: &str, part: Part| OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true };
+    match (&entry.info.kind, &entry.info.layout) {
+        (Kind::Blob, _) => vec![OutputFile { path: dir.join(format!("{base}.bin")), part: Part::Whole, npy: false }],
+        (_, tensorfile::Layout::Sparse { format: SparseFormat::Csr, .. }) => vec![
+            index_file(".indptr", Part::Indptr),
+            index_file(".indices", Part::Indices),
+            data_file(".values", Part::Values),
+        ],
+        (_, tensorfile::Layout::Sparse { format: SparseFormat::Coo, .. }) => {
+            vec![index_file(".indices", Part::Indices), data_file(".values", Part::Values)]
+        }
+        _ => vec![data_file("", Part::Whole)],
+    }
+}
+
+/// Refuse to write two entries' data into the same file (`a.indices` dense and `a` sparse...).
+fn check_distinct(file: &TensorFile, path: &Path, plans: &[(usize, Vec<OutputFile>)]) -> anyhow::Result<()> {
+    let mut owners: HashMap<&Path, &str> = HashMap::new();
+    for (index, files) in plans {
+        let name = file.entries()[*index].info.name.as_str();
+        for f in files {
+            if let Some(other) = owners.insert(&f.path, name) {
+                anyhow::bail!(
+                    "{}: tensors {other:?} and {name:?} would both be written to {}; extract them one at a time into different folders",
+                    path.display(),
+                    f.path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn u64_bytes(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Write one piece of `data` (decoded from `entry`) to `out`.
+fn write_part(out: &mut dyn Write, entry: &Entry, data: &TensorData, file: &OutputFile) -> tensorfile::Result<()> {
+    let info = &entry.info;
+    let (dtype, shape, bytes): (DType, Vec<u64>, Cow<'_, [u8]>) = match (file.part, data) {
+        (Part::Whole, TensorData::Dense(b)) => (info.dtype, info.shape.clone(), Cow::Borrowed(&b[..])),
+        (Part::Indptr, TensorData::Sparse(s)) => {
+            (DType::UInt64, vec![s.indptr.len() as u64], Cow::Owned(u64_bytes(&s.indptr)))
+        }
+        (Part::Indices, TensorData::Sparse(s)) => {
+            (DType::UInt64, index_shape(s, info.shape.len()), Cow::Owned(u64_bytes(&s.indices)))
+        }
+        (Part::Values, TensorData::Sparse(s)) => (info.dtype, vec![s.nnz], Cow::Borrowed(&s.values[..])),
+        _ => return Err(Error::unsupported("data whose layout changed while reading").for_tensor(&info.name)),
+    };
+    if file.npy {
+        write_npy(out, dtype, &shape, &bytes).map_err(|e| e.for_tensor(&info.name))
+    } else {
+        out.write_all(&bytes).map_err(Error::from)
+    }
+}
+
+/// COO indices are an `ndim x nnz` matrix; CSR column indices a vector of nnz.
+fn index_shape(s: &SparseData, ndim: usize) -> Vec<u64> {
+    match s.format {
+        SparseFormat::Coo => vec![ndim as u64, s.nnz],
+        SparseFormat::Csr => vec![s.nnz],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tensorfile::model::{ByteOrder, Encoding, Storage};
+    use tensorfile::{Layout, TensorInfo};
+
+    fn entry(info: TensorInfo) -> Entry {
+        let storage =
+            Storage { offset: 0, len: 0, encoding: Encoding::Raw, byte_order: ByteOrder::Little, checksum: None };
+        Entry { info, nbytes: 0, storage }
+    }
+
+    fn names(info: TensorInfo) -> Vec<String> {
+        output_files(&entry(info), Path::new("d")).iter().map(|f| f.path.display().to_string()).collect()
+    }
+
+    #[test]
+    fn file_names_follow_kind_dtype_and_layout() {
+        assert_eq!(names(TensorInfo::dense("a/w", DType::Float32, vec![2])), ["d/a%2Fw.npy"]);
+        assert_eq!(names(TensorInfo::dense("n", DType::BFloat16, vec![2])), ["d/n.bfloat16.bin"]);
+        assert_eq!(names(TensorInfo::blob("cfg", 3)), ["d/cfg.bin"]);
+        let csr = Layout::Sparse { format: SparseFormat::Csr, nnz: 1 };
+        let info = TensorInfo { layout: csr, ..TensorInfo::dense("s", DType::Float8E5M2, vec![2, 2]) };
+        assert_eq!(names(info), ["d/s.indptr.npy", "d/s.indices.npy", "d/s.values.float8_e5m2.bin"]);
+    }
+}

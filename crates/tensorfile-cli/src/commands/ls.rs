@@ -1,0 +1,105 @@
+//! `tensorfile ls FILE`: one row per entry.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value as Json, json};
+use tensorfile::model::Unreadable;
+use tensorfile::{Entry, TensorFile};
+
+use super::Outcome;
+use crate::render::{self, Table};
+
+/// List the entries of a file, one per row.
+///
+/// Columns: name, dtype, shape, decoded bytes, kind, layout, encoding, stored bytes,
+/// checksum. Entries the file declares but that cannot be read are listed too, with the
+/// reason.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The tensor file.
+    file: PathBuf,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let file = TensorFile::open(&args.file)?;
+    if args.json {
+        let rows: Vec<Json> =
+            file.entries().iter().map(entry_json).chain(file.unreadable().iter().map(unreadable_json)).collect();
+        render::json(out, &Json::Array(rows))?;
+    } else {
+        table(&file).write(out)?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn entry_json(e: &Entry) -> Json {
+    let extra: Map<String, Json> = e.info.extra.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+    json!({
+        "name": e.info.name,
+        "kind": e.info.kind.name(),
+        "dtype": e.info.dtype.name(),
+        "shape": e.info.shape,
+        "nbytes": e.nbytes,
+        "layout": e.info.layout.describe(),
+        "encoding": e.storage.encoding.name(),
+        "offset": e.storage.offset,
+        "stored_bytes": e.storage.len,
+        "byte_order": e.storage.byte_order.name(),
+        "checksum": e.storage.checksum.map(|c| c.to_string()),
+        "extra": extra,
+    })
+}
+
+fn unreadable_json(u: &Unreadable) -> Json {
+    json!({
+        "name": u.name,
+        "kind": "unreadable",
+        "dtype": u.dtype,
+        "shape": u.shape,
+        "error": u.error.message(),
+        "rule": u.error.rule().map(|r| r.id()),
+    })
+}
+
+const COLUMNS: [(&str, bool); 9] = [
+    ("NAME", false),
+    ("DTYPE", false),
+    ("SHAPE", false),
+    ("BYTES", true),
+    ("KIND", false),
+    ("LAYOUT", false),
+    ("ENCODING", false),
+    ("STORED", true),
+    ("CHECKSUM", false),
+];
+
+fn table(file: &TensorFile) -> Table {
+    let mut table = Table::new(&COLUMNS);
+    for e in file.entries() {
+        table.push(vec![
+            render::printable(&e.info.name).into_owned(),
+            e.info.dtype.name().to_string(),
+            render::shape(&e.info.shape),
+            e.nbytes.to_string(),
+            e.info.kind.name().to_string(),
+            e.info.layout.describe(),
+            e.storage.encoding.name().to_string(),
+            e.storage.len.to_string(),
+            e.storage.checksum.map(|c| c.to_string()).unwrap_or_default(),
+        ]);
+    }
+    for u in file.unreadable() {
+        table.push(vec![
+            render::printable(&u.name).into_owned(),
+            render::printable(&u.dtype).into_owned(),
+            render::shape(&u.shape),
+            "-".into(),
+            format!("unreadable: {}", render::printable(&u.error.message())),
+        ]);
+    }
+    table
+}

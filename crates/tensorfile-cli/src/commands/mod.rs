@@ -1,0 +1,63 @@
+//! The subcommands, one module each; each defines its arguments and a `run`.
+
+mod convert;
+mod diff;
+mod extract;
+mod info;
+mod ls;
+mod verify;
+
+use std::io::Write;
+
+use clap::{Parser, Subcommand};
+
+/// Read, check, convert and compare tensor files (zTensor .zt, safetensors).
+#[derive(Parser)]
+#[command(name = "tensorfile", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    Info(info::Args),
+    Ls(ls::Args),
+    Convert(convert::Args),
+    Extract(extract::Args),
+    Verify(verify::Args),
+    Diff(diff::Args),
+}
+
+/// How a command that ran to its end went.
+pub enum Outcome {
+    Success,
+    /// The command did its work and found a reason to exit 1 (a problem, a difference); it
+    /// has already said why.
+    Failure,
+}
+
+impl Outcome {
+    fn failure_if(failed: bool) -> Outcome {
+        if failed { Outcome::Failure } else { Outcome::Success }
+    }
+}
+
+impl Command {
+    /// Run the command, printing its results to `out`.
+    pub fn run(self, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        match self {
+            Command::Info(args) => info::run(args, out),
+            Command::Ls(args) => ls::run(args, out),
+            Command::Convert(args) => convert::run(args, out),
+            Command::Extract(args) => extract::run(args, out),
+            Command::Verify(args) => verify::run(args, out),
+            Command::Diff(args) => diff::run(args, out),
+        }
+    }
+}
+
+/// A warning on stderr.
+fn warn(message: impl std::fmt::Display) {
+    eprintln!("tensorfile: warning: {message}");
+}

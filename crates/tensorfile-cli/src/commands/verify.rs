@@ -1,0 +1,67 @@
+//! `tensorfile verify FILE`: check everything a file says about itself.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::json;
+use tensorfile::{Kind, TensorFile};
+
+use super::Outcome;
+use crate::render;
+
+/// Check a file: every entry decodes and matches its stored checksum.
+///
+/// Prints each problem (file, tensor, what is wrong and the rule broken) and exits 1 when
+/// there is any, or when the file cannot be opened at all.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The tensor file.
+    file: PathBuf,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let file = TensorFile::open(&args.file)?;
+    let problems = file.verify();
+    let entries = file.entries();
+    let tensors = entries.iter().filter(|e| e.info.kind == Kind::Tensor).count();
+    let blobs = entries.len() - tensors;
+    let checksums = entries.iter().filter(|e| e.storage.checksum.is_some()).count();
+    let bytes: u64 = entries.iter().map(|e| e.nbytes).sum();
+    let path = args.file.display().to_string();
+    if args.json {
+        let problems: Vec<_> = problems
+            .iter()
+            .map(|p| json!({ "tensor": p.tensor(), "rule": p.rule().map(|r| r.id()), "message": p.message(), "error": p.to_string() }))
+            .collect();
+        let value = json!({
+            "file": path,
+            "ok": problems.is_empty(),
+            "tensors": tensors,
+            "blobs": blobs,
+            "unreadable": file.unreadable().len(),
+            "checksums": checksums,
+            "data_bytes": bytes,
+            "problems": problems,
+        });
+        render::json(out, &value)?;
+    } else if problems.is_empty() {
+        writeln!(
+            out,
+            "OK {}: {}, {}, {} verified, {} decoded",
+            render::printable(&path),
+            render::count(tensors, "tensor"),
+            render::count(blobs, "blob"),
+            render::count(checksums, "checksum"),
+            render::size(bytes)
+        )?;
+    } else {
+        for p in &problems {
+            writeln!(out, "{}", render::printable(&p.to_string()))?;
+        }
+        writeln!(out, "FAILED {}: {}", render::printable(&path), render::count(problems.len(), "problem"))?;
+    }
+    Ok(Outcome::failure_if(!problems.is_empty()))
+}

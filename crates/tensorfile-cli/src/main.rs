@@ -1,0 +1,48 @@
+//! `tensorfile`: inspect, check, convert, extract and compare tensor files.
+//!
+//! Exit status: 0 success; 1 an invalid file, differences found, or any other failure;
+//! 2 a usage error (bad arguments or option values, an output extension of no known format).
+
+mod commands;
+mod render;
+mod safe_name;
+
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use tensorfile::ErrorKind;
+
+use commands::{Cli, Outcome};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = cli.command.run(&mut out).and_then(|outcome| {
+        out.flush()?;
+        Ok(outcome)
+    });
+    match result {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Failure) => ExitCode::from(1),
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("tensorfile: {err}");
+            ExitCode::from(exit_code(&err))
+        }
+    }
+}
+
+/// 2 for usage errors, 1 for everything else.
+fn exit_code(err: &anyhow::Error) -> u8 {
+    match err.downcast_ref::<tensorfile::Error>().map(tensorfile::Error::kind) {
+        Some(ErrorKind::Usage(_)) => 2,
+        _ => 1,
+    }
+}
+
+/// Output piped into a reader that stopped early (`tensorfile ls x | head`): not an error.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}

@@ -1,0 +1,268 @@
+//! One error type for the whole library.
+//!
+//! Every failure that comes from a file's content is an [`ErrorKind::Invalid`] carrying the
+//! [`Rule`] the file broke, so tests (and callers) can match on the exact rule rather than on
+//! message text. Messages name the file (when known), the tensor (when one is involved) and
+//! what is wrong.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A rule of a file format that a file can break. Stable: tests assert on these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rule {
+    /// The file ends before a structure it declares.
+    Truncated,
+    /// The leading magic bytes are not the format's.
+    BadMagic,
+    /// The format could not be recognised from the content.
+    UnknownFormat,
+    /// A header or index length is larger than the format or the file allows.
+    HeaderTooLarge,
+    /// CBOR that cannot be decoded (bad major type, bad length, trailing bytes...).
+    BadCbor,
+    /// Nesting deeper than the library's limit.
+    TooDeep,
+    /// JSON that cannot be decoded.
+    BadJson,
+    /// Text that is not UTF-8.
+    BadUtf8,
+    /// A required field is missing.
+    MissingField,
+    /// A field has the wrong type or an impossible value.
+    BadField,
+    /// A dtype name the format does not define.
+    UnknownDType,
+    /// An encoding name the format does not define.
+    UnknownEncoding,
+    /// A layout name the format does not define.
+    UnknownLayout,
+    /// A byte order other than little/big.
+    UnknownByteOrder,
+    /// A tensor's bytes start at an offset that breaks the format's alignment.
+    Misaligned,
+    /// An offset or offset+size lies outside the file or its data region.
+    OutOfBounds,
+    /// Two tensors' bytes overlap, or a tensor overlaps the index.
+    Overlap,
+    /// Two entries share a name.
+    DuplicateName,
+    /// The number of elements or bytes of a shape overflows 64 bits.
+    ShapeOverflow,
+    /// Stored size and the size implied by dtype and shape disagree.
+    SizeMismatch,
+    /// A stored checksum does not match the bytes.
+    ChecksumMismatch,
+    /// A checksum string that cannot be parsed.
+    BadChecksum,
+    /// Compressed data that does not decode.
+    BadCompressedData,
+    /// Compressed data decodes to more (or fewer) bytes than declared.
+    DecompressedSizeMismatch,
+    /// Tensors do not exactly tile the data region (holes or trailing bytes).
+    NotTiled,
+    /// File-level metadata of the wrong shape.
+    BadMetadata,
+    /// Sparse structure that is inconsistent (indices out of range, indptr not monotonic...).
+    BadSparse,
+    /// More entries than the library's limit.
+    TooManyEntries,
+}
+
+impl Rule {
+    /// A short kebab-case identifier, shown in messages and JSON.
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::Truncated => "truncated",
+            Rule::BadMagic => "bad-magic",
+            Rule::UnknownFormat => "unknown-format",
+            Rule::HeaderTooLarge => "header-too-large",
+            Rule::BadCbor => "bad-cbor",
+            Rule::TooDeep => "too-deep",
+            Rule::BadJson => "bad-json",
+            Rule::BadUtf8 => "bad-utf8",
+            Rule::MissingField => "missing-field",
+            Rule::BadField => "bad-field",
+            Rule::UnknownDType => "unknown-dtype",
+            Rule::UnknownEncoding => "unknown-encoding",
+            Rule::UnknownLayout => "unknown-layout",
+            Rule::UnknownByteOrder => "unknown-byte-order",
+            Rule::Misaligned => "misaligned",
+            Rule::OutOfBounds => "out-of-bounds",
+            Rule::Overlap => "overlap",
+            Rule::DuplicateName => "duplicate-name",
+            Rule::ShapeOverflow => "shape-overflow",
+            Rule::SizeMismatch => "size-mismatch",
+            Rule::ChecksumMismatch => "checksum-mismatch",
+            Rule::BadChecksum => "bad-checksum",
+            Rule::BadCompressedData => "bad-compressed-data",
+            Rule::DecompressedSizeMismatch => "decompressed-size-mismatch",
+            Rule::NotTiled => "not-tiled",
+            Rule::BadMetadata => "bad-metadata",
+            Rule::BadSparse => "bad-sparse",
+            Rule::TooManyEntries => "too-many-entries",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// What went wrong.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading or writing failed at the operating-system level.
+    Io(std::io::Error),
+    /// The file breaks a rule of its format.
+    Invalid { rule: Rule, detail: String },
+    /// The content is valid but this library (or the target format) cannot represent it.
+    Unsupported(String),
+    /// No tensor of that name.
+    NotFound(String),
+    /// The caller asked for something impossible (bad option, mismatched data...).
+    Usage(String),
+}
+
+/// The library's error: a kind, plus the file and tensor it concerns when known.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    path: Option<PathBuf>,
+    tensor: Option<String>,
+}
+
+/// Shorthand for results of this library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind) -> Self {
+        Error { kind, path: None, tensor: None }
+    }
+
+    /// A broken format rule.
+    pub fn invalid(rule: Rule, detail: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Invalid { rule, detail: detail.into() })
+    }
+
+    pub fn unsupported(what: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Unsupported(what.into()))
+    }
+
+    pub fn usage(what: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Usage(what.into()))
+    }
+
+    pub fn not_found(name: impl Into<String>) -> Self {
+        Error::new(ErrorKind::NotFound(name.into()))
+    }
+
+    /// Attach the file this error concerns (kept if one is already set).
+    pub fn in_file(mut self, path: impl AsRef<Path>) -> Self {
+        if self.path.is_none() {
+            self.path = Some(path.as_ref().to_path_buf());
+        }
+        self
+    }
+
+    /// Attach the tensor this error concerns (kept if one is already set).
+    pub fn for_tensor(mut self, name: impl Into<String>) -> Self {
+        if self.tensor.is_none() {
+            self.tensor = Some(name.into());
+        }
+        self
+    }
+
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The broken rule, when this error is about invalid content.
+    pub fn rule(&self) -> Option<Rule> {
+        match self.kind {
+            ErrorKind::Invalid { rule, .. } => Some(rule),
+            _ => None,
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn tensor(&self) -> Option<&str> {
+        self.tensor.as_deref()
+    }
+
+    /// What is wrong, without the file, the tensor or the rule: `unknown dtype "Q9"`.
+    pub fn detail(&self) -> String {
+        match &self.kind {
+            ErrorKind::Io(e) => e.to_string(),
+            ErrorKind::Invalid { detail, .. } => detail.clone(),
+            ErrorKind::Unsupported(w) | ErrorKind::Usage(w) => w.clone(),
+            ErrorKind::NotFound(n) => format!("no tensor named {n:?}"),
+        }
+    }
+
+    /// The message without the file prefix.
+    pub fn message(&self) -> String {
+        let mut out = String::new();
+        if let Some(t) = &self.tensor {
+            out.push_str(&format!("tensor {t:?}: "));
+        }
+        match &self.kind {
+            ErrorKind::Io(e) => out.push_str(&e.to_string()),
+            ErrorKind::Invalid { rule, detail } => out.push_str(&format!("{detail} [{rule}]")),
+            ErrorKind::Unsupported(w) => out.push_str(&format!("unsupported: {w}")),
+            ErrorKind::NotFound(n) => out.push_str(&format!("no tensor named {n:?}")),
+            ErrorKind::Usage(w) => out.push_str(w),
+        }
+        out
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = &self.path {
+            write!(f, "{}: ", p.display())?;
+        }
+        f.write_str(&self.message())
+    }
+}
+
+impl Clone for ErrorKind {
+    fn clone(&self) -> Self {
+        match self {
+            // io::Error is not Clone: keep its kind and text.
+            ErrorKind::Io(e) => ErrorKind::Io(std::io::Error::new(e.kind(), e.to_string())),
+            ErrorKind::Invalid { rule, detail } => ErrorKind::Invalid { rule: *rule, detail: detail.clone() },
+            ErrorKind::Unsupported(w) => ErrorKind::Unsupported(w.clone()),
+            ErrorKind::NotFound(n) => ErrorKind::NotFound(n.clone()),
+            ErrorKind::Usage(w) => ErrorKind::Usage(w.clone()),
+        }
+    }
+}
+
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        Error { kind: self.kind.clone(), path: self.path.clone(), tensor: self.tensor.clone() }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::new(ErrorKind::Io(e))
+    }
+}

@@ -1,0 +1,127 @@
+//! An opened tensor file of any format: the entry point of the library.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result, Rule};
+use crate::formats::{FileSummary, Format, FormatReader};
+use crate::model::{Entry, TensorData, Unreadable};
+use crate::source::Bytes;
+
+/// A tensor file, opened and validated; its format is recognised from its content.
+pub struct TensorFile {
+    path: Option<PathBuf>,
+    size: u64,
+    reader: Box<dyn FormatReader>,
+    by_name: HashMap<String, usize>,
+}
+
+impl TensorFile {
+    /// Map `path` and open it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let bytes = Bytes::map_file(path)?;
+        Self::from_bytes(bytes).map_err(|e| e.in_file(path)).map(|mut f| {
+            f.path = Some(path.to_path_buf());
+            f
+        })
+    }
+
+    /// Open bytes already in memory.
+    pub fn from_bytes(bytes: Bytes) -> Result<Self> {
+        let format = Format::detect(&bytes)?;
+        Self::from_bytes_as(bytes, format)
+    }
+
+    /// Open bytes as a given format, skipping detection.
+    pub fn from_bytes_as(bytes: Bytes, format: Format) -> Result<Self> {
+        let size = bytes.len() as u64;
+        let reader = format.open(bytes)?;
+        let mut by_name = HashMap::with_capacity(reader.entries().len());
+        for (i, e) in reader.entries().iter().enumerate() {
+            if by_name.insert(e.info.name.clone(), i).is_some() {
+                return Err(Error::invalid(Rule::DuplicateName, format!("two entries are named {:?}", e.info.name)));
+            }
+        }
+        Ok(TensorFile { path: None, size, reader, by_name })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Size of the file in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn format(&self) -> Format {
+        self.reader.format()
+    }
+
+    pub fn summary(&self) -> FileSummary {
+        self.reader.summary()
+    }
+
+    /// Readable entries in file order.
+    pub fn entries(&self) -> &[Entry] {
+        self.reader.entries()
+    }
+
+    /// Entries that are declared but cannot be read.
+    pub fn unreadable(&self) -> &[Unreadable] {
+        self.reader.unreadable()
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn entry(&self, name: &str) -> Option<&Entry> {
+        self.index_of(name).map(|i| &self.entries()[i])
+    }
+
+    /// Decode entry `index` (no checksum check: the fast path).
+    pub fn read_index(&self, index: usize) -> Result<TensorData> {
+        self.read_with(index, false)
+    }
+
+    /// Decode entry `index`, verifying its stored checksum first when it has one.
+    pub fn read_verified(&self, index: usize) -> Result<TensorData> {
+        self.read_with(index, true)
+    }
+
+    /// Decode the entry called `name`.
+    pub fn read(&self, name: &str) -> Result<TensorData> {
+        let i = self.index_of(name).ok_or_else(|| self.context(Error::not_found(name)))?;
+        self.read_index(i)
+    }
+
+    fn read_with(&self, index: usize, verify: bool) -> Result<TensorData> {
+        let entry =
+            self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        self.reader.read(index, verify).map_err(|e| self.context(e.for_tensor(&entry.info.name)))
+    }
+
+    fn context(&self, e: Error) -> Error {
+        match &self.path {
+            Some(p) => e.in_file(p),
+            None => e,
+        }
+    }
+
+    /// Check everything: every entry decodes, every checksum matches, nothing is unreadable.
+    /// Returns every problem found (empty when the file is sound).
+    pub fn verify(&self) -> Vec<Error> {
+        let mut problems = Vec::new();
+        for u in self.unreadable() {
+            problems.push(self.context(u.error.clone().for_tensor(&u.name)));
+        }
+        for i in 0..self.entries().len() {
+            if let Err(e) = self.read_verified(i) {
+                problems.push(e);
+            }
+        }
+        problems
+    }
+}

@@ -1,0 +1,256 @@
+//! One folder per format, each with the same shape: `read`, `write`, `validate`.
+//!
+//! A format plugs into the rest of the library through two traits: [`FormatReader`] (an
+//! opened file's entries and their bytes) and [`FormatWriter`] (a streaming writer fed one
+//! tensor at a time, in the order of the plan it was created with).
+
+pub mod safetensors;
+pub mod zt;
+
+use std::fmt;
+use std::path::Path;
+
+use crate::error::{Error, Result, Rule};
+use crate::model::{ByteOrder, ChecksumKind, Entry, Layout, MetaValue, TensorData, TensorInfo, Unreadable};
+use crate::source::Bytes;
+
+/// The file formats this library knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    Zt,
+    Safetensors,
+}
+
+impl Format {
+    /// Every format, in the order detection tries them.
+    pub const ALL: [Format; 2] = [Format::Zt, Format::Safetensors];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Zt => "zt",
+            Format::Safetensors => "safetensors",
+        }
+    }
+
+    /// Whether files of this format carry file-level metadata (key/value text).
+    pub fn holds_file_metadata(self) -> bool {
+        matches!(self, Format::Safetensors)
+    }
+
+    /// The usual file extension (without the dot).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Zt => "zt",
+            Format::Safetensors => "safetensors",
+        }
+    }
+
+    /// The format an output path asks for, from its extension.
+    pub fn from_path(path: &Path) -> Result<Format> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        Format::ALL.into_iter().find(|f| f.extension() == ext).ok_or_else(|| {
+            let known: Vec<_> = Format::ALL.iter().map(|f| format!(".{}", f.extension())).collect();
+            Error::usage(format!(
+                "cannot tell the output format of {}: use one of the extensions {}",
+                path.display(),
+                known.join(", ")
+            ))
+        })
+    }
+
+    /// Recognise a format from a file's leading bytes (never from its name).
+    pub fn detect(bytes: &[u8]) -> Result<Format> {
+        if zt::looks_like(bytes) {
+            return Ok(Format::Zt);
+        }
+        if safetensors::looks_like(bytes) {
+            return Ok(Format::Safetensors);
+        }
+        Err(Error::invalid(Rule::UnknownFormat, "not a file format tensorfile recognises"))
+    }
+
+    /// Open `bytes` as this format.
+    pub fn open(self, bytes: Bytes) -> Result<Box<dyn FormatReader>> {
+        match self {
+            Format::Zt => Ok(Box::new(zt::ZtReader::open(bytes)?)),
+            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(bytes)?)),
+        }
+    }
+
+    /// Whether this format can store `info`; the error says why not.
+    pub fn check_supported(self, info: &TensorInfo) -> Result<()> {
+        match self {
+            Format::Zt => zt::check_supported(info),
+            Format::Safetensors => safetensors::check_supported(info),
+        }
+    }
+
+    /// The order in which a writer of this format best stores `plan` (indices into it).
+    /// safetensors tiles its data with no padding, so tensors of wider elements go first to
+    /// keep every tensor aligned to its element size (as the safetensors library does).
+    pub fn write_order(self, plan: &[TensorInfo]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..plan.len()).collect();
+        if self == Format::Safetensors {
+            order.sort_by_key(|&i| std::cmp::Reverse(plan[i].dtype.size().unwrap_or(0).min(8)));
+        }
+        order
+    }
+
+    /// A streaming writer of this format into `out`, which will receive exactly the tensors
+    /// of `plan`, in order.
+    pub fn writer<'w>(
+        self,
+        out: Box<dyn std::io::Write + 'w>,
+        plan: &[TensorInfo],
+        options: &WriteOptions,
+    ) -> Result<Box<dyn FormatWriter + 'w>> {
+        for info in plan {
+            self.check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+        }
+        match self {
+            Format::Zt => Ok(Box::new(zt::ZtWriter::new(out, plan, options)?)),
+            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsWriter::new(out, plan, options)?)),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// File-level facts shown by `info`.
+#[derive(Debug, Clone, Default)]
+pub struct FileSummary {
+    /// The format's version as the file states it (e.g. `0.1` from `ZTEN0001`).
+    pub version: String,
+    /// File-level metadata written by the file's producer (safetensors `__metadata__`...).
+    pub metadata: Vec<(String, MetaValue)>,
+    /// Facts about the file's structure (index or header size...).
+    pub details: Vec<(String, MetaValue)>,
+}
+
+/// An opened file of some format.
+pub trait FormatReader: Send + Sync {
+    fn format(&self) -> Format;
+    fn summary(&self) -> FileSummary;
+    /// The readable entries, in file order.
+    fn entries(&self) -> &[Entry];
+    /// Entries the file declares that cannot be read, each with its reason.
+    fn unreadable(&self) -> &[Unreadable];
+    /// Decode entry `index`; with `verify`, check its stored checksum first.
+    fn read(&self, index: usize, verify: bool) -> Result<TensorData>;
+}
+
+/// Compression for writers that support it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    #[default]
+    None,
+    /// zstd at this level (1..=22; 0 means the library default, 3).
+    Zstd(i32),
+}
+
+impl std::str::FromStr for Compression {
+    type Err = Error;
+    /// `none`, `zstd` or `zstd:LEVEL`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s.split_once(':') {
+            None if s == "none" => Ok(Compression::None),
+            None if s == "zstd" => Ok(Compression::Zstd(3)),
+            Some(("zstd", level)) => {
+                let level: i32 = level.parse().map_err(|_| Error::usage(format!("bad zstd level {level:?}")))?;
+                let range = zstd::compression_level_range();
+                if !range.contains(&level) {
+                    return Err(Error::usage(format!(
+                        "zstd level {level} outside {}..={}",
+                        range.start(),
+                        range.end()
+                    )));
+                }
+                Ok(Compression::Zstd(level))
+            }
+            _ => Err(Error::usage(format!("unknown compression {s:?} (expected none, zstd or zstd:LEVEL)"))),
+        }
+    }
+}
+
+/// Options every writer takes; each uses what its format can store.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub compression: Compression,
+    pub checksum: ChecksumKind,
+    /// File-level metadata (safetensors `__metadata__`).
+    pub metadata: Vec<(String, String)>,
+    /// Byte order of raw multi-byte data, for formats that can choose (`.zt`); compressed
+    /// zTensor data is always little-endian.
+    pub byte_order: ByteOrder,
+}
+
+/// A streaming writer: give it the data of each planned tensor in order, then finish.
+pub trait FormatWriter {
+    /// Write the next planned tensor.
+    fn write(&mut self, data: &TensorData) -> Result<()>;
+    /// Write what follows the last tensor and flush. Errors if tensors are missing.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// Check that `data` is what `info` promises.
+pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
+    match (&info.layout, data) {
+        (Layout::Sparse { format, nnz }, TensorData::Sparse(s)) => {
+            if s.format != *format || s.nnz != *nnz {
+                return Err(Error::usage(format!(
+                    "sparse data is {} with nnz {}, the plan says {} with nnz {nnz}",
+                    s.format.name(),
+                    s.nnz,
+                    format.name()
+                )));
+            }
+            if s.values.len() as u64 != info.dtype.nbytes(*nnz)? {
+                return Err(Error::usage(format!(
+                    "{} bytes of sparse values for nnz {nnz} of {}",
+                    s.values.len(),
+                    info.dtype
+                )));
+            }
+            s.validate(&info.shape)
+        }
+        (Layout::Sparse { .. }, TensorData::Dense(_)) => Err(Error::usage("dense data for a sparse tensor")),
+        (_, TensorData::Sparse(_)) => Err(Error::usage("sparse data for a dense tensor")),
+        (_, TensorData::Dense(b)) => {
+            let want = info.nbytes()?;
+            if b.len() as u64 != want {
+                return Err(Error::usage(format!(
+                    "{} bytes given, dtype {} and shape {:?} need {want}",
+                    b.len(),
+                    info.dtype,
+                    info.shape
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Open `data` (as `format`, or detected) and decode every entry with checksums verified,
+/// asserting that what decodes has exactly its declared size. Errors are fine; panics are
+/// bugs. The body of the fuzz targets (`fuzz/`) and of the regression test that replays
+/// their findings on stable Rust.
+#[doc(hidden)]
+pub fn exercise(data: &[u8], format: Option<Format>) {
+    let bytes = Bytes::from_vec(data.to_vec());
+    let opened = match format {
+        Some(f) => crate::TensorFile::from_bytes_as(bytes, f),
+        None => crate::TensorFile::from_bytes(bytes),
+    };
+    let Ok(file) = opened else { return };
+    let _ = file.summary();
+    for (i, entry) in file.entries().iter().enumerate() {
+        let _ = entry.info.nbytes();
+        if let Ok(d) = file.read_verified(i) {
+            assert_eq!(d.len(), entry.nbytes, "entry {:?} decoded to a different size", entry.info.name);
+        }
+    }
+}

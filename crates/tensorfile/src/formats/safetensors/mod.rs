@@ -1,0 +1,69 @@
+//! safetensors: a u64 header length, a JSON header, then tensors tiling the data region.
+//!
+//! Read with the format's own validation rules (header limit, exact tiling, `__metadata__`
+//! string to string) plus ours: duplicate names refused, unknown dtypes reported per tensor.
+
+mod header;
+mod read;
+mod write;
+
+pub use read::SafetensorsReader;
+pub use write::SafetensorsWriter;
+
+use crate::error::{Error, Result};
+use crate::model::{DType, Kind, Layout, TensorInfo};
+
+const TABLE: [(&str, DType); 22] = [
+    ("BOOL", DType::Bool),
+    ("F4", DType::Float4E2M1Fn),
+    ("F6_E2M3", DType::Float6E2M3Fn),
+    ("F6_E3M2", DType::Float6E3M2Fn),
+    ("U8", DType::UInt8),
+    ("I8", DType::Int8),
+    ("F8_E5M2", DType::Float8E5M2),
+    ("F8_E4M3", DType::Float8E4M3Fn),
+    ("F8_E8M0", DType::Float8E8M0Fnu),
+    ("F8_E4M3FNUZ", DType::Float8E4M3Fnuz),
+    ("F8_E5M2FNUZ", DType::Float8E5M2Fnuz),
+    ("I16", DType::Int16),
+    ("U16", DType::UInt16),
+    ("F16", DType::Float16),
+    ("BF16", DType::BFloat16),
+    ("I32", DType::Int32),
+    ("U32", DType::UInt32),
+    ("F32", DType::Float32),
+    ("C64", DType::Complex64),
+    ("F64", DType::Float64),
+    ("I64", DType::Int64),
+    ("U64", DType::UInt64),
+];
+
+/// The safetensors spelling of a dtype (`F32`, `BF16`, `F8_E4M3`...).
+pub fn dtype_name(d: DType) -> Option<&'static str> {
+    TABLE.iter().find(|(_, t)| *t == d).map(|(n, _)| *n)
+}
+
+pub fn dtype_from_name(name: &str) -> Option<DType> {
+    TABLE.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
+}
+
+/// Whether `bytes` start like a safetensors file: a plausible header length then `{`.
+pub fn looks_like(bytes: &[u8]) -> bool {
+    let Some(len) = bytes.get(..8) else { return false };
+    let n = u64::from_le_bytes(len.try_into().unwrap_or_default());
+    (2..=crate::limits::MAX_SAFETENSORS_HEADER).contains(&n) && bytes.get(8) == Some(&b'{')
+}
+
+pub fn check_supported(info: &TensorInfo) -> Result<()> {
+    if dtype_name(info.dtype).is_none() {
+        return Err(Error::unsupported(format!("safetensors has no dtype {}", info.dtype)));
+    }
+    if info.layout.is_sparse() {
+        return Err(Error::unsupported("safetensors holds dense tensors only, not sparse ones"));
+    }
+    if info.kind == Kind::Blob && !(info.dtype == DType::UInt8 && info.shape.len() == 1) {
+        return Err(Error::unsupported("blob that is not a 1-D uint8 array"));
+    }
+    debug_assert!(!matches!(info.layout, Layout::Sparse { .. }));
+    Ok(())
+}

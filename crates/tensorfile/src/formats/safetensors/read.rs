@@ -1,0 +1,266 @@
+//! Opening a safetensors file.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::dtype_from_name;
+use super::header::Header;
+use crate::checked;
+use crate::error::{Error, Result, Rule};
+use crate::formats::{FileSummary, Format, FormatReader};
+use crate::limits::{MAX_ENTRIES, MAX_RANK, MAX_SAFETENSORS_HEADER};
+use crate::model::{ByteOrder, Encoding, Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::source::Bytes;
+
+/// An opened safetensors file.
+pub struct SafetensorsReader {
+    bytes: Bytes,
+    header_len: u64,
+    metadata: Vec<(String, MetaValue)>,
+    entries: Vec<Entry>,
+    unreadable: Vec<Unreadable>,
+}
+
+/// One tensor's header fields, before its dtype and size are checked.
+struct Declared {
+    name: String,
+    dtype: String,
+    shape: Vec<u64>,
+    begin: u64,
+    end: u64,
+    extra: Vec<(String, MetaValue)>,
+}
+
+fn bad_field(name: &str, what: &str) -> Error {
+    Error::invalid(Rule::BadField, what.to_string()).for_tensor(name)
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    v.as_u64()
+}
+
+fn declared(name: String, value: Value) -> Result<Declared> {
+    let Value::Object(fields) = value else {
+        return Err(bad_field(&name, "header entry is not an object"));
+    };
+    let mut dtype = None;
+    let mut shape = None;
+    let mut offsets = None;
+    let mut extra = Vec::new();
+    for (k, v) in fields {
+        match k.as_str() {
+            "dtype" => dtype = Some(v.as_str().ok_or_else(|| bad_field(&name, "dtype is not a string"))?.to_string()),
+            "shape" => {
+                let dims = v.as_array().ok_or_else(|| bad_field(&name, "shape is not an array"))?;
+                if dims.len() > MAX_RANK {
+                    return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", dims.len())));
+                }
+                let dims: Option<Vec<u64>> = dims.iter().map(as_u64).collect();
+                shape = Some(dims.ok_or_else(|| bad_field(&name, "a shape dimension is not an unsigned integer"))?);
+            }
+            "data_offsets" => {
+                let pair = v.as_array().filter(|a| a.len() == 2).and_then(|a| Some((as_u64(&a[0])?, as_u64(&a[1])?)));
+                offsets =
+                    Some(pair.ok_or_else(|| bad_field(&name, "data_offsets is not a pair of unsigned integers"))?);
+            }
+            _ => extra.push((k, json_to_meta(&v))),
+        }
+    }
+    let missing = |f: &str| Error::invalid(Rule::MissingField, format!("no {f}")).for_tensor(&name);
+    let dtype = dtype.ok_or_else(|| missing("dtype"))?;
+    let shape = shape.ok_or_else(|| missing("shape"))?;
+    let (begin, end) = offsets.ok_or_else(|| missing("data_offsets"))?;
+    if end < begin {
+        return Err(Error::invalid(Rule::BadField, format!("data_offsets [{begin}, {end}] end before they begin"))
+            .for_tensor(&name));
+    }
+    Ok(Declared { name, dtype, shape, begin, end, extra })
+}
+
+fn json_to_meta(v: &Value) -> MetaValue {
+    match v {
+        Value::Null => MetaValue::Null,
+        Value::Bool(b) => MetaValue::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => MetaValue::Int(i128::from(i)),
+            (_, Some(u)) => MetaValue::Int(i128::from(u)),
+            _ => MetaValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => MetaValue::Text(s.clone()),
+        Value::Array(a) => MetaValue::Array(a.iter().map(json_to_meta).collect()),
+        Value::Object(o) => {
+            MetaValue::Map(o.iter().map(|(k, v)| (MetaValue::Text(k.clone()), json_to_meta(v))).collect())
+        }
+    }
+}
+
+fn metadata(value: Value) -> Result<Vec<(String, MetaValue)>> {
+    let Value::Object(map) = value else {
+        return Err(Error::invalid(Rule::BadMetadata, "__metadata__ is not an object"));
+    };
+    map.into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k, MetaValue::Text(s))),
+            _ => Err(Error::invalid(Rule::BadMetadata, format!("__metadata__ value of {k:?} is not a string"))),
+        })
+        .collect()
+}
+
+/// Tensors must tile the data region: sorted by offset, each starts where the previous ended,
+/// the first at 0 and the last ending at the end of the file.
+fn check_tiling(declared: &[Declared], data_len: u64) -> Result<()> {
+    let mut spans: Vec<(u64, u64, &str)> = declared.iter().map(|d| (d.begin, d.end, d.name.as_str())).collect();
+    spans.sort_unstable();
+    let mut at = 0u64;
+    for (begin, end, name) in spans {
+        if begin < at {
+            return Err(Error::invalid(
+                Rule::Overlap,
+                format!("bytes {begin}..{end} overlap the previous tensor (which ends at {at})"),
+            )
+            .for_tensor(name));
+        }
+        if begin > at {
+            return Err(Error::invalid(
+                Rule::NotTiled,
+                format!("hole in the data: bytes {at}..{begin} belong to no tensor"),
+            )
+            .for_tensor(name));
+        }
+        if end > data_len {
+            return Err(Error::invalid(
+                Rule::OutOfBounds,
+                format!("bytes {begin}..{end} run past the data region ({data_len} bytes)"),
+            )
+            .for_tensor(name));
+        }
+        at = end;
+    }
+    if at != data_len {
+        return Err(Error::invalid(Rule::NotTiled, format!("{} bytes after the last tensor", data_len - at)));
+    }
+    Ok(())
+}
+
+impl SafetensorsReader {
+    pub fn open(bytes: Bytes) -> Result<Self> {
+        let len = bytes.len() as u64;
+        let prefix: [u8; 8] = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| Error::invalid(Rule::Truncated, format!("{len} bytes: too short for the header length")))?;
+        let header_len = u64::from_le_bytes(prefix);
+        if header_len > MAX_SAFETENSORS_HEADER {
+            return Err(Error::invalid(
+                Rule::HeaderTooLarge,
+                format!("header of {header_len} bytes (limit {MAX_SAFETENSORS_HEADER})"),
+            ));
+        }
+        if header_len > len - 8 {
+            return Err(Error::invalid(
+                Rule::Truncated,
+                format!("header of {header_len} bytes, but only {} follow", len - 8),
+            ));
+        }
+        let raw = bytes.slice(8, header_len)?;
+        let text = std::str::from_utf8(&raw).map_err(|e| Error::invalid(Rule::BadUtf8, format!("header: {e}")))?;
+        if !text.starts_with('{') {
+            return Err(Error::invalid(Rule::BadJson, "header does not start with '{'"));
+        }
+        let Header(pairs) = serde_json::from_str(text).map_err(|e| {
+            let rule = if e.to_string().contains("recursion limit") { Rule::TooDeep } else { Rule::BadJson };
+            Error::invalid(rule, format!("header: {e}"))
+        })?;
+        if pairs.len() > MAX_ENTRIES {
+            return Err(Error::invalid(Rule::TooManyEntries, format!("{} entries (limit {MAX_ENTRIES})", pairs.len())));
+        }
+        let mut names = HashSet::with_capacity(pairs.len());
+        let mut meta = Vec::new();
+        let mut tensors = Vec::with_capacity(pairs.len());
+        for (k, v) in pairs {
+            if !names.insert(k.clone()) {
+                return Err(
+                    Error::invalid(Rule::DuplicateName, format!("header has the key {k:?} twice")).for_tensor(k)
+                );
+            }
+            if k == "__metadata__" {
+                meta = metadata(v)?;
+            } else {
+                tensors.push(declared(k, v)?);
+            }
+        }
+        let data_start = 8 + header_len;
+        check_tiling(&tensors, len - data_start)?;
+        tensors.sort_by_key(|d| (d.begin, d.end));
+
+        let mut entries = Vec::with_capacity(tensors.len());
+        let mut unreadable = Vec::new();
+        for d in tensors {
+            match entry(&d, data_start) {
+                Ok(e) => entries.push(e),
+                Err(error) => unreadable.push(Unreadable { name: d.name, dtype: d.dtype, shape: d.shape, error }),
+            }
+        }
+        Ok(SafetensorsReader { bytes, header_len, metadata: meta, entries, unreadable })
+    }
+}
+
+fn entry(d: &Declared, data_start: u64) -> Result<Entry> {
+    let dtype = dtype_from_name(&d.dtype)
+        .ok_or_else(|| Error::invalid(Rule::UnknownDType, format!("unknown dtype {:?}", d.dtype)))?;
+    let info = TensorInfo {
+        name: d.name.clone(),
+        kind: Kind::Tensor,
+        dtype,
+        shape: d.shape.clone(),
+        layout: Layout::Dense,
+        extra: d.extra.clone(),
+    };
+    let nbytes = info.nbytes()?;
+    if nbytes != d.end - d.begin {
+        return Err(Error::invalid(
+            Rule::SizeMismatch,
+            format!(
+                "data_offsets span {} bytes but dtype {dtype} and shape {:?} need {nbytes}",
+                d.end - d.begin,
+                d.shape
+            ),
+        ));
+    }
+    let storage = Storage {
+        offset: checked::add(data_start, d.begin, "tensor offset")?,
+        len: nbytes,
+        encoding: Encoding::Raw,
+        byte_order: ByteOrder::Little,
+        checksum: None,
+    };
+    Ok(Entry { info, nbytes, storage })
+}
+
+impl FormatReader for SafetensorsReader {
+    fn format(&self) -> Format {
+        Format::Safetensors
+    }
+
+    fn summary(&self) -> FileSummary {
+        FileSummary {
+            version: String::new(),
+            metadata: self.metadata.clone(),
+            details: vec![("header_bytes".into(), MetaValue::Int(i128::from(self.header_len)))],
+        }
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
+        let e = self.entries.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        Ok(TensorData::Dense(self.bytes.slice(e.storage.offset, e.storage.len)?))
+    }
+}

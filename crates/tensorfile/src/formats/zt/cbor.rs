@@ -1,0 +1,389 @@
+//! A small CBOR (RFC 8949) decoder and encoder for the zTensor index.
+//!
+//! The decoder accepts definite and indefinite lengths, bounds nesting depth, and never
+//! allocates more than the input can hold: lengths are checked against the bytes that remain
+//! before anything is reserved. The encoder writes what the zTensor 0.1 reference writes:
+//! shortest-form integers and lengths, definite arrays, indefinite maps.
+
+use crate::error::{Error, Result, Rule};
+use crate::limits::MAX_NESTING;
+use crate::model::MetaValue;
+
+/// Decode exactly one CBOR item filling all of `input`.
+pub fn decode(input: &[u8]) -> Result<MetaValue> {
+    let mut d = Decoder { input, pos: 0 };
+    let v = d.item(0)?;
+    if d.pos != input.len() {
+        return Err(bad(format!("{} bytes after the index's CBOR item", input.len() - d.pos)));
+    }
+    Ok(v)
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::invalid(Rule::BadCbor, msg)
+}
+
+struct Decoder<'a> {
+    input: &'a [u8],
+    pos: usize,
+}
+
+/// What the initial byte announces.
+enum Head {
+    /// A number (integer value, length or count, simple value...).
+    Value(u64),
+    /// Additional information 31: indefinite length, or "break" for major type 7.
+    Indefinite,
+}
+
+impl<'a> Decoder<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.input.len()).ok_or_else(|| {
+            Error::invalid(Rule::Truncated, format!("CBOR item needs {n} bytes at index byte {}", self.pos))
+        })?;
+        let s = &self.input[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn byte(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn head(&mut self) -> Result<(u8, u8, Head)> {
+        let b = self.byte()?;
+        let (major, info) = (b >> 5, b & 0x1f);
+        let head = match info {
+            0..=23 => Head::Value(u64::from(info)),
+            24 => Head::Value(u64::from(self.byte()?)),
+            25 => Head::Value(u64::from(u16::from_be_bytes(self.take(2)?.try_into().unwrap_or_default()))),
+            26 => Head::Value(u64::from(u32::from_be_bytes(self.take(4)?.try_into().unwrap_or_default()))),
+            27 => Head::Value(u64::from_be_bytes(self.take(8)?.try_into().unwrap_or_default())),
+            31 => Head::Indefinite,
+            _ => return Err(bad(format!("reserved additional information {info}"))),
+        };
+        Ok((major, info, head))
+    }
+
+    fn remaining(&self) -> usize {
+        self.input.len() - self.pos
+    }
+
+    /// A definite length of bytes that must all be present.
+    fn bytes_of_len(&mut self, len: u64) -> Result<&'a [u8]> {
+        let n = usize::try_from(len).ok().filter(|&n| n <= self.remaining()).ok_or_else(|| {
+            Error::invalid(Rule::Truncated, format!("CBOR string of {len} bytes, {} left", self.remaining()))
+        })?;
+        self.take(n)
+    }
+
+    fn at_break(&mut self) -> Result<bool> {
+        match self.input.get(self.pos) {
+            Some(0xff) => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(_) => Ok(false),
+            None => Err(Error::invalid(Rule::Truncated, "indefinite CBOR item without its break")),
+        }
+    }
+
+    /// Bytes of a (possibly chunked) byte or text string of `major` type.
+    fn string(&mut self, major: u8, head: Head) -> Result<Vec<u8>> {
+        match head {
+            Head::Value(len) => Ok(self.bytes_of_len(len)?.to_vec()),
+            Head::Indefinite => {
+                let mut out = Vec::new();
+                while !self.at_break()? {
+                    match self.head()? {
+                        (m, _, Head::Value(len)) if m == major => out.extend_from_slice(self.bytes_of_len(len)?),
+                        _ => {
+                            return Err(bad(
+                                "a chunk of an indefinite string is not a definite string of the same type",
+                            ));
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn item(&mut self, depth: usize) -> Result<MetaValue> {
+        if depth > MAX_NESTING {
+            return Err(Error::invalid(Rule::TooDeep, format!("CBOR nested deeper than {MAX_NESTING}")));
+        }
+        let (major, info, head) = self.head()?;
+        match (major, head) {
+            (0, Head::Value(v)) => Ok(MetaValue::Int(i128::from(v))),
+            (1, Head::Value(v)) => Ok(MetaValue::Int(-1 - i128::from(v))),
+            (2, h) => Ok(MetaValue::Bytes(self.string(2, h)?)),
+            (3, h) => {
+                let raw = self.string(3, h)?;
+                String::from_utf8(raw)
+                    .map(MetaValue::Text)
+                    .map_err(|_| Error::invalid(Rule::BadUtf8, "CBOR text string is not UTF-8"))
+            }
+            (4, h) => {
+                let mut items = Vec::new();
+                match h {
+                    Head::Value(n) => {
+                        // Every item takes at least one byte: a count beyond what remains is a lie.
+                        if n > self.remaining() as u64 {
+                            return Err(Error::invalid(
+                                Rule::Truncated,
+                                format!("CBOR array of {n} items, {} bytes left", self.remaining()),
+                            ));
+                        }
+                        for _ in 0..n {
+                            items.push(self.item(depth + 1)?);
+                        }
+                    }
+                    Head::Indefinite => {
+                        while !self.at_break()? {
+                            items.push(self.item(depth + 1)?);
+                        }
+                    }
+                }
+                Ok(MetaValue::Array(items))
+            }
+            (5, h) => {
+                let mut pairs = Vec::new();
+                match h {
+                    Head::Value(n) => {
+                        if n > (self.remaining() / 2) as u64 {
+                            return Err(Error::invalid(
+                                Rule::Truncated,
+                                format!("CBOR map of {n} pairs, {} bytes left", self.remaining()),
+                            ));
+                        }
+                        for _ in 0..n {
+                            let k = self.item(depth + 1)?;
+                            let v = self.item(depth + 1)?;
+                            pairs.push((k, v));
+                        }
+                    }
+                    Head::Indefinite => {
+                        while !self.at_break()? {
+                            let k = self.item(depth + 1)?;
+                            let v = self.item(depth + 1)?;
+                            pairs.push((k, v));
+                        }
+                    }
+                }
+                Ok(MetaValue::Map(pairs))
+            }
+            (6, Head::Value(tag)) => Ok(MetaValue::Tagged(tag, Box::new(self.item(depth + 1)?))),
+            (7, Head::Value(v)) => match info {
+                20 => Ok(MetaValue::Bool(false)),
+                21 => Ok(MetaValue::Bool(true)),
+                22 => Ok(MetaValue::Null),
+                23 => Ok(MetaValue::Undefined),
+                0..=19 => Ok(MetaValue::Simple(info)),
+                24 if v >= 32 => Ok(MetaValue::Simple(v as u8)),
+                24 => Err(bad(format!("simple value {v} in two-byte form"))),
+                25 => Ok(MetaValue::Float(half::f16::from_bits(v as u16).to_f64())),
+                26 => Ok(MetaValue::Float(f64::from(f32::from_bits(v as u32)))),
+                27 => Ok(MetaValue::Float(f64::from_bits(v))),
+                _ => Err(bad(format!("bad simple/float encoding {info}"))),
+            },
+            (7, Head::Indefinite) => Err(bad("unexpected CBOR break")),
+            (_, Head::Indefinite) => Err(bad(format!("major type {major} cannot have indefinite length"))),
+            (m, _) => Err(bad(format!("unknown major type {m}"))),
+        }
+    }
+}
+
+/// Appends CBOR to a buffer in the reference's style.
+#[derive(Default)]
+pub struct Encoder {
+    pub out: Vec<u8>,
+}
+
+impl Encoder {
+    fn head(&mut self, major: u8, value: u64) {
+        let m = major << 5;
+        if value < 24 {
+            self.out.push(m | value as u8);
+        } else if value <= u64::from(u8::MAX) {
+            self.out.extend_from_slice(&[m | 24, value as u8]);
+        } else if value <= u64::from(u16::MAX) {
+            self.out.push(m | 25);
+            self.out.extend_from_slice(&(value as u16).to_be_bytes());
+        } else if value <= u64::from(u32::MAX) {
+            self.out.push(m | 26);
+            self.out.extend_from_slice(&(value as u32).to_be_bytes());
+        } else {
+            self.out.push(m | 27);
+            self.out.extend_from_slice(&value.to_be_bytes());
+        }
+    }
+
+    pub fn uint(&mut self, v: u64) {
+        self.head(0, v);
+    }
+
+    pub fn text(&mut self, s: &str) {
+        self.head(3, s.len() as u64);
+        self.out.extend_from_slice(s.as_bytes());
+    }
+
+    pub fn array_header(&mut self, len: u64) {
+        self.head(4, len);
+    }
+
+    pub fn map_begin_indefinite(&mut self) {
+        self.out.push(0xbf);
+    }
+
+    pub fn end_indefinite(&mut self) {
+        self.out.push(0xff);
+    }
+
+    /// A float in the shortest form that keeps its value (CBOR's preferred serialization, as
+    /// the reference writes): half, single or double; NaN as the canonical half NaN.
+    pub fn float(&mut self, f: f64) {
+        let single = f as f32;
+        if f.is_nan() {
+            self.out.extend_from_slice(&[0xf9, 0x7e, 0x00]);
+        } else if f64::from(single) == f || f.is_infinite() {
+            let half = half::f16::from_f32(single);
+            if f32::from(half) == single {
+                self.out.push(0xf9);
+                self.out.extend_from_slice(&half.to_bits().to_be_bytes());
+            } else {
+                self.out.push(0xfa);
+                self.out.extend_from_slice(&single.to_bits().to_be_bytes());
+            }
+        } else {
+            self.out.push(0xfb);
+            self.out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+    }
+
+    /// Any metadata value, integers and floats in their shortest form.
+    pub fn value(&mut self, v: &MetaValue) {
+        match v {
+            MetaValue::Null => self.out.push(0xf6),
+            MetaValue::Undefined => self.out.push(0xf7),
+            MetaValue::Bool(b) => self.out.push(if *b { 0xf5 } else { 0xf4 }),
+            MetaValue::Int(i) => {
+                if *i >= 0 {
+                    self.head(0, u64::try_from(*i).unwrap_or(u64::MAX));
+                } else {
+                    self.head(1, u64::try_from(-1 - *i).unwrap_or(u64::MAX));
+                }
+            }
+            MetaValue::Float(f) => self.float(*f),
+            MetaValue::Text(s) => self.text(s),
+            MetaValue::Bytes(b) => {
+                self.head(2, b.len() as u64);
+                self.out.extend_from_slice(b);
+            }
+            MetaValue::Array(items) => {
+                self.array_header(items.len() as u64);
+                items.iter().for_each(|i| self.value(i));
+            }
+            MetaValue::Map(pairs) => {
+                self.head(5, pairs.len() as u64);
+                for (k, v) in pairs {
+                    self.value(k);
+                    self.value(v);
+                }
+            }
+            MetaValue::Tagged(tag, inner) => {
+                self.head(6, *tag);
+                self.value(inner);
+            }
+            MetaValue::Simple(s) => {
+                if *s < 24 {
+                    self.out.push(0xe0 | s);
+                } else {
+                    self.out.extend_from_slice(&[0xf8, *s]);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(v: MetaValue) {
+        let mut e = Encoder::default();
+        e.value(&v);
+        assert_eq!(decode(&e.out).unwrap(), v);
+    }
+
+    #[test]
+    fn values_round_trip() {
+        round_trip(MetaValue::Int(0));
+        round_trip(MetaValue::Int(23));
+        round_trip(MetaValue::Int(24));
+        round_trip(MetaValue::Int(65536));
+        round_trip(MetaValue::Int(u64::MAX as i128));
+        round_trip(MetaValue::Int(-1 - u64::MAX as i128));
+        round_trip(MetaValue::Text("héllo".into()));
+        round_trip(MetaValue::Bytes(vec![1, 2, 3]));
+        round_trip(MetaValue::Float(1.5));
+        round_trip(MetaValue::Float(0.1));
+        round_trip(MetaValue::Float(1e30));
+        round_trip(MetaValue::Float(f64::NEG_INFINITY));
+        round_trip(MetaValue::Array(vec![MetaValue::Null, MetaValue::Bool(true), MetaValue::Undefined]));
+        round_trip(MetaValue::Map(vec![(MetaValue::Int(1), MetaValue::Text("x".into()))]));
+        round_trip(MetaValue::Tagged(42, Box::new(MetaValue::Simple(100))));
+    }
+
+    #[test]
+    fn shortest_integers() {
+        let mut e = Encoder::default();
+        e.uint(23);
+        e.uint(24);
+        e.uint(256);
+        assert_eq!(e.out, [0x17, 0x18, 24, 0x19, 1, 0]);
+    }
+
+    #[test]
+    fn shortest_floats() {
+        let enc = |f: f64| {
+            let mut e = Encoder::default();
+            e.float(f);
+            e.out
+        };
+        assert_eq!(enc(1.5), [0xf9, 0x3e, 0x00]);
+        assert_eq!(enc(100000.0), [0xfa, 0x47, 0xc3, 0x50, 0x00]);
+        assert_eq!(enc(0.1).len(), 9);
+        assert_eq!(enc(f64::NAN), [0xf9, 0x7e, 0x00]);
+    }
+
+    #[test]
+    fn indefinite_forms_decode() {
+        // {_ "a": 1, "b": [_ 2, 3]}, and a chunked text "ab".
+        let v = decode(&[0xbf, 0x61, b'a', 0x01, 0x61, b'b', 0x9f, 0x02, 0x03, 0xff, 0xff]).unwrap();
+        assert_eq!(
+            v,
+            MetaValue::Map(vec![
+                ("a".into(), MetaValue::Int(1)),
+                ("b".into(), MetaValue::Array(vec![MetaValue::Int(2), MetaValue::Int(3)])),
+            ])
+        );
+        assert_eq!(decode(&[0x7f, 0x61, b'a', 0x61, b'b', 0xff]).unwrap(), "ab".into());
+        assert_eq!(decode(&[0xf9, 0x3c, 0x00]).unwrap(), MetaValue::Float(1.0));
+    }
+
+    #[test]
+    fn hostile_cbor_is_refused() {
+        let rule = |b: &[u8]| decode(b).unwrap_err().rule().unwrap();
+        assert_eq!(rule(&[0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), Rule::Truncated);
+        assert_eq!(rule(&[0x7a, 0xff, 0xff, 0xff, 0xff]), Rule::Truncated);
+        assert_eq!(rule(&[0x9f, 0x01]), Rule::Truncated);
+        assert_eq!(rule(&[0x1c]), Rule::BadCbor);
+        assert_eq!(rule(&[0x01, 0x02]), Rule::BadCbor);
+        assert_eq!(rule(&[0xff]), Rule::BadCbor);
+        assert_eq!(rule(&[0x62, 0xff, 0xfe]), Rule::BadUtf8);
+        assert_eq!(rule(&[0x7f, 0x41, 0x00, 0xff]), Rule::BadCbor);
+        assert_eq!(rule(&vec![0x81; 10_000]), Rule::TooDeep);
+        assert_eq!(rule(&vec![0x9f; 10_000]), Rule::TooDeep);
+    }
+}

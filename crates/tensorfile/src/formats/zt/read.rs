@@ -1,0 +1,167 @@
+//! Opening a `.zt` file: footer, index, structural checks, then per-entry decoding.
+
+use super::index::{self, BlobForm, IndexEntry, Interpreted};
+use super::sparse::{self, SparseShape};
+use super::validate::{self, Placement};
+use super::{MAGIC, zstd_frames};
+use crate::error::{Error, Result, Rule};
+use crate::formats::{FileSummary, Format, FormatReader};
+use crate::limits::MAX_ZT_INDEX;
+use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, TensorData, Unreadable};
+use crate::source::Bytes;
+use crate::swap;
+
+/// An opened `.zt` file.
+pub struct ZtReader {
+    bytes: Bytes,
+    index_len: u64,
+    entries: Vec<Entry>,
+    /// Per entry: how its blob is laid out, and a checksum we cannot verify.
+    forms: Vec<(BlobForm, Option<String>)>,
+    unreadable: Vec<Unreadable>,
+}
+
+impl ZtReader {
+    pub fn open(bytes: Bytes) -> Result<Self> {
+        let len = bytes.len() as u64;
+        if len < MAGIC.len() as u64 {
+            return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: too short for the magic number")));
+        }
+        if !bytes.starts_with(MAGIC) {
+            return Err(Error::invalid(Rule::BadMagic, "does not start with ZTEN0001"));
+        }
+        if len < 16 {
+            return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: no room for the index and its length")));
+        }
+        let tail: [u8; 8] = bytes[bytes.len() - 8..].try_into().unwrap_or_default();
+        let index_len = u64::from_le_bytes(tail);
+        let room = len - 16;
+        if index_len > room || index_len > MAX_ZT_INDEX {
+            return Err(Error::invalid(
+                Rule::HeaderTooLarge,
+                format!(
+                    "index length {index_len} does not fit: {room} bytes lie between the magic and the length (limit {MAX_ZT_INDEX})"
+                ),
+            ));
+        }
+        let index_start = len - 8 - index_len;
+        let raw = index::parse(&bytes.slice(index_start, index_len)?)?;
+        let placements: Vec<Placement<'_>> =
+            raw.iter().map(|e| Placement { name: &e.name, offset: e.offset, size: e.size }).collect();
+        validate::check_placements(&placements, index_start)?;
+
+        let mut entries = Vec::with_capacity(raw.len());
+        let mut forms = Vec::with_capacity(raw.len());
+        let mut unreadable = Vec::new();
+        for e in &raw {
+            // In bounds: checked by check_placements.
+            let stored = bytes.slice(e.offset, e.size)?;
+            match index::interpret(e, &stored) {
+                Ok(Interpreted { info, storage, nbytes, form, unknown_checksum }) => {
+                    entries.push(Entry { info, nbytes, storage });
+                    forms.push((form, unknown_checksum));
+                }
+                Err(error) => unreadable.push(describe_unreadable(e, error)),
+            }
+        }
+        Ok(ZtReader { bytes, index_len, entries, forms, unreadable })
+    }
+
+    /// Bytes of the CBOR index.
+    pub fn index_len(&self) -> u64 {
+        self.index_len
+    }
+
+    fn decoded_blob(&self, entry: &Entry, form: BlobForm) -> Result<Bytes> {
+        let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
+        match entry.storage.encoding {
+            Encoding::Raw => Ok(stored),
+            Encoding::Zstd => {
+                let expected = match (form, &entry.info.layout) {
+                    (BlobForm::ReferenceSparse, Layout::Sparse { format, nnz }) => {
+                        index::reference_len(*format, entry.info.dtype, &entry.info.shape, *nnz)?
+                    }
+                    _ => entry.nbytes,
+                };
+                Ok(Bytes::from_vec(zstd_frames::decompress(&stored, expected)?))
+            }
+        }
+    }
+}
+
+fn describe_unreadable(e: &IndexEntry, error: Error) -> Unreadable {
+    let field = |k: &str| e.fields.iter().find(|(key, _)| key == k).map(|(_, v)| v);
+    let dtype = match field("dtype") {
+        Some(MetaValue::Text(s)) => s.clone(),
+        Some(other) => other.to_json().to_string(),
+        None => String::new(),
+    };
+    let shape = match field("shape") {
+        Some(MetaValue::Array(d)) => {
+            d.iter().filter_map(|v| if let MetaValue::Int(i) = v { u64::try_from(*i).ok() } else { None }).collect()
+        }
+        _ => Vec::new(),
+    };
+    Unreadable { name: e.name.clone(), dtype, shape, error }
+}
+
+impl FormatReader for ZtReader {
+    fn format(&self) -> Format {
+        Format::Zt
+    }
+
+    fn summary(&self) -> FileSummary {
+        FileSummary {
+            version: "0.1".into(),
+            metadata: Vec::new(),
+            details: vec![("index_bytes".into(), MetaValue::Int(i128::from(self.index_len)))],
+        }
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
+        let (entry, (form, unknown_checksum)) = self
+            .entries
+            .get(index)
+            .zip(self.forms.get(index))
+            .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        if verify {
+            if let Some(c) = &entry.storage.checksum {
+                let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
+                if !c.matches(&stored) {
+                    return Err(Error::invalid(Rule::ChecksumMismatch, format!("stored bytes do not match {c}")));
+                }
+            }
+            if let Some(s) = unknown_checksum {
+                return Err(Error::invalid(
+                    Rule::BadChecksum,
+                    format!("cannot verify checksum {s:?}: unknown algorithm"),
+                ));
+            }
+        }
+        let blob = self.decoded_blob(entry, *form)?;
+        let order = entry.storage.byte_order;
+        match &entry.info.layout {
+            Layout::Sparse { format, nnz } => {
+                let shape =
+                    SparseShape { format: *format, dtype: entry.info.dtype, shape: &entry.info.shape, nnz: *nnz };
+                Ok(TensorData::Sparse(sparse::decode(&blob, *form, order, &shape)?))
+            }
+            _ => {
+                let unit = entry.info.dtype.swap_unit();
+                if order == ByteOrder::Big && unit > 1 {
+                    Ok(TensorData::Dense(Bytes::from_vec(swap::swapped(&blob, unit))))
+                } else {
+                    Ok(TensorData::Dense(blob))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Writing `.zt`: blobs streamed as they arrive, the index at the end.
+//!
+//! For dense tensors the bytes are what the zTensor 0.1 reference writes: the magic, each blob
+//! at the next multiple of 64 (zero padding), the index as a definite array of indefinite
+//! maps with keys `name, offset, size, dtype, layout, shape, encoding`, then
+//! `data_endianness` (raw multi-byte data) and `checksum`, then other keys sorted, and the
+//! index length as a little-endian u64.
+
+use std::io::Write;
+
+use super::cbor::Encoder;
+use super::index::KNOWN_KEYS;
+use super::{ALIGNMENT, MAGIC, dtype_name, sparse, zstd_frames};
+use crate::error::{Error, Result};
+use crate::formats::{Compression, FormatWriter, WriteOptions, check_data};
+use crate::model::{ByteOrder, Checksum, Layout, MetaValue, TensorData, TensorInfo};
+use crate::swap;
+
+/// What the index records of one written blob.
+struct Written {
+    offset: u64,
+    size: u64,
+    raw: bool,
+    checksum: Option<Checksum>,
+}
+
+/// A streaming `.zt` writer.
+pub struct ZtWriter<'w> {
+    out: Box<dyn Write + 'w>,
+    pos: u64,
+    plan: Vec<TensorInfo>,
+    written: Vec<Written>,
+    options: WriteOptions,
+}
+
+const ZEROS: [u8; ALIGNMENT as usize] = [0; ALIGNMENT as usize];
+
+impl<'w> ZtWriter<'w> {
+    pub fn new(mut out: Box<dyn Write + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
+        out.write_all(MAGIC)?;
+        Ok(ZtWriter {
+            out,
+            pos: MAGIC.len() as u64,
+            plan: plan.to_vec(),
+            written: Vec::with_capacity(plan.len()),
+            options: options.clone(),
+        })
+    }
+
+    fn stored_bytes<'d>(&self, info: &TensorInfo, data: &'d TensorData) -> Result<std::borrow::Cow<'d, [u8]>> {
+        use std::borrow::Cow;
+        let order = self.options.byte_order;
+        let zstd = match self.options.compression {
+            Compression::Zstd(level) => Some(level),
+            Compression::None => None,
+        };
+        match (data, zstd) {
+            (TensorData::Dense(bytes), None) => {
+                let unit = info.dtype.swap_unit();
+                if order == ByteOrder::Big && unit > 1 {
+                    Ok(Cow::Owned(swap::swapped(bytes, unit)))
+                } else {
+                    Ok(Cow::Borrowed(&bytes[..]))
+                }
+            }
+            (TensorData::Dense(bytes), Some(level)) => Ok(Cow::Owned(zstd_frames::compress(bytes, level)?)),
+            (TensorData::Sparse(s), None) => Ok(Cow::Owned(sparse::encode(s, info.dtype, order))),
+            (TensorData::Sparse(s), Some(level)) => {
+                Ok(Cow::Owned(zstd_frames::compress(&sparse::encode(s, info.dtype, ByteOrder::Little), level)?))
+            }
+        }
+    }
+
+    fn index(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.array_header(self.written.len() as u64);
+        for (info, w) in self.plan.iter().zip(&self.written) {
+            e.map_begin_indefinite();
+            e.text("name");
+            e.text(&info.name);
+            e.text("offset");
+            e.uint(w.offset);
+            e.text("size");
+            e.uint(w.size);
+            e.text("dtype");
+            e.text(dtype_name(info.dtype).unwrap_or("uint8"));
+            e.text("layout");
+            e.text(if info.layout.is_sparse() { "sparse" } else { "dense" });
+            e.text("shape");
+            e.array_header(info.shape.len() as u64);
+            info.shape.iter().for_each(|&d| e.uint(d));
+            e.text("encoding");
+            e.text(if w.raw { "raw" } else { "zstd" });
+            if w.raw && (info.dtype.swap_unit() > 1 || info.layout.is_sparse()) {
+                e.text("data_endianness");
+                e.text(self.options.byte_order.name());
+            }
+            if let Some(c) = &w.checksum {
+                e.text("checksum");
+                e.text(&c.to_string());
+            }
+            let mut rest: Vec<(String, MetaValue)> =
+                info.extra.iter().filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
+            if let Layout::Sparse { format, nnz } = info.layout {
+                rest.push(("sparse_format".into(), format.name().into()));
+                rest.push(("nnz".into(), MetaValue::Int(i128::from(nnz))));
+            }
+            rest.sort_by(|a, b| a.0.cmp(&b.0));
+            for (k, v) in &rest {
+                e.text(k);
+                e.value(v);
+            }
+            e.end_indefinite();
+        }
+        e.out
+    }
+}
+
+impl FormatWriter for ZtWriter<'_> {
+    fn write(&mut self, data: &TensorData) -> Result<()> {
+        let info =
+            self.plan.get(self.written.len()).ok_or_else(|| Error::usage("more tensors written than planned"))?.clone();
+        check_data(&info, data).map_err(|e| e.for_tensor(&info.name))?;
+        let stored = self.stored_bytes(&info, data).map_err(|e| e.for_tensor(&info.name))?;
+        let checksum = Checksum::compute(self.options.checksum, &stored);
+        let pad = self.pos.next_multiple_of(ALIGNMENT) - self.pos;
+        self.out.write_all(&ZEROS[..pad as usize])?;
+        self.pos += pad;
+        self.out.write_all(&stored)?;
+        self.written.push(Written {
+            offset: self.pos,
+            size: stored.len() as u64,
+            raw: self.options.compression == Compression::None,
+            checksum,
+        });
+        self.pos += stored.len() as u64;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        if self.written.len() != self.plan.len() {
+            let missing = &self.plan[self.written.len()].name;
+            return Err(Error::usage(format!(
+                "writer finished after {} of {} tensors (next: {missing:?})",
+                self.written.len(),
+                self.plan.len()
+            )));
+        }
+        let index = self.index();
+        self.out.write_all(&index)?;
+        self.out.write_all(&(index.len() as u64).to_le_bytes())?;
+        self.out.flush()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,33 @@
+//! tensorfile: read, write, check and convert tensor files without running anyone's code.
+//!
+//! ```no_run
+//! let file = tensorfile::TensorFile::open("model.zt")?;
+//! for entry in file.entries() {
+//!     println!("{} {} {:?}", entry.info.name, entry.info.dtype, entry.info.shape);
+//! }
+//! let bytes = file.read("weight")?; // zero-copy when stored raw little-endian
+//! # Ok::<(), tensorfile::Error>(())
+//! ```
+//!
+//! Layers, from the file up: [`source`] (bytes: a memory map or a buffer), [`formats`] (one
+//! module per format, each a reader and a streaming writer), [`model`] (format-neutral
+//! tensors), [`TensorFile`] (an opened file of any format), [`convert`] (any reader into any
+//! writer).
+
+pub mod checked;
+pub mod compare;
+pub mod convert;
+mod error;
+mod file;
+pub mod formats;
+pub mod limits;
+pub mod model;
+pub mod npy;
+pub mod output;
+pub mod source;
+mod swap;
+
+pub use error::{Error, ErrorKind, Result, Rule};
+pub use file::TensorFile;
+pub use formats::{Compression, Format, WriteOptions};
+pub use model::{DType, Entry, Kind, Layout, TensorData, TensorInfo};

@@ -1,0 +1,91 @@
+//! Metadata values: the fields a file carries beside its tensors (custom keys, file metadata).
+
+use serde_json::{Map, Number, Value as Json};
+
+/// A metadata value as stored, rich enough for CBOR and JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+    Null,
+    Undefined,
+    Bool(bool),
+    /// Integers within CBOR's range: -2^64 ..= 2^64-1.
+    Int(i128),
+    Float(f64),
+    Text(String),
+    Bytes(Vec<u8>),
+    Array(Vec<MetaValue>),
+    /// Key/value pairs in file order; keys need not be text.
+    Map(Vec<(MetaValue, MetaValue)>),
+    Tagged(u64, Box<MetaValue>),
+    /// A CBOR simple value other than false/true/null/undefined.
+    Simple(u8),
+}
+
+impl MetaValue {
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            MetaValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A JSON rendering for display: bytes as `{"bytes": "<hex>"}`, tags as
+    /// `{"tag": n, "value": v}`, non-text map keys rendered as their JSON text.
+    pub fn to_json(&self) -> Json {
+        match self {
+            MetaValue::Null | MetaValue::Undefined => Json::Null,
+            MetaValue::Bool(b) => Json::Bool(*b),
+            MetaValue::Int(i) => {
+                if let Ok(v) = i64::try_from(*i) {
+                    Json::from(v)
+                } else if let Ok(v) = u64::try_from(*i) {
+                    Json::from(v)
+                } else {
+                    Json::String(i.to_string())
+                }
+            }
+            MetaValue::Float(f) => Number::from_f64(*f).map_or(Json::String(f.to_string()), Json::Number),
+            MetaValue::Text(s) => Json::String(s.clone()),
+            MetaValue::Bytes(b) => {
+                let mut m = Map::new();
+                m.insert("bytes".into(), Json::String(hex::encode(b)));
+                Json::Object(m)
+            }
+            MetaValue::Array(items) => Json::Array(items.iter().map(MetaValue::to_json).collect()),
+            MetaValue::Map(pairs) => {
+                let mut m = Map::new();
+                for (k, v) in pairs {
+                    let key = match k {
+                        MetaValue::Text(s) => s.clone(),
+                        other => other.to_json().to_string(),
+                    };
+                    m.insert(key, v.to_json());
+                }
+                Json::Object(m)
+            }
+            MetaValue::Tagged(tag, v) => {
+                let mut m = Map::new();
+                m.insert("tag".into(), Json::from(*tag));
+                m.insert("value".into(), v.to_json());
+                Json::Object(m)
+            }
+            MetaValue::Simple(s) => {
+                let mut m = Map::new();
+                m.insert("simple".into(), Json::from(*s));
+                Json::Object(m)
+            }
+        }
+    }
+}
+
+impl From<&str> for MetaValue {
+    fn from(s: &str) -> Self {
+        MetaValue::Text(s.to_string())
+    }
+}
+
+impl From<String> for MetaValue {
+    fn from(s: String) -> Self {
+        MetaValue::Text(s)
+    }
+}

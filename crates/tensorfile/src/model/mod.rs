@@ -1,0 +1,13 @@
+//! The format-neutral model: what a tensor is, whatever file it came from.
+
+mod data;
+mod dtype;
+mod entry;
+mod meta;
+
+pub use data::{SparseData, TensorData};
+pub use dtype::DType;
+pub use entry::{
+    ByteOrder, Checksum, ChecksumKind, Encoding, Entry, Kind, Layout, SparseFormat, Storage, TensorInfo, Unreadable,
+};
+pub use meta::MetaValue;

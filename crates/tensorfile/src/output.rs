@@ -1,0 +1,78 @@
+//! Atomic output files: written under a temporary name in the destination's folder, synced,
+//! then renamed over the destination. An interrupted write leaves the old file untouched, and
+//! writing over a file that is being read (and mapped) is safe: the reader keeps the old one.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use crate::error::{Error, Result};
+
+/// Buffer size for streaming writes.
+const BUFFER: usize = 8 << 20;
+
+/// A file being written; it replaces `dest` only on [`AtomicFile::commit`].
+pub struct AtomicFile {
+    tmp: NamedTempFile,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    pub fn create(dest: impl AsRef<Path>) -> Result<Self> {
+        let dest = dest.as_ref().to_path_buf();
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let stem = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let prefix = format!(".{stem}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // Temporary files are private by default; the result should get the permissions a
+        // new file gets (or keep the ones of the file it replaces).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&dest).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o666);
+            builder.permissions(std::fs::Permissions::from_mode(mode));
+        }
+        let tmp = builder.tempfile_in(&dir).map_err(|e| Error::from(e).in_file(&dest))?;
+        Ok(AtomicFile { tmp, dest })
+    }
+
+    /// A buffered writer into the temporary file.
+    pub fn writer(&mut self) -> BufWriter<&mut File> {
+        BufWriter::with_capacity(BUFFER, self.tmp.as_file_mut())
+    }
+
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Sync the data, rename over the destination, and sync the folder.
+    pub fn commit(self) -> Result<()> {
+        let dest = self.dest;
+        let ctx = |e: std::io::Error| Error::from(e).in_file(&dest);
+        self.tmp.as_file().sync_all().map_err(ctx)?;
+        self.tmp.persist(&dest).map_err(|e| ctx(e.error))?;
+        #[cfg(unix)]
+        if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            // Make the rename itself durable; not every filesystem allows syncing a folder.
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        Ok(())
+    }
+}
+
+/// Write `dest` atomically with `fill`, which gets a buffered writer.
+pub fn write_atomically(dest: impl AsRef<Path>, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let mut f = AtomicFile::create(dest)?;
+    {
+        let mut w = f.writer();
+        fill(&mut w)?;
+        w.flush()?;
+    }
+    f.commit()
+}

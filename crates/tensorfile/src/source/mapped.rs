@@ -1,0 +1,16 @@
+//! The library's only `unsafe` code: mapping a file into memory.
+
+use std::fs::File;
+use std::io;
+
+use memmap2::Mmap;
+
+/// Map `file` read-only.
+pub(super) fn map_read_only(file: &File) -> io::Result<Mmap> {
+    // SAFETY: the map is read-only and we never hand out mutable access to it. The remaining
+    // hazard of any file map is another process truncating or rewriting the file while it is
+    // mapped; that is outside what a library can prevent, and our own writers never modify a
+    // file in place (they write a temporary file and rename it over the destination, which
+    // leaves existing maps of the old file intact).
+    unsafe { Mmap::map(file) }
+}

@@ -1,0 +1,7 @@
+//! Any bytes opened as safetensors: an error or a file whose every entry decodes to exactly
+//! its declared size; never a panic.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tensorfile::formats::exercise(data, Some(tensorfile::Format::Safetensors));
+});

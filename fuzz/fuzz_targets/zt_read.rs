@@ -1,0 +1,7 @@
+//! Any bytes opened as `.zt`: an error or a file whose every entry decodes to exactly its
+//! declared size; never a panic, a hang or an allocation the input cannot justify.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tensorfile::formats::exercise(data, Some(tensorfile::Format::Zt));
+});

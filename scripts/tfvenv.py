@@ -1,0 +1,56 @@
+"""The virtual environment, kept outside the repository, in which `scripts/fixtures` and
+`scripts/interop` run the real reference tools."""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DEFAULT_VENV = Path.home() / ".cache" / "tensorfile" / "venv"
+
+# Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
+LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest"]
+FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
+# Wanted by later fixtures; a failure to install them is only warned about.
+OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision"]
+
+
+def add_venv_argument(parser: argparse.ArgumentParser) -> None:
+    default = Path(os.environ.get("TENSORFILE_VENV", DEFAULT_VENV)).expanduser()
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=default,
+        help=f"virtual environment to create or reuse (default: $TENSORFILE_VENV or {DEFAULT_VENV})",
+    )
+
+
+def python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def is_active(venv: Path) -> bool:
+    """Whether this interpreter is the one of `venv`."""
+    return Path(sys.prefix).resolve() == venv.resolve()
+
+
+def ensure(venv: Path, light: bool) -> None:
+    """Creates `venv` if needed and installs the tools into it (pip skips what is there)."""
+    if not python(venv).exists():
+        print(f"creating virtual environment {venv}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip_install(venv, LIGHT_PACKAGES if light else FULL_PACKAGES)
+    if light:
+        return
+    for package in OPTIONAL_PACKAGES:
+        try:
+            pip_install(venv, [package])
+        except subprocess.CalledProcessError:
+            print(f"warning: could not install {package}; going on without it", file=sys.stderr)
+
+
+def pip_install(venv: Path, packages: list[str]) -> None:
+    print(f"pip install {' '.join(packages)}", flush=True)
+    command = [str(python(venv)), "-m", "pip", "install", "--disable-pip-version-check", *packages]
+    subprocess.run(command, check=True)
