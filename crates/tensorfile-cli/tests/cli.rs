@@ -497,3 +497,18 @@ fn extract_refuses_two_entries_sharing_a_file() {
     assert!(stderr(&o).contains("\"w\" and \"w.values\"") && stderr(&o).contains("w.values.npy"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+// --- fields kept from the file ---------------------------------------------------------------
+
+#[test]
+fn ls_shows_the_custom_fields_the_reference_wrote() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/zt/rust/custom_fields.zt");
+    let rows = json_of(&ok(&[&"ls", &fixture, &"--json"]));
+    let weight = rows.as_array().unwrap().iter().find(|r| r["name"] == "weight").unwrap();
+    assert_eq!(weight["extra"]["bits"], 4);
+    assert_eq!(weight["extra"]["quantization"]["scheme"], "affine");
+    assert_eq!(weight["extra"]["raw_bytes"]["bytes"], "deadbeef");
+    let table = ok(&[&"ls", &fixture]);
+    assert!(table.lines().next().unwrap().ends_with("FIELDS"), "{table}");
+    assert!(table.contains("scale=0.5") && table.contains(r#"note="after the checksum key""#), "{table}");
+}

@@ -13,8 +13,9 @@ use crate::render::{self, Table};
 /// List the entries of a file, one per row.
 ///
 /// Columns: name, dtype, shape, decoded bytes, kind, layout, encoding, stored bytes,
-/// checksum. Entries the file declares but that cannot be read are listed too, with the
-/// reason.
+/// checksum, and when any entry has them, its other fields (custom keys of a `.zt` entry...)
+/// as `key=value`. Entries the file declares but that cannot be read are listed too, with
+/// the reason.
 #[derive(clap::Args)]
 pub struct Args {
     /// The tensor file.
@@ -65,7 +66,7 @@ fn unreadable_json(u: &Unreadable) -> Json {
     })
 }
 
-const COLUMNS: [(&str, bool); 9] = [
+const COLUMNS: [(&str, bool); 10] = [
     ("NAME", false),
     ("DTYPE", false),
     ("SHAPE", false),
@@ -75,12 +76,20 @@ const COLUMNS: [(&str, bool); 9] = [
     ("ENCODING", false),
     ("STORED", true),
     ("CHECKSUM", false),
+    ("FIELDS", false),
 ];
 
+/// Other fields of an entry, compactly: `key=value key2={"a":1}`.
+fn fields(e: &Entry) -> String {
+    let pairs = e.info.extra.iter().map(|(k, v)| format!("{}={}", render::printable(k), v.to_json()));
+    pairs.collect::<Vec<_>>().join(" ")
+}
+
 fn table(file: &TensorFile) -> Table {
-    let mut table = Table::new(&COLUMNS);
+    let any_fields = file.entries().iter().any(|e| !e.info.extra.is_empty());
+    let mut table = Table::new(if any_fields { &COLUMNS } else { &COLUMNS[..COLUMNS.len() - 1] });
     for e in file.entries() {
-        table.push(vec![
+        let mut row = vec![
             render::printable(&e.info.name).into_owned(),
             e.info.dtype.name().to_string(),
             render::shape(&e.info.shape),
@@ -90,7 +99,11 @@ fn table(file: &TensorFile) -> Table {
             e.storage.encoding.name().to_string(),
             e.storage.len.to_string(),
             e.storage.checksum.map(|c| c.to_string()).unwrap_or_default(),
-        ]);
+        ];
+        if any_fields {
+            row.push(fields(e));
+        }
+        table.push(row);
     }
     for u in file.unreadable() {
         table.push(vec![

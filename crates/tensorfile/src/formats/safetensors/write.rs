@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value, json};
 
-use super::dtype_name;
+use super::{check_supported, dtype_name};
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FormatWriter, WriteOptions, check_data};
 use crate::limits::MAX_SAFETENSORS_HEADER;
@@ -51,7 +51,11 @@ pub fn header(plan: &[TensorInfo], metadata: &[(String, String)]) -> Result<Vec<
 }
 
 impl<'w> SafetensorsWriter<'w> {
+    /// A writer for the tensors of `plan`; errors naming the first one safetensors cannot hold.
     pub fn new(mut out: Box<dyn Write + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
+        for info in plan {
+            check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+        }
         let header = header(plan, &options.metadata)?;
         out.write_all(&(header.len() as u64).to_le_bytes())?;
         out.write_all(&header)?;

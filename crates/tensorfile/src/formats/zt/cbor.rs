@@ -180,10 +180,15 @@ impl<'a> Decoder<'a> {
                 22 => Ok(MetaValue::Null),
                 23 => Ok(MetaValue::Undefined),
                 0..=19 => Ok(MetaValue::Simple(info)),
-                24 if v >= 32 => Ok(MetaValue::Simple(v as u8)),
+                // The head's width bounds `v`; the conversions below cannot fail.
+                24 if v >= 32 => u8::try_from(v).map(MetaValue::Simple).map_err(|_| bad("simple value")),
                 24 => Err(bad(format!("simple value {v} in two-byte form"))),
-                25 => Ok(MetaValue::Float(half::f16::from_bits(v as u16).to_f64())),
-                26 => Ok(MetaValue::Float(f64::from(f32::from_bits(v as u32)))),
+                25 => u16::try_from(v)
+                    .map(|h| MetaValue::Float(half::f16::from_bits(h).to_f64()))
+                    .map_err(|_| bad("half float")),
+                26 => {
+                    u32::try_from(v).map(|f| MetaValue::Float(f64::from(f32::from_bits(f)))).map_err(|_| bad("float"))
+                }
                 27 => Ok(MetaValue::Float(f64::from_bits(v))),
                 _ => Err(bad(format!("bad simple/float encoding {info}"))),
             },

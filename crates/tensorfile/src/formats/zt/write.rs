@@ -10,7 +10,7 @@ use std::io::Write;
 
 use super::cbor::Encoder;
 use super::index::KNOWN_KEYS;
-use super::{ALIGNMENT, MAGIC, dtype_name, sparse, zstd_frames};
+use super::{ALIGNMENT, MAGIC, check_supported, dtype_name, sparse, zstd_frames};
 use crate::error::{Error, Result};
 use crate::formats::{Compression, FormatWriter, WriteOptions, check_data};
 use crate::model::{ByteOrder, Checksum, Layout, MetaValue, TensorData, TensorInfo};
@@ -29,6 +29,8 @@ pub struct ZtWriter<'w> {
     out: Box<dyn Write + 'w>,
     pos: u64,
     plan: Vec<TensorInfo>,
+    /// The zTensor name of each planned tensor's dtype.
+    dtype_names: Vec<&'static str>,
     written: Vec<Written>,
     options: WriteOptions,
 }
@@ -36,12 +38,21 @@ pub struct ZtWriter<'w> {
 const ZEROS: [u8; ALIGNMENT as usize] = [0; ALIGNMENT as usize];
 
 impl<'w> ZtWriter<'w> {
+    /// A writer for the tensors of `plan`; errors naming the first one `.zt` cannot hold.
     pub fn new(mut out: Box<dyn Write + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
+        let dtype_names = plan
+            .iter()
+            .map(|info| {
+                check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+                dtype_name(info.dtype).ok_or_else(|| Error::unsupported(format!("no zTensor dtype {}", info.dtype)))
+            })
+            .collect::<Result<Vec<_>>>()?;
         out.write_all(MAGIC)?;
         Ok(ZtWriter {
             out,
             pos: MAGIC.len() as u64,
             plan: plan.to_vec(),
+            dtype_names,
             written: Vec::with_capacity(plan.len()),
             options: options.clone(),
         })
@@ -74,7 +85,7 @@ impl<'w> ZtWriter<'w> {
     fn index(&self) -> Vec<u8> {
         let mut e = Encoder::default();
         e.array_header(self.written.len() as u64);
-        for (info, w) in self.plan.iter().zip(&self.written) {
+        for ((info, w), dtype) in self.plan.iter().zip(&self.written).zip(&self.dtype_names) {
             e.map_begin_indefinite();
             e.text("name");
             e.text(&info.name);
@@ -83,7 +94,7 @@ impl<'w> ZtWriter<'w> {
             e.text("size");
             e.uint(w.size);
             e.text("dtype");
-            e.text(dtype_name(info.dtype).unwrap_or("uint8"));
+            e.text(dtype);
             e.text("layout");
             e.text(if info.layout.is_sparse() { "sparse" } else { "dense" });
             e.text("shape");
