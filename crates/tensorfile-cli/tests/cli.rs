@@ -51,16 +51,7 @@ fn dense(name: &str, dtype: DType, shape: &[u64], bytes: Vec<u8>) -> (TensorInfo
 
 fn write(path: &Path, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) {
     let format = Format::from_path(path).unwrap();
-    let plan: Vec<TensorInfo> = tensors.iter().map(|(i, _)| i.clone()).collect();
-    let mut out = Vec::new();
-    {
-        let mut w = format.writer(Box::new(&mut out), &plan, options).unwrap();
-        for (_, d) in tensors {
-            w.write(d).unwrap();
-        }
-        w.finish().unwrap();
-    }
-    std::fs::write(path, out).unwrap();
+    std::fs::write(path, tensorfile::formats::write_to_vec(format, tensors, options).unwrap()).unwrap();
 }
 
 /// A safetensors file written by hand, so it can hold any header (unknown dtypes...).
@@ -511,4 +502,108 @@ fn ls_shows_the_custom_fields_the_reference_wrote() {
     let table = ok(&[&"ls", &fixture]);
     assert!(table.lines().next().unwrap().ends_with("FIELDS"), "{table}");
     assert!(table.contains("scale=0.5") && table.contains(r#"note="after the checksum key""#), "{table}");
+}
+
+// --- ExecuTorch ------------------------------------------------------------------------------
+
+fn et_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/executorch").join(name)
+}
+
+#[test]
+fn info_describes_a_program() {
+    let text = ok(&[&"info", &et_fixture("two_methods.pte")]);
+    assert!(text.contains("method forward") && text.contains("method encode"), "{text}");
+    assert!(text.contains("operators"), "{text}");
+    let j = json_of(&ok(&[&"info", &et_fixture("xnnpack.pte"), &"--json"]));
+    let m = &j["structure"]["methods"][0];
+    assert_eq!(m["delegates"][0]["id"], "XnnpackBackend");
+    assert!(m["delegates"][0]["bytes"].as_u64().unwrap() > 0);
+    assert_eq!(j["format"], "pte");
+}
+
+#[test]
+fn dump_prints_the_program_with_enum_names() {
+    let j = json_of(&ok(&[&"dump", &et_fixture("constants.pte")]));
+    let v = &j["execution_plan"][0]["values"][0];
+    assert_eq!(v["val_type"], "Tensor");
+    assert_eq!(v["val"]["scalar_type"], "FLOAT");
+    let ptd = json_of(&ok(&[&"dump", &et_fixture("external.ptd")]));
+    assert!(ptd["named_data"].as_array().unwrap().len() == 4);
+    let dir = tempfile::tempdir().unwrap();
+    let zt = dir.path().join("x.zt");
+    write(&zt, &[dense("a", DType::UInt8, &[1], vec![1])], &WriteOptions::default());
+    assert_eq!(code(&tensorfile(&[&"dump", &zt])), 2, "dump is for flatbuffer formats");
+}
+
+#[test]
+fn external_tensors_need_their_data_file() {
+    let pte = et_fixture("external.pte");
+    let rows = json_of(&ok(&[&"ls", &pte, &"--json"]));
+    assert!(rows.as_array().unwrap().iter().all(|r| r["kind"] == "unreadable"), "{rows}");
+    let rows = json_of(&ok(&[&"ls", &pte, &"--data", &et_fixture("external.ptd"), &"--json"]));
+    assert!(rows.as_array().unwrap().iter().all(|r| r["source"] == "external" && r["kind"] == "tensor"), "{rows}");
+    let o = tensorfile(&[&"verify", &pte]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).contains("--data") || stderr(&o).contains("--data"), "says how to fix it");
+}
+
+#[test]
+fn extract_delegates_writes_their_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    ok(&[&"extract", &et_fixture("xnnpack.pte"), &"--delegates", &"-o", &out]);
+    let mut files: Vec<_> =
+        std::fs::read_dir(&out).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files, ["forward.delegate0.XnnpackBackend.bin", "forward.delegate1.XnnpackBackend.bin"]);
+    for f in &files {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0);
+    }
+}
+
+#[test]
+fn externalize_update_and_convert_to_ptd_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let src = et_fixture("constants.pte");
+    ok(&[&"externalize", &src, &"-o", &p("ext.pte"), &"--data", &p("ext.ptd")]);
+    // The external program with its data reads the same tensors as the original.
+    ok(&[&"convert", &src, &p("a.safetensors")]);
+    ok(&[&"convert", &p("ext.pte"), &"--data", &p("ext.ptd"), &p("b.safetensors")]);
+    ok(&[&"diff", &p("a.safetensors"), &p("b.safetensors")]);
+    // Update with the same weights gives back the very same file.
+    ok(&[&"update", &src, &"--weights", &p("a.safetensors"), &"-o", &p("same.pte")]);
+    assert_eq!(std::fs::read(p("same.pte")).unwrap(), std::fs::read(&src).unwrap());
+    // A safetensors file converted to .ptd reads the same.
+    ok(&[&"convert", &p("a.safetensors"), &p("c.ptd")]);
+    ok(&[&"diff", &p("a.safetensors"), &p("c.ptd")]);
+    // Wrong shapes and unknown names are refused, naming the tensor.
+    let bad = p("bad.safetensors");
+    write(&bad, &[dense("constant.1", DType::Float32, &[1], f32s(&[1.0]))], &WriteOptions::default());
+    let o = tensorfile(&[&"update", &src, &"--weights", &bad, &"-o", &p("x.pte")]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("constant.1"), "{}", stderr(&o));
+    assert!(!p("x.pte").exists());
+}
+
+#[test]
+fn externalize_several_programs_into_one_shared_ptd() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let a = et_fixture("constants.pte");
+    let b = dir.path().join("copy.pte");
+    std::fs::copy(&a, &b).unwrap();
+    let j = json_of(&ok(&[&"externalize", &a, &b, &"-o", &out, &"--data", &dir.path().join("shared.ptd"), &"--json"]));
+    assert_eq!(j["programs"].as_array().unwrap().len(), 2);
+    let shared = dir.path().join("shared.ptd");
+    let rows = json_of(&ok(&[&"ls", &shared, &"--json"]));
+    let n = rows.as_array().unwrap().len();
+    assert!(rows.as_array().unwrap().iter().all(|r| r["name"].as_str().unwrap().contains("/constant.")));
+    // Identical tensors are stored once: the two copies share every segment.
+    let dump = json_of(&ok(&[&"dump", &shared]));
+    assert_eq!(dump["segments"].as_array().unwrap().len() * 2, n);
+    for prog in ["constants.pte", "copy.pte"] {
+        ok(&[&"verify", &out.join(prog), &"--data", &shared]);
+    }
 }

@@ -526,15 +526,7 @@ mod tests {
     use crate::source::Bytes;
 
     fn file(format: Format, tensors: &[(TensorInfo, TensorData)]) -> TensorFile {
-        let plan: Vec<TensorInfo> = tensors.iter().map(|(i, _)| i.clone()).collect();
-        let mut out = Vec::new();
-        {
-            let mut w = format.writer(Box::new(&mut out), &plan, &WriteOptions::default()).unwrap();
-            for (_, d) in tensors {
-                w.write(d).unwrap();
-            }
-            w.finish().unwrap();
-        }
+        let out = crate::formats::write_to_vec(format, tensors, &WriteOptions::default()).unwrap();
         TensorFile::from_bytes(Bytes::from_vec(out)).unwrap()
     }
 

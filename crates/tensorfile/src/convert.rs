@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
-use crate::formats::{Format, WriteOptions};
+use crate::formats::{Format, Output, WriteOptions};
 use crate::model::{Layout, MetaValue, TensorInfo};
 use crate::output::AtomicFile;
 
@@ -121,7 +121,7 @@ fn carried_metadata(src: &TensorFile, options: &WriteOptions) -> WriteOptions {
 /// Write every tensor of `src` into `out` as `format`.
 pub fn convert_to_writer(
     src: &TensorFile,
-    out: &mut dyn Write,
+    out: &mut dyn Output,
     format: Format,
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress<'_>),

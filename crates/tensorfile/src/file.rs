@@ -16,6 +16,10 @@ pub struct TensorFile {
     by_name: HashMap<String, usize>,
 }
 
+fn path_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
 impl TensorFile {
     /// Map `path` and open it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
@@ -27,6 +31,22 @@ impl TensorFile {
         })
     }
 
+    /// Open `path`; when it is an ExecuTorch program, `data` is the `.ptd` holding its
+    /// external tensors (ignored for other formats).
+    pub fn open_with_data(path: impl AsRef<Path>, data: Option<&Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let Some(data) = data else { return Self::open(path) };
+        let bytes = Bytes::map_file(path)?;
+        if Format::detect(&bytes).map_err(|e| e.in_file(path))? != Format::Pte {
+            return Err(Error::usage(format!("--data is for ExecuTorch programs; {} is not one", path.display())));
+        }
+        let ptd = crate::formats::ptd::PtdReader::open(Bytes::map_file(data)?).map_err(|e| e.in_file(data))?;
+        let reader = crate::formats::pte::PteReader::open(bytes, Some(ptd)).map_err(|e| e.in_file(path))?;
+        let mut f = Self::from_reader(Box::new(reader), path_size(path)).map_err(|e| e.in_file(path))?;
+        f.path = Some(path.to_path_buf());
+        Ok(f)
+    }
+
     /// Open bytes already in memory.
     pub fn from_bytes(bytes: Bytes) -> Result<Self> {
         let format = Format::detect(&bytes)?;
@@ -36,7 +56,10 @@ impl TensorFile {
     /// Open bytes as a given format, skipping detection.
     pub fn from_bytes_as(bytes: Bytes, format: Format) -> Result<Self> {
         let size = bytes.len() as u64;
-        let reader = format.open(bytes)?;
+        Self::from_reader(format.open(bytes)?, size)
+    }
+
+    fn from_reader(reader: Box<dyn FormatReader>, size: u64) -> Result<Self> {
         let mut by_name = HashMap::with_capacity(reader.entries().len());
         for (i, e) in reader.entries().iter().enumerate() {
             if by_name.insert(e.info.name.clone(), i).is_some() {
@@ -71,6 +94,11 @@ impl TensorFile {
     /// Entries that are declared but cannot be read.
     pub fn unreadable(&self) -> &[Unreadable] {
         self.reader.unreadable()
+    }
+
+    /// The format's own reader, for format-specific operations: `file.reader_as::<PteReader>()`.
+    pub fn reader_as<R: 'static>(&self) -> Option<&R> {
+        self.reader.as_any().downcast_ref::<R>()
     }
 
     pub fn index_of(&self, name: &str) -> Option<usize> {
@@ -122,6 +150,7 @@ impl TensorFile {
                 problems.push(e);
             }
         }
+        problems.extend(self.reader.check().into_iter().map(|e| self.context(e)));
         problems
     }
 }

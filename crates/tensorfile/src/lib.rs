@@ -19,6 +19,7 @@ pub mod compare;
 pub mod convert;
 mod error;
 mod file;
+pub mod flatbuf;
 pub mod formats;
 pub mod limits;
 pub mod model;

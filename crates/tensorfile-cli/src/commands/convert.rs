@@ -20,6 +20,9 @@ use crate::render;
 pub struct Args {
     /// The file to read.
     input: PathBuf,
+    /// The `.ptd` file holding an ExecuTorch program's external tensors.
+    #[arg(long, value_name = "FILE.ptd")]
+    data: Option<PathBuf>,
     /// The file to write; its extension picks the format.
     output: PathBuf,
     /// Compression of the written data (zTensor): none, zstd or zstd:LEVEL.
@@ -49,7 +52,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let options = options(&args)?;
     let format = Format::from_path(&args.output)?;
     warn_about_ignored_options(&args, format, &options.write);
-    let src = TensorFile::open(&args.input)?;
+    let src = TensorFile::open_with_data(&args.input, args.data.as_deref())?;
     let mut bar: Option<ProgressBar> = None;
     let show_progress = std::io::stderr().is_terminal();
     let result = convert::convert_file(&src, &args.output, &options, &mut |p: Progress<'_>| {

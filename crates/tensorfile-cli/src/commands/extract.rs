@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use tensorfile::formats::pte::PteReader;
 use tensorfile::model::{SparseData, SparseFormat, Unreadable};
 use tensorfile::npy::{numpy_descr, write_npy};
 use tensorfile::output::write_atomically;
@@ -26,11 +27,18 @@ use crate::safe_name::safe_name;
 pub struct Args {
     /// The tensor file.
     file: PathBuf,
+    /// The `.ptd` file holding an ExecuTorch program's external tensors.
+    #[arg(long, value_name = "FILE.ptd")]
+    data: Option<PathBuf>,
     /// Names of the entries to extract (all of them when none is given).
     names: Vec<String>,
     /// The folder to write into; created when missing.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     output: PathBuf,
+    /// Write the delegate payloads of an ExecuTorch program instead, each as
+    /// `<method>.delegate<N>.<backend id>.bin`.
+    #[arg(long)]
+    delegates: bool,
     /// Print what was written as JSON.
     #[arg(long)]
     json: bool,
@@ -75,7 +83,10 @@ impl Failure {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open(&args.file)?;
+    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
+    if args.delegates {
+        return delegates(&file, &args, out);
+    }
     let (selected, mut failures) = select(&file, &args.file, &args.names)?;
     let plans: Vec<(usize, Vec<OutputFile>)> =
         selected.into_iter().map(|i| (i, output_files(&file.entries()[i], &args.output))).collect();
@@ -101,6 +112,35 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     print_result(args.json, &written, &failures, out)?;
     Ok(Outcome::failure_if(!failures.is_empty()))
+}
+
+/// `--delegates`: each delegate payload of a program as a file.
+fn delegates(file: &TensorFile, args: &Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let reader = file
+        .reader_as::<PteReader>()
+        .ok_or_else(|| Error::usage(format!("{}: --delegates is for ExecuTorch programs", args.file.display())))?;
+    let payloads = reader.delegate_payloads().map_err(|e| e.in_file(&args.file))?;
+    std::fs::create_dir_all(&args.output).map_err(|e| Error::from(e).in_file(&args.output))?;
+    let mut written = Vec::new();
+    for (method, index, id, bytes) in &payloads {
+        let path = args.output.join(format!("{}.delegate{index}.{}.bin", safe_name(method), safe_name(id)));
+        write_atomically(&path, |w| Ok(w.write_all(bytes)?)).map_err(|e| e.in_file(&path))?;
+        written.push(json!({ "method": method, "index": index, "id": id, "bytes": bytes.len(), "file": path.display().to_string() }));
+        if !args.json {
+            writeln!(
+                out,
+                "{method} delegate {index} ({id}, {} bytes) -> {}",
+                bytes.len(),
+                render::printable(&path.display().to_string())
+            )?;
+        }
+    }
+    if args.json {
+        render::json(out, &json!({ "delegates": written }))?;
+    } else if payloads.is_empty() {
+        writeln!(out, "no delegates in {}", args.file.display())?;
+    }
+    Ok(Outcome::Success)
 }
 
 /// What was written (`name -> path` lines, or JSON with the failures too).

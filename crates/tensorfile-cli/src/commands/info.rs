@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value as Json, json};
+use tensorfile::formats::Structure;
 use tensorfile::model::MetaValue;
 use tensorfile::{DType, Kind, TensorFile};
 
@@ -16,6 +17,9 @@ use crate::render;
 pub struct Args {
     /// The tensor file.
     file: PathBuf,
+    /// The `.ptd` file holding an ExecuTorch program's external tensors.
+    #[arg(long, value_name = "FILE.ptd")]
+    data: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -37,6 +41,8 @@ struct Facts {
     dtypes: BTreeMap<DType, usize>,
     metadata: Vec<(String, MetaValue)>,
     details: Vec<(String, MetaValue)>,
+    /// The format's own description (an ExecuTorch program's methods...).
+    structure: Option<Structure>,
 }
 
 impl Facts {
@@ -59,6 +65,7 @@ impl Facts {
             dtypes,
             metadata: summary.metadata,
             details: summary.details,
+            structure: summary.structure,
         }
     }
 
@@ -80,6 +87,7 @@ impl Facts {
             "dtypes": dtypes,
             "metadata": object(&self.metadata),
             "details": object(&self.details),
+            "structure": self.structure.as_ref().map(|s| &s.json),
         })
     }
 
@@ -105,6 +113,9 @@ impl Facts {
                 self.metadata.iter().map(|(k, v)| (render::printable(k).into_owned(), meta_text(v))).collect();
             render::key_values(out, "  ", &pairs)?;
         }
+        if let Some(s) = &self.structure {
+            out.write_all(s.text.as_bytes())?;
+        }
         Ok(())
     }
 }
@@ -118,7 +129,7 @@ fn meta_text(value: &MetaValue) -> String {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open(&args.file)?;
+    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
     let facts = Facts::of(&file);
     let path = args.file.display().to_string();
     if args.json {

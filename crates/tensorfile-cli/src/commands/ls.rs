@@ -20,13 +20,16 @@ use crate::render::{self, Table};
 pub struct Args {
     /// The tensor file.
     file: PathBuf,
+    /// The `.ptd` file holding an ExecuTorch program's external tensors.
+    #[arg(long, value_name = "FILE.ptd")]
+    data: Option<PathBuf>,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open(&args.file)?;
+    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
     if args.json {
         let rows: Vec<Json> =
             file.entries().iter().map(entry_json).chain(file.unreadable().iter().map(unreadable_json)).collect();
@@ -39,7 +42,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 
 fn entry_json(e: &Entry) -> Json {
     let extra: Map<String, Json> = e.info.extra.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+    // Where an ExecuTorch program's tensor comes from (constant, external...), at top level.
+    let source = extra.get("source").cloned();
     json!({
+        "source": source,
         "name": e.info.name,
         "kind": e.info.kind.name(),
         "dtype": e.info.dtype.name(),

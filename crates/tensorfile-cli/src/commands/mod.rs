@@ -2,16 +2,20 @@
 
 mod convert;
 mod diff;
+mod dump;
+mod externalize;
 mod extract;
 mod info;
 mod ls;
+mod update;
 mod verify;
 
 use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
-/// Read, check, convert and compare tensor files (zTensor .zt, safetensors).
+/// Read, check, convert and compare tensor files (zTensor .zt, safetensors, ExecuTorch .pte
+/// and .ptd), and rewrite the weights of ExecuTorch programs.
 #[derive(Parser)]
 #[command(name = "tensorfile", version, about)]
 pub struct Cli {
@@ -27,6 +31,9 @@ pub enum Command {
     Extract(extract::Args),
     Verify(verify::Args),
     Diff(diff::Args),
+    Dump(dump::Args),
+    Externalize(externalize::Args),
+    Update(update::Args),
 }
 
 /// How a command that ran to its end went.
@@ -53,6 +60,9 @@ impl Command {
             Command::Extract(args) => extract::run(args, out),
             Command::Verify(args) => verify::run(args, out),
             Command::Diff(args) => diff::run(args, out),
+            Command::Dump(args) => dump::run(args, out),
+            Command::Externalize(args) => externalize::run(args, out),
+            Command::Update(args) => update::run(args, out),
         }
     }
 }

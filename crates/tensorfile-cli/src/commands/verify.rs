@@ -17,13 +17,16 @@ use crate::render;
 pub struct Args {
     /// The tensor file.
     file: PathBuf,
+    /// The `.ptd` file holding an ExecuTorch program's external tensors.
+    #[arg(long, value_name = "FILE.ptd")]
+    data: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open(&args.file)?;
+    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
     let problems = file.verify();
     let entries = file.entries();
     let tensors = entries.iter().filter(|e| e.info.kind == Kind::Tensor).count();

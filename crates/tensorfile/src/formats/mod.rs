@@ -4,10 +4,15 @@
 //! opened file's entries and their bytes) and [`FormatWriter`] (a streaming writer fed one
 //! tensor at a time, in the order of the plan it was created with).
 
+pub mod executorch;
+pub mod ptd;
+pub mod pte;
 pub mod safetensors;
 pub mod zt;
 
+use std::any::Any;
 use std::fmt;
+use std::io::{Seek, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result, Rule};
@@ -19,16 +24,22 @@ use crate::source::Bytes;
 pub enum Format {
     Zt,
     Safetensors,
+    /// ExecuTorch program.
+    Pte,
+    /// ExecuTorch named data.
+    Ptd,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: [Format; 2] = [Format::Zt, Format::Safetensors];
+    pub const ALL: [Format; 4] = [Format::Zt, Format::Safetensors, Format::Pte, Format::Ptd];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Zt => "zt",
             Format::Safetensors => "safetensors",
+            Format::Pte => "pte",
+            Format::Ptd => "ptd",
         }
     }
 
@@ -39,10 +50,7 @@ impl Format {
 
     /// The usual file extension (without the dot).
     pub fn extension(self) -> &'static str {
-        match self {
-            Format::Zt => "zt",
-            Format::Safetensors => "safetensors",
-        }
+        self.name()
     }
 
     /// The format an output path asks for, from its extension.
@@ -66,6 +74,12 @@ impl Format {
         if safetensors::looks_like(bytes) {
             return Ok(Format::Safetensors);
         }
+        if ptd::looks_like(bytes) {
+            return Ok(Format::Ptd);
+        }
+        if pte::looks_like(bytes) {
+            return Ok(Format::Pte);
+        }
         Err(Error::invalid(Rule::UnknownFormat, "not a file format tensorfile recognises"))
     }
 
@@ -74,6 +88,8 @@ impl Format {
         match self {
             Format::Zt => Ok(Box::new(zt::ZtReader::open(bytes)?)),
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(bytes)?)),
+            Format::Pte => Ok(Box::new(pte::PteReader::open(bytes, None)?)),
+            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(bytes)?)),
         }
     }
 
@@ -82,6 +98,10 @@ impl Format {
         match self {
             Format::Zt => zt::check_supported(info),
             Format::Safetensors => safetensors::check_supported(info),
+            Format::Ptd => ptd::check_supported(info),
+            Format::Pte => Err(Error::unsupported(
+                "a .pte is a program, not a tensor container: use `tensorfile externalize` or `update`",
+            )),
         }
     }
 
@@ -100,13 +120,17 @@ impl Format {
     /// of `plan`, in order.
     pub fn writer<'w>(
         self,
-        out: Box<dyn std::io::Write + 'w>,
+        out: Box<dyn Output + 'w>,
         plan: &[TensorInfo],
         options: &WriteOptions,
     ) -> Result<Box<dyn FormatWriter + 'w>> {
         match self {
             Format::Zt => Ok(Box::new(zt::ZtWriter::new(out, plan, options)?)),
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsWriter::new(out, plan, options)?)),
+            Format::Ptd => Ok(Box::new(ptd::PtdWriter::new(out, plan, options)?)),
+            Format::Pte => {
+                Err(Format::Pte.check_supported(plan.first().unwrap_or(&TensorInfo::blob("", 0))).unwrap_err())
+            }
         }
     }
 }
@@ -126,6 +150,17 @@ pub struct FileSummary {
     pub metadata: Vec<(String, MetaValue)>,
     /// Facts about the file's structure (index or header size...).
     pub details: Vec<(String, MetaValue)>,
+    /// A format-specific description (an ExecuTorch program's methods...), when the format
+    /// has more to say than its entries.
+    pub structure: Option<Structure>,
+}
+
+/// A format-specific description of a file, for `info`.
+#[derive(Debug, Clone)]
+pub struct Structure {
+    pub json: serde_json::Value,
+    /// The same, as readable text (several lines).
+    pub text: String,
 }
 
 /// An opened file of some format.
@@ -138,6 +173,13 @@ pub trait FormatReader: Send + Sync {
     fn unreadable(&self) -> &[Unreadable];
     /// Decode entry `index`; with `verify`, check its stored checksum first.
     fn read(&self, index: usize, verify: bool) -> Result<TensorData>;
+    /// The reader itself, for format-specific operations (`TensorFile::reader_as`).
+    fn as_any(&self) -> &dyn Any;
+    /// Problems of the file beyond its entries (rules a consumer checks at load), for
+    /// `verify`.
+    fn check(&self) -> Vec<Error> {
+        Vec::new()
+    }
 }
 
 /// Compression for writers that support it.
@@ -183,6 +225,23 @@ pub struct WriteOptions {
     /// Byte order of raw multi-byte data, for formats that can choose (`.zt`); compressed
     /// zTensor data is always little-endian.
     pub byte_order: ByteOrder,
+}
+
+/// Where writers write: a file (or a buffer) they can seek back into, which formats whose
+/// index comes first but depends on the data (`.ptd`) need.
+pub trait Output: Write + Seek {}
+impl<T: Write + Seek> Output for T {}
+
+/// Write `tensors` as a complete file of `format` in memory.
+pub fn write_to_vec(format: Format, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) -> Result<Vec<u8>> {
+    let plan: Vec<TensorInfo> = tensors.iter().map(|(i, _)| i.clone()).collect();
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = format.writer(Box::new(&mut out), &plan, options)?;
+    for (_, d) in tensors {
+        w.write(d)?;
+    }
+    w.finish()?;
+    Ok(out.into_inner())
 }
 
 /// A streaming writer: give it the data of each planned tensor in order, then finish.
@@ -244,6 +303,7 @@ pub fn exercise(data: &[u8], format: Option<Format>) {
     };
     let Ok(file) = opened else { return };
     let _ = file.summary();
+    let _ = file.verify();
     for (i, entry) in file.entries().iter().enumerate() {
         let _ = entry.info.nbytes();
         if let Ok(d) = file.read_verified(i) {

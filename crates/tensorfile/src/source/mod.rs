@@ -58,6 +58,12 @@ impl Bytes {
         })
     }
 
+    /// Where these bytes start within the buffer or file they were sliced from (for a
+    /// slice of a mapped file: the file offset).
+    pub fn offset_in_owner(&self) -> u64 {
+        self.range.start as u64
+    }
+
     /// Whether these bytes live in a memory-mapped file (zero-copy) rather than a buffer.
     pub fn is_mapped(&self) -> bool {
         self.mapped

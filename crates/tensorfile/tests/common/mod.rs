@@ -29,16 +29,7 @@ pub fn try_write(
     tensors: &[(TensorInfo, TensorData)],
     options: &WriteOptions,
 ) -> tensorfile::Result<Vec<u8>> {
-    let plan: Vec<TensorInfo> = tensors.iter().map(|(i, _)| i.clone()).collect();
-    let mut out = Vec::new();
-    {
-        let mut w = format.writer(Box::new(&mut out), &plan, options)?;
-        for (_, d) in tensors {
-            w.write(d)?;
-        }
-        w.finish()?;
-    }
-    Ok(out)
+    tensorfile::formats::write_to_vec(format, tensors, options)
 }
 
 pub fn dense(info: TensorInfo, seed: u64) -> (TensorInfo, TensorData) {

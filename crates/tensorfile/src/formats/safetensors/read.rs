@@ -239,6 +239,10 @@ fn entry(d: &Declared, data_start: u64) -> Result<Entry> {
 }
 
 impl FormatReader for SafetensorsReader {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn format(&self) -> Format {
         Format::Safetensors
     }
@@ -247,6 +251,7 @@ impl FormatReader for SafetensorsReader {
         FileSummary {
             version: String::new(),
             metadata: self.metadata.clone(),
+            structure: None,
             details: vec![("header_bytes".into(), MetaValue::Int(i128::from(self.header_len)))],
         }
     }

@@ -7,13 +7,13 @@ use serde_json::{Map, Value, json};
 
 use super::{check_supported, dtype_name};
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FormatWriter, WriteOptions, check_data};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data};
 use crate::limits::MAX_SAFETENSORS_HEADER;
 use crate::model::{TensorData, TensorInfo};
 
 /// A streaming safetensors writer.
 pub struct SafetensorsWriter<'w> {
-    out: Box<dyn Write + 'w>,
+    out: Box<dyn Output + 'w>,
     plan: Vec<TensorInfo>,
     next: usize,
 }
@@ -52,7 +52,7 @@ pub fn header(plan: &[TensorInfo], metadata: &[(String, String)]) -> Result<Vec<
 
 impl<'w> SafetensorsWriter<'w> {
     /// A writer for the tensors of `plan`; errors naming the first one safetensors cannot hold.
-    pub fn new(mut out: Box<dyn Write + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
+    pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
         for info in plan {
             check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
         }

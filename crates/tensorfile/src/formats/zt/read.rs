@@ -106,6 +106,10 @@ fn describe_unreadable(e: &IndexEntry, error: Error) -> Unreadable {
 }
 
 impl FormatReader for ZtReader {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn format(&self) -> Format {
         Format::Zt
     }
@@ -114,6 +118,7 @@ impl FormatReader for ZtReader {
         FileSummary {
             version: "0.1".into(),
             metadata: Vec::new(),
+            structure: None,
             details: vec![("index_bytes".into(), MetaValue::Int(i128::from(self.index_len)))],
         }
     }

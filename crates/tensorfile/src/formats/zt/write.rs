@@ -12,7 +12,7 @@ use super::cbor::Encoder;
 use super::index::KNOWN_KEYS;
 use super::{ALIGNMENT, MAGIC, check_supported, dtype_name, sparse, zstd_frames};
 use crate::error::{Error, Result};
-use crate::formats::{Compression, FormatWriter, WriteOptions, check_data};
+use crate::formats::{Compression, FormatWriter, Output, WriteOptions, check_data};
 use crate::model::{ByteOrder, Checksum, Layout, MetaValue, TensorData, TensorInfo};
 use crate::swap;
 
@@ -26,7 +26,7 @@ struct Written {
 
 /// A streaming `.zt` writer.
 pub struct ZtWriter<'w> {
-    out: Box<dyn Write + 'w>,
+    out: Box<dyn Output + 'w>,
     pos: u64,
     plan: Vec<TensorInfo>,
     /// The zTensor name of each planned tensor's dtype.
@@ -39,7 +39,7 @@ const ZEROS: [u8; ALIGNMENT as usize] = [0; ALIGNMENT as usize];
 
 impl<'w> ZtWriter<'w> {
     /// A writer for the tensors of `plan`; errors naming the first one `.zt` cannot hold.
-    pub fn new(mut out: Box<dyn Write + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
+    pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
         let dtype_names = plan
             .iter()
             .map(|info| {

@@ -1,0 +1,47 @@
+//! `tensorfile dump FILE`: the whole flatbuffer of an ExecuTorch file as JSON.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use tensorfile::formats::executorch::{flat_tensor_schema, program_schema};
+use tensorfile::formats::ptd::PtdReader;
+use tensorfile::formats::pte::PteReader;
+use tensorfile::{Error, TensorFile, flatbuf};
+
+use super::Outcome;
+use crate::render;
+
+/// Print the full program (`.pte`) or named-data table (`.ptd`) as JSON, like
+/// `flatc --json`: tables as objects of their fields, enums by name, unions as
+/// `<field>_type` beside `<field>`. Byte arrays longer than `--bytes` are summarised by size
+/// and sha256.
+#[derive(clap::Args)]
+pub struct Args {
+    /// An ExecuTorch program or named-data file.
+    file: PathBuf,
+    /// List byte arrays of up to this many bytes in full (default 256).
+    #[arg(long, value_name = "N", default_value_t = 256, conflicts_with = "all_bytes")]
+    bytes: usize,
+    /// List every byte array in full, however long.
+    #[arg(long)]
+    all_bytes: bool,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let file = TensorFile::open(&args.file)?;
+    let limit = (!args.all_bytes).then_some(args.bytes);
+    let json = if let Some(pte) = file.reader_as::<PteReader>() {
+        flatbuf::to_json(program_schema(), &pte.program().root, limit)
+    } else if let Some(ptd) = file.reader_as::<PtdReader>() {
+        flatbuf::to_json(flat_tensor_schema(), ptd.root(), limit)
+    } else {
+        let msg = format!(
+            "{}: dump shows ExecuTorch flatbuffers (.pte, .ptd), not {} files",
+            args.file.display(),
+            file.format()
+        );
+        return Err(Error::usage(msg).into());
+    };
+    render::json(out, &json)?;
+    Ok(Outcome::Success)
+}

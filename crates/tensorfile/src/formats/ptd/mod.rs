@@ -1,0 +1,39 @@
+//! ExecuTorch named data (`.ptd`): an `FT01` flatbuffer with an `FH01` header, then
+//! segments. Each named entry is a tensor (with a scalar type, sizes and dim order) or an
+//! opaque blob; several entries may share one segment.
+
+mod header;
+mod read;
+mod write;
+
+pub use header::Header;
+pub use read::PtdReader;
+pub use write::PtdWriter;
+
+use super::executorch::{MAX_RANK, scalar_type_of};
+use crate::error::{Error, Result};
+use crate::model::{Kind, TensorInfo};
+
+/// Whether `bytes` start like a `.ptd` file: `FT01` at byte 4 and `FH01` at byte 8.
+pub fn looks_like(bytes: &[u8]) -> bool {
+    bytes.get(4..8) == Some(b"FT01") && bytes.get(8..12) == Some(b"FH01")
+}
+
+pub fn check_supported(info: &TensorInfo) -> Result<()> {
+    if info.layout.is_sparse() {
+        return Err(Error::unsupported(".ptd holds dense tensors and blobs, not sparse tensors"));
+    }
+    if info.kind == Kind::Blob {
+        return Ok(());
+    }
+    if scalar_type_of(info.dtype).is_none() {
+        return Err(Error::unsupported(format!("ExecuTorch has no scalar type for {}", info.dtype)));
+    }
+    if info.shape.len() > MAX_RANK {
+        return Err(Error::unsupported(format!("rank {} exceeds ExecuTorch's {MAX_RANK}", info.shape.len())));
+    }
+    if let Some(d) = info.shape.iter().find(|&&d| i32::try_from(d).is_err()) {
+        return Err(Error::unsupported(format!("dimension {d} does not fit ExecuTorch's 32-bit sizes")));
+    }
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Opening a `.ptd` file.
+
+use std::any::Any;
+use std::collections::HashSet;
+
+use super::header::Header;
+use crate::error::{Error, Result, Rule};
+use crate::flatbuf::{self, Table};
+use crate::formats::executorch::{TensorLayout, flat_tensor_schema};
+use crate::formats::{FileSummary, Format, FormatReader};
+use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::source::Bytes;
+
+/// An opened `.ptd` file.
+pub struct PtdReader {
+    bytes: Bytes,
+    header: Header,
+    root: Table,
+    entries: Vec<Entry>,
+    /// Per entry, its stored layout (for dim-ordered tensors).
+    layouts: Vec<Option<TensorLayout>>,
+    unreadable: Vec<Unreadable>,
+}
+
+/// Where one segment's bytes are, absolute in the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment {
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The segments of a segment table, checked to lie within the segment data region.
+pub fn segments(root: &Table, base: u64, data_size: u64) -> Result<Vec<Segment>> {
+    root.tables("segments")?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (offset, size) = (s.uint("offset")?, s.uint("size")?);
+            let end = offset.checked_add(size).filter(|&e| e <= data_size);
+            end.ok_or_else(|| {
+                Error::invalid(
+                    Rule::OutOfBounds,
+                    format!("segment {i} at {offset} of {size} bytes runs past the segment data ({data_size} bytes)"),
+                )
+            })?;
+            Ok(Segment { offset: base + offset, size })
+        })
+        .collect()
+}
+
+impl PtdReader {
+    pub fn open(bytes: Bytes) -> Result<Self> {
+        let header = Header::parse(&bytes)?;
+        let fb = bytes.slice(0, header.flatbuffer_offset + header.flatbuffer_size)?;
+        let root = flatbuf::decode(flat_tensor_schema(), &fb)?;
+        let version = root.uint("version")?;
+        if version != 0 {
+            return Err(Error::invalid(Rule::BadField, format!("FlatTensor version {version}, expected 0")));
+        }
+        let segments = segments(&root, header.segment_base_offset, header.segment_data_size)?;
+        let mut names = HashSet::new();
+        let mut entries = Vec::new();
+        let mut layouts = Vec::new();
+        let mut unreadable = Vec::new();
+        for nd in root.tables("named_data")? {
+            let key = nd.req_str("key")?.to_string();
+            if !names.insert(key.clone()) {
+                return Err(Error::invalid(Rule::DuplicateName, format!("key {key:?} appears twice")).for_tensor(key));
+            }
+            match entry(nd, &key, &segments) {
+                Ok((e, l)) => {
+                    entries.push(e);
+                    layouts.push(l);
+                }
+                Err(error) => unreadable.push(Unreadable { name: key, dtype: String::new(), shape: Vec::new(), error }),
+            }
+        }
+        Ok(PtdReader { bytes, header, root, entries, layouts, unreadable })
+    }
+
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The decoded flatbuffer.
+    pub fn root(&self) -> &Table {
+        &self.root
+    }
+}
+
+/// One named-data entry: a tensor when it has a layout, else a blob.
+fn entry(nd: &Table, key: &str, segments: &[Segment]) -> Result<(Entry, Option<TensorLayout>)> {
+    let index = nd.uint("segment_index")?;
+    let seg = usize::try_from(index).ok().and_then(|i| segments.get(i)).ok_or_else(|| {
+        Error::invalid(Rule::OutOfBounds, format!("segment_index {index} out of range ({} segments)", segments.len()))
+    })?;
+    let (info, nbytes, layout) = match nd.table("tensor_layout")? {
+        Some(t) => {
+            let l = TensorLayout::from_table(t)?;
+            let nbytes = l.nbytes()?;
+            if nbytes > seg.size {
+                return Err(Error::invalid(
+                    Rule::SizeMismatch,
+                    format!("layout needs {nbytes} bytes, its segment holds {}", seg.size),
+                ));
+            }
+            let layout = if l.is_contiguous() { Layout::Dense } else { Layout::DimOrder(l.dim_order.clone()) };
+            let info = TensorInfo { layout, ..TensorInfo::dense(key, l.dtype, l.shape.clone()) };
+            (info, nbytes, Some(l))
+        }
+        None => (TensorInfo::blob(key, seg.size), seg.size, None),
+    };
+    let storage = Storage {
+        offset: seg.offset,
+        len: nbytes,
+        encoding: Encoding::Raw,
+        byte_order: ByteOrder::Little,
+        checksum: None,
+    };
+    Ok((Entry { info, nbytes, storage }, layout.filter(|l| !l.is_contiguous())))
+}
+
+impl FormatReader for PtdReader {
+    fn format(&self) -> Format {
+        Format::Ptd
+    }
+
+    fn summary(&self) -> FileSummary {
+        let h = self.header;
+        let segments = self.root.vector("segments").map_or(0, <[_]>::len);
+        let int = |v: u64| MetaValue::Int(i128::from(v));
+        FileSummary {
+            version: "FT01".into(),
+            metadata: Vec::new(),
+            structure: None,
+            details: vec![
+                ("flatbuffer_bytes".into(), int(h.flatbuffer_size)),
+                ("segment_base_offset".into(), int(h.segment_base_offset)),
+                ("segment_data_bytes".into(), int(h.segment_data_size)),
+                ("segments".into(), int(segments as u64)),
+            ],
+        }
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
+        let e = self.entries.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        let stored = self.bytes.slice(e.storage.offset, e.storage.len)?;
+        Ok(TensorData::Dense(match &self.layouts[index] {
+            Some(l) => Bytes::from_vec(l.to_row_major(&stored)),
+            None => stored,
+        }))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

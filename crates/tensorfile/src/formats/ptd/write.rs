@@ -1,0 +1,178 @@
+//! Writing `.ptd` files laid out as ExecuTorch lays them out: the `FH01` header, the
+//! flatbuffer, then segments each starting at a multiple of 128 bytes from the segment
+//! base (itself a multiple of 128), identical bytes stored once.
+//!
+//! Streaming: the flatbuffer depends on which tensors share a segment, known only once all
+//! the data has been seen. The writer reserves room for the largest flatbuffer the plan can
+//! need (every tensor in its own segment), streams the segments after it, then seeks back
+//! and writes the real flatbuffer, padded with zeros to the reserved size (the flatbuffer
+//! size in the header covers that padding, so the segment base is still the flatbuffer's end
+//! rounded up to 128, as ExecuTorch computes it).
+
+use std::collections::HashMap;
+use std::io::SeekFrom;
+
+use sha2::{Digest, Sha256};
+
+use super::check_supported;
+use super::header::{Header, PADDED_LENGTH};
+use crate::checked;
+use crate::error::{Error, Result};
+use crate::flatbuf::{self, Table, Value, new_table};
+use crate::formats::executorch::{SEGMENT_ALIGNMENT, TensorLayout, flat_tensor_schema, scalar_type_of};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data};
+use crate::model::{Kind, Layout, TensorData, TensorInfo};
+use crate::source::Bytes;
+
+/// A streaming `.ptd` writer.
+pub struct PtdWriter<'w> {
+    out: Box<dyn Output + 'w>,
+    plan: Vec<TensorInfo>,
+    /// Bytes reserved for the flatbuffer (with its header) at the start of the file.
+    reserved: u64,
+    /// Where segments start: `reserved` rounded up to the segment alignment.
+    segment_base: u64,
+    /// (offset from the segment base, size) of each segment written.
+    segments: Vec<(u64, u64)>,
+    /// Segment of each planned tensor written so far.
+    segment_of: Vec<usize>,
+    by_content: HashMap<[u8; 32], usize>,
+    /// End of the segment data, relative to the segment base.
+    end: u64,
+}
+
+/// The FlatTensor table for `plan`, each tensor `i` in segment `segment_of[i]`.
+fn flat_tensor(plan: &[TensorInfo], segments: &[(u64, u64)], segment_of: &[usize]) -> Result<Table> {
+    let schema = flat_tensor_schema();
+    let mut root = new_table(schema, "FlatTensor");
+    let segs = segments
+        .iter()
+        .map(|&(offset, size)| {
+            let mut s = new_table(schema, "DataSegment");
+            s.set("offset", Some(Value::UInt(offset)));
+            s.set("size", Some(Value::UInt(size)));
+            Value::Table(s)
+        })
+        .collect();
+    root.set("segments", Some(Value::Vector(segs)));
+    let mut named = Vec::with_capacity(plan.len());
+    for (info, &seg) in plan.iter().zip(segment_of) {
+        let mut nd = new_table(schema, "NamedData");
+        nd.set("key", Some(Value::Str(info.name.clone())));
+        nd.set("segment_index", Some(Value::UInt(seg as u64)));
+        if info.kind == Kind::Tensor {
+            let st = scalar_type_of(info.dtype)
+                .ok_or_else(|| Error::unsupported(format!("ExecuTorch has no scalar type for {}", info.dtype)))?;
+            let mut l = new_table(schema, "TensorLayout");
+            l.set("scalar_type", Some(Value::Int(st)));
+            let sizes = info.shape.iter().map(|&d| Value::UInt(d)).collect();
+            l.set("sizes", Some(Value::Vector(sizes)));
+            l.set("dim_order", Some(Value::Bytes(Bytes::from_vec(dim_order(info)))));
+            nd.set("tensor_layout", Some(Value::Table(l)));
+        }
+        named.push(Value::Table(nd));
+    }
+    root.set("named_data", Some(Value::Vector(named)));
+    Ok(root)
+}
+
+/// The order a tensor's dimensions are stored in: as its layout says, else row-major.
+fn dim_order(info: &TensorInfo) -> Vec<u8> {
+    match &info.layout {
+        Layout::DimOrder(order) => order.clone(),
+        _ => (0..info.shape.len()).map(|d| d as u8).collect(),
+    }
+}
+
+fn encode(root: &Table) -> Result<Vec<u8>> {
+    flatbuf::encode(flat_tensor_schema(), root, PADDED_LENGTH as usize)
+}
+
+impl<'w> PtdWriter<'w> {
+    pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], _options: &WriteOptions) -> Result<Self> {
+        for info in plan {
+            check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+        }
+        // The largest flatbuffer: one segment per tensor, offsets and sizes at their widest.
+        let widest: Vec<(u64, u64)> = plan.iter().map(|_| (u64::MAX, u64::MAX)).collect();
+        let own: Vec<usize> = (0..plan.len()).collect();
+        let reserved = encode(&flat_tensor(plan, &widest, &own)?)?.len() as u64;
+        let segment_base = checked::align_up(reserved, SEGMENT_ALIGNMENT)?;
+        out.seek(SeekFrom::Start(segment_base))?;
+        Ok(PtdWriter {
+            out,
+            plan: plan.to_vec(),
+            reserved,
+            segment_base,
+            segments: Vec::new(),
+            segment_of: Vec::with_capacity(plan.len()),
+            by_content: HashMap::new(),
+            end: 0,
+        })
+    }
+}
+
+impl FormatWriter for PtdWriter<'_> {
+    fn write(&mut self, data: &TensorData) -> Result<()> {
+        let info =
+            self.plan.get(self.segment_of.len()).ok_or_else(|| Error::usage("more tensors written than planned"))?;
+        check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
+        let row_major = data.dense()?;
+        // Tensors with a dim order are stored in that order, as the program expects them.
+        let permuted = match &info.layout {
+            Layout::DimOrder(order) => Some(
+                TensorLayout { dtype: info.dtype, shape: info.shape.clone(), dim_order: order.clone() }
+                    .from_row_major(row_major),
+            ),
+            _ => None,
+        };
+        let bytes: &[u8] = permuted.as_deref().unwrap_or(row_major);
+        let digest: [u8; 32] = Sha256::digest(bytes).into();
+        let segment = match self.by_content.get(&digest) {
+            Some(&s) => s,
+            None => {
+                let offset = checked::align_up(self.end, SEGMENT_ALIGNMENT)?;
+                let pad = offset - self.end;
+                self.out.write_all(&vec![0u8; pad as usize])?;
+                self.out.write_all(bytes)?;
+                self.end = offset + bytes.len() as u64;
+                self.segments.push((offset, bytes.len() as u64));
+                self.by_content.insert(digest, self.segments.len() - 1);
+                self.segments.len() - 1
+            }
+        };
+        self.segment_of.push(segment);
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        if self.segment_of.len() != self.plan.len() {
+            return Err(Error::usage(format!(
+                "writer finished after {} of {} tensors",
+                self.segment_of.len(),
+                self.plan.len()
+            )));
+        }
+        let mut fb = encode(&flat_tensor(&self.plan, &self.segments, &self.segment_of)?)?;
+        let actual = fb.len() as u64;
+        if actual > self.reserved {
+            return Err(Error::unsupported("flatbuffer outgrew its reserved room (a bug)"));
+        }
+        // The region ends where the segment base, rounded down, says it may: the actual
+        // flatbuffer when that is true of it, else the reserved room (zero padded).
+        let region =
+            if checked::align_up(actual, SEGMENT_ALIGNMENT)? == self.segment_base { actual } else { self.reserved };
+        let header = Header {
+            flatbuffer_offset: PADDED_LENGTH,
+            flatbuffer_size: region - PADDED_LENGTH,
+            segment_base_offset: self.segment_base,
+            segment_data_size: self.end,
+        };
+        fb[8..8 + PADDED_LENGTH as usize].copy_from_slice(&header.to_bytes());
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(&fb)?;
+        self.out.seek(SeekFrom::Start(self.segment_base + self.end))?;
+        self.out.flush()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,103 @@
+//! The `.pte` file header: the flatbuffer root offset and `ET12`, then the optional `eh00`
+//! extended header that places the program and its segments.
+
+use crate::checked;
+use crate::error::{Error, Result, Rule};
+
+/// The identifier of the program schema tensorfile reads.
+pub const IDENTIFIER: &[u8; 4] = b"ET12";
+/// The extended header's length as ExecuTorch ≥ 1.0 writes it.
+pub const EXTENDED_LENGTH: u32 = 32;
+/// The shortest extended header (files before ExecuTorch 1.0).
+const MIN_EXTENDED_LENGTH: u32 = 24;
+
+/// Where the program and the segments are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Length of the `eh00` header (0 when there is none).
+    pub extended_length: u32,
+    /// Bytes of the flatbuffer program, from byte 0 (headers included).
+    pub program_size: u64,
+    /// Absolute offset of the segment data (0: no segments).
+    pub segment_base_offset: u64,
+    /// Bytes of segment data.
+    pub segment_data_size: u64,
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
+}
+
+impl Layout {
+    /// Read the headers of a file of `bytes`, checked against its length.
+    pub fn parse(bytes: &[u8]) -> Result<Layout> {
+        let len = bytes.len() as u64;
+        if bytes.len() < 8 {
+            return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: too short for a program header")));
+        }
+        let ident = &bytes[4..8];
+        if ident != IDENTIFIER {
+            let what = String::from_utf8_lossy(ident);
+            return Err(if ident.starts_with(b"ET") {
+                Error::unsupported(format!("program format {what}: tensorfile reads ET12"))
+            } else {
+                Error::invalid(Rule::BadMagic, format!("identifier {what:?} is not ET12"))
+            });
+        }
+        if bytes.get(8..12) != Some(b"eh00") {
+            return Ok(Layout { extended_length: 0, program_size: len, segment_base_offset: 0, segment_data_size: 0 });
+        }
+        let extended_length = bytes
+            .get(12..16)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+            .ok_or_else(|| Error::invalid(Rule::Truncated, "extended header cut short"))?;
+        if extended_length < MIN_EXTENDED_LENGTH {
+            return Err(Error::invalid(Rule::BadField, format!("extended header length {extended_length} < 24")));
+        }
+        let header_end = 8 + u64::from(extended_length);
+        // header_end >= 32, and >= 40 when the header has segment_data_size: this bounds
+        // every read below.
+        if header_end > len {
+            return Err(Error::invalid(Rule::Truncated, "extended header cut short"));
+        }
+        let program_size = u64_at(bytes, 16);
+        let segment_base_offset = u64_at(bytes, 24);
+        if program_size < header_end || program_size > len {
+            return Err(Error::invalid(
+                Rule::OutOfBounds,
+                format!("program size {program_size} outside {header_end}..={len} (the headers..the file)"),
+            ));
+        }
+        let segment_data_size = if extended_length >= 32 {
+            u64_at(bytes, 32)
+        } else {
+            // Before the field existed, segment data ran to the end of the file.
+            len.saturating_sub(segment_base_offset)
+        };
+        if segment_base_offset != 0 {
+            let end = checked::add(segment_base_offset, segment_data_size, "segment data")?;
+            if segment_base_offset < program_size || end > len {
+                return Err(Error::invalid(
+                    Rule::OutOfBounds,
+                    format!(
+                        "segment data {segment_base_offset}..{end} outside {program_size}..={len} (after the program, within the file)"
+                    ),
+                ));
+            }
+        } else if segment_data_size != 0 {
+            return Err(Error::invalid(Rule::BadField, "segment data without a segment base offset"));
+        }
+        Ok(Layout { extended_length, program_size, segment_base_offset, segment_data_size })
+    }
+
+    /// The 32-byte `eh00` header for a program of `program_size` bytes and its segments.
+    pub fn extended_bytes(program_size: u64, segment_base_offset: u64, segment_data_size: u64) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..4].copy_from_slice(b"eh00");
+        b[4..8].copy_from_slice(&EXTENDED_LENGTH.to_le_bytes());
+        b[8..16].copy_from_slice(&program_size.to_le_bytes());
+        b[16..24].copy_from_slice(&segment_base_offset.to_le_bytes());
+        b[24..32].copy_from_slice(&segment_data_size.to_le_bytes());
+        b
+    }
+}

@@ -1,0 +1,21 @@
+//! ExecuTorch programs (`.pte`): an `ET12` flatbuffer, an optional `eh00` extended header,
+//! then segments (constants, mutable initial state, delegate payloads, named data).
+//!
+//! Read everything; rewrite weights (`rewrite`): move constants into a `.ptd`
+//! (externalize) or replace their bytes (update).
+
+mod header;
+mod program;
+mod read;
+pub mod rewrite;
+mod summary;
+mod validate;
+
+pub use header::Layout as HeaderLayout;
+pub use program::{Program, ProgramTensor, Source};
+pub use read::PteReader;
+
+/// Whether `bytes` look like a program: `ET` and two characters at byte 4.
+pub fn looks_like(bytes: &[u8]) -> bool {
+    bytes.get(4..6) == Some(b"ET") && bytes.get(6..8).is_some_and(|v| v.iter().all(u8::is_ascii_alphanumeric))
+}

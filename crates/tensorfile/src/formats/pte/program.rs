@@ -1,0 +1,284 @@
+//! The decoded program: its segments, and the tensors whose bytes the file (or a `.ptd`)
+//! holds, each with its stable name.
+//!
+//! Names (constants carry none inside a `.pte`; see docs/executorch.md):
+//! - a constant (`data_buffer_idx = k > 0`, no `allocation_info`): `constant.<k>`;
+//! - mutable initial state (`data_buffer_idx = k > 0` with `allocation_info`): its
+//!   fully qualified name when it has one, else `mutable.<k>` (`mutable.<list>.<k>` for
+//!   mutable segment lists other than the first);
+//! - an external tensor (`location = EXTERNAL`): its fully qualified name;
+//! - named data: its key.
+
+use std::collections::HashSet;
+
+use super::header::Layout;
+use crate::error::{Error, Result, Rule};
+use crate::flatbuf::{self, Table};
+use crate::formats::executorch::{TensorLayout, program_schema};
+use crate::source::Bytes;
+
+/// Where a program tensor's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Source {
+    Constant { buffer: u64 },
+    Mutable { list: u64, buffer: u64 },
+    External { fqn: String },
+    NamedData { key: String },
+}
+
+impl Source {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Constant { .. } => "constant",
+            Source::Mutable { .. } => "mutable",
+            Source::External { .. } => "external",
+            Source::NamedData { .. } => "named_data",
+        }
+    }
+}
+
+/// A tensor (or named blob) of the program with data.
+#[derive(Debug, Clone)]
+pub struct ProgramTensor {
+    pub name: String,
+    pub source: Source,
+    /// Type, shape and dim order; `None` for named data, which is an untyped blob.
+    pub layout: Option<TensorLayout>,
+    /// The first method and value index that use it (named data: none).
+    pub used_by: Option<(String, usize)>,
+}
+
+/// A tensor the program declares but whose description is broken.
+#[derive(Debug)]
+pub struct BrokenTensor {
+    pub name: String,
+    pub error: Error,
+}
+
+/// A decoded `.pte` program and where its segments are.
+pub struct Program {
+    pub layout: Layout,
+    pub root: Table,
+    /// Absolute (offset, size) of each segment.
+    pub segments: Vec<(u64, u64)>,
+}
+
+impl Program {
+    pub fn open(bytes: &Bytes) -> Result<Program> {
+        let layout = Layout::parse(bytes)?;
+        let fb = bytes.slice(0, layout.program_size)?;
+        let root = flatbuf::decode(program_schema(), &fb)?;
+        let version = root.uint("version")?;
+        if version != 0 {
+            return Err(Error::invalid(Rule::BadField, format!("program version {version}, expected 0")));
+        }
+        let mut segments = Vec::new();
+        for (i, s) in root.tables("segments")?.iter().enumerate() {
+            let (offset, size) = (s.uint("offset")?, s.uint("size")?);
+            let end = offset.checked_add(size);
+            if size > 0 && end.is_none_or(|e| e > layout.segment_data_size) {
+                return Err(Error::invalid(
+                    Rule::OutOfBounds,
+                    format!(
+                        "segment {i} at {offset} of {size} bytes runs past the segment data ({} bytes)",
+                        layout.segment_data_size
+                    ),
+                ));
+            }
+            segments.push((layout.segment_base_offset + offset, size));
+        }
+        Ok(Program { layout, root, segments })
+    }
+
+    /// Segment `index` as an absolute (offset, size).
+    pub fn segment(&self, index: u64) -> Result<(u64, u64)> {
+        usize::try_from(index).ok().and_then(|i| self.segments.get(i)).copied().ok_or_else(|| {
+            Error::invalid(
+                Rule::OutOfBounds,
+                format!("segment index {index} out of range ({} segments)", self.segments.len()),
+            )
+        })
+    }
+
+    /// Whether constants live in `constant_segment` (else in the inline `constant_buffer`).
+    pub fn constants_in_segment(&self) -> Result<bool> {
+        Ok(match self.root.table("constant_segment")? {
+            Some(cs) => cs.vector("offsets")?.len() > 1,
+            None => false,
+        })
+    }
+
+    /// The absolute byte range of sub-buffer `buffer` of a segment list (the constant segment
+    /// or a mutable data segment list), `nbytes` long.
+    fn subsegment(&self, list: &Table, buffer: u64, nbytes: u64, what: &str) -> Result<(u64, u64)> {
+        let offsets = list.ints("offsets")?;
+        let offset = usize::try_from(buffer).ok().and_then(|b| offsets.get(b)).copied().ok_or_else(|| {
+            Error::invalid(
+                Rule::OutOfBounds,
+                format!("{what} buffer {buffer} out of range ({} offsets)", offsets.len()),
+            )
+        })?;
+        let offset = u64::try_from(offset).map_err(|_| Error::invalid(Rule::BadField, "negative offset"))?;
+        let (start, size) = self.segment(list.uint("segment_index")?)?;
+        let end = offset.checked_add(nbytes).filter(|&e| e <= size);
+        end.ok_or_else(|| {
+            Error::invalid(
+                Rule::OutOfBounds,
+                format!("{what} buffer {buffer} at {offset} + {nbytes} bytes runs past its segment ({size} bytes)"),
+            )
+        })?;
+        Ok((start + offset, nbytes))
+    }
+
+    /// Where constant `buffer` of `nbytes` is: an absolute range of the file.
+    pub fn constant_range(&self, buffer: u64, nbytes: u64) -> Result<(u64, u64)> {
+        if self.constants_in_segment()? {
+            let cs = self
+                .root
+                .table("constant_segment")?
+                .ok_or_else(|| Error::invalid(Rule::MissingField, "no constant_segment"))?;
+            return self.subsegment(cs, buffer, nbytes, "constant");
+        }
+        Err(Error::invalid(Rule::OutOfBounds, format!("constant buffer {buffer} is not in a segment")))
+    }
+
+    /// The bytes of constant `buffer` stored inline (deprecated `constant_buffer`).
+    pub fn inline_constant(&self, buffer: u64, nbytes: u64) -> Result<Bytes> {
+        let buffers = self.root.tables("constant_buffer")?;
+        let b = usize::try_from(buffer).ok().and_then(|i| buffers.get(i)).ok_or_else(|| {
+            Error::invalid(
+                Rule::OutOfBounds,
+                format!("constant buffer {buffer} out of range ({} buffers)", buffers.len()),
+            )
+        })?;
+        let storage = b.bytes("storage")?;
+        if (storage.len() as u64) < nbytes {
+            return Err(Error::invalid(
+                Rule::SizeMismatch,
+                format!("constant buffer {buffer} holds {} bytes, needs {nbytes}", storage.len()),
+            ));
+        }
+        storage.slice(0, nbytes)
+    }
+
+    /// Where mutable initial state `buffer` of list `list` is: an absolute range.
+    pub fn mutable_range(&self, list: u64, buffer: u64, nbytes: u64) -> Result<(u64, u64)> {
+        let lists = self.root.tables("mutable_data_segments")?;
+        let l = usize::try_from(list).ok().and_then(|i| lists.get(i)).ok_or_else(|| {
+            Error::invalid(
+                Rule::OutOfBounds,
+                format!("mutable data segment list {list} out of range ({})", lists.len()),
+            )
+        })?;
+        self.subsegment(l, buffer, nbytes, "mutable data")
+    }
+
+    /// Every tensor with data, in a stable order: methods in order, values in order, then
+    /// named data. A buffer used by several tensors is listed once, under its first user.
+    pub fn tensors(&self) -> Result<(Vec<ProgramTensor>, Vec<BrokenTensor>)> {
+        let mut good = Vec::new();
+        let mut broken = Vec::new();
+        let mut seen: HashSet<Source> = HashSet::new();
+        for plan in self.root.tables("execution_plan")? {
+            let method = plan.str("name")?.unwrap_or("").to_string();
+            for (i, v) in plan.vector("values")?.iter().enumerate() {
+                let flatbuf::Value::Table(ev) = v else { continue };
+                let Some(u) = ev.union("val")? else { continue };
+                let (Some(t), "Tensor") = (&u.value, u.variant()) else { continue };
+                match classify(t) {
+                    Ok(None) => {}
+                    Ok(Some(source)) => {
+                        if !seen.insert(source.clone()) {
+                            continue;
+                        }
+                        let name = name_of(&source, t)?;
+                        match tensor_layout(t) {
+                            Ok(layout) => good.push(ProgramTensor {
+                                name,
+                                source,
+                                layout: Some(layout),
+                                used_by: Some((method.clone(), i)),
+                            }),
+                            Err(error) => broken.push(BrokenTensor { name, error }),
+                        }
+                    }
+                    Err(error) => broken.push(BrokenTensor { name: format!("{method}.values.{i}"), error }),
+                }
+            }
+        }
+        for nd in self.root.tables("named_data")? {
+            let key = nd.req_str("key")?.to_string();
+            let source = Source::NamedData { key: key.clone() };
+            if seen.insert(source.clone()) {
+                good.push(ProgramTensor { name: key, source, layout: None, used_by: None });
+            } else {
+                return Err(Error::invalid(Rule::DuplicateName, format!("named data key {key:?} appears twice"))
+                    .for_tensor(key));
+            }
+        }
+        Ok((good, broken))
+    }
+
+    /// The segment holding named data `key`.
+    pub fn named_data_segment(&self, key: &str) -> Result<(u64, u64)> {
+        for nd in self.root.tables("named_data")? {
+            if nd.req_str("key")? == key {
+                return self.segment(nd.uint("segment_index")?);
+            }
+        }
+        Err(Error::not_found(key))
+    }
+}
+
+/// Where a `Tensor` table's data is, or `None` for tensors the runtime allocates.
+fn classify(t: &Table) -> Result<Option<Source>> {
+    let extra = t.table("extra_tensor_info")?;
+    if let Some(x) = extra {
+        if x.int("location")? == 1 {
+            let fqn = x.str("fully_qualified_name")?.filter(|s| !s.is_empty());
+            let fqn = fqn
+                .ok_or_else(|| Error::invalid(Rule::MissingField, "external tensor without a fully qualified name"))?;
+            return Ok(Some(Source::External { fqn: fqn.to_string() }));
+        }
+    }
+    let buffer = t.uint("data_buffer_idx")?;
+    if buffer == 0 {
+        return Ok(None);
+    }
+    if t.has("allocation_info") {
+        let list = match extra {
+            Some(x) => x.uint("mutable_data_segments_idx")?,
+            None => 0,
+        };
+        return Ok(Some(Source::Mutable { list, buffer }));
+    }
+    Ok(Some(Source::Constant { buffer }))
+}
+
+fn name_of(source: &Source, t: &Table) -> Result<String> {
+    Ok(match source {
+        Source::Constant { buffer } => format!("constant.{buffer}"),
+        Source::Mutable { list, buffer } => {
+            let fqn = match t.table("extra_tensor_info")? {
+                Some(x) => x.str("fully_qualified_name")?.filter(|s| !s.is_empty()).map(str::to_string),
+                None => None,
+            };
+            match (fqn, list) {
+                (Some(f), _) => f,
+                (None, 0) => format!("mutable.{buffer}"),
+                (None, l) => format!("mutable.{l}.{buffer}"),
+            }
+        }
+        Source::External { fqn } => fqn.clone(),
+        Source::NamedData { key } => key.clone(),
+    })
+}
+
+/// A data-bearing tensor's layout, with the runtime's further rule: storage offset 0.
+fn tensor_layout(t: &Table) -> Result<TensorLayout> {
+    let storage_offset = t.int("storage_offset")?;
+    if storage_offset != 0 {
+        return Err(Error::invalid(Rule::BadField, format!("storage_offset {storage_offset}, the runtime needs 0")));
+    }
+    TensorLayout::from_table(t)
+}

@@ -1,0 +1,251 @@
+//! Opening a `.pte` file: its program, and every tensor with data as an entry.
+
+use std::any::Any;
+
+use super::program::{Program, ProgramTensor, Source};
+use super::{summary, validate};
+use crate::error::{Error, Result, Rule};
+use crate::formats::executorch::TensorLayout;
+use crate::formats::ptd::PtdReader;
+use crate::formats::{FileSummary, Format, FormatReader};
+use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::source::Bytes;
+
+/// An opened `.pte` file, with the `.ptd` holding its external tensors when one is given.
+pub struct PteReader {
+    bytes: Bytes,
+    program: Program,
+    /// The program tensor behind each entry.
+    tensors: Vec<ProgramTensor>,
+    entries: Vec<Entry>,
+    unreadable: Vec<Unreadable>,
+    data: Option<PtdReader>,
+}
+
+fn storage(offset: u64, len: u64) -> Storage {
+    Storage { offset, len, encoding: Encoding::Raw, byte_order: ByteOrder::Little, checksum: None }
+}
+
+fn layout_of(l: &TensorLayout) -> Layout {
+    if l.is_contiguous() { Layout::Dense } else { Layout::DimOrder(l.dim_order.clone()) }
+}
+
+impl PteReader {
+    /// Open a program; `data` is the `.ptd` its external tensors live in.
+    pub fn open(bytes: Bytes, data: Option<PtdReader>) -> Result<Self> {
+        let program = Program::open(&bytes)?;
+        let (tensors, broken) = program.tensors()?;
+        let mut reader =
+            PteReader { bytes, program, tensors: Vec::new(), entries: Vec::new(), unreadable: Vec::new(), data };
+        for b in broken {
+            reader.unreadable.push(Unreadable {
+                name: b.name,
+                dtype: String::new(),
+                shape: Vec::new(),
+                error: b.error,
+            });
+        }
+        for t in tensors {
+            match reader.entry(&t) {
+                Ok(e) => {
+                    reader.entries.push(e);
+                    reader.tensors.push(t);
+                }
+                Err(error) => {
+                    let (dtype, shape) = t
+                        .layout
+                        .as_ref()
+                        .map_or((String::new(), Vec::new()), |l| (l.dtype.name().into(), l.shape.clone()));
+                    reader.unreadable.push(Unreadable { name: t.name, dtype, shape, error });
+                }
+            }
+        }
+        Ok(reader)
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The program tensor behind each entry (same order as `entries`).
+    pub fn program_tensors(&self) -> &[ProgramTensor] {
+        &self.tensors
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// The absolute (offset, size) of each delegate payload, by delegate: (method, delegate
+    /// index, backend id, bytes).
+    pub fn delegate_payloads(&self) -> Result<Vec<(String, usize, String, Bytes)>> {
+        let inline = self.program.root.tables("backend_delegate_data")?;
+        let mut out = Vec::new();
+        for plan in self.program.root.tables("execution_plan")? {
+            let method = plan.str("name")?.unwrap_or("").to_string();
+            for (i, d) in plan.tables("delegates")?.iter().enumerate() {
+                let id = d.str("id")?.unwrap_or("").to_string();
+                let bytes = match d.table("processed")? {
+                    Some(p) => self.delegate_bytes(p, &inline)?,
+                    None => {
+                        return Err(Error::invalid(
+                            Rule::MissingField,
+                            format!("delegate {i} of {method} has no data"),
+                        ));
+                    }
+                };
+                out.push((method.clone(), i, id, bytes));
+            }
+        }
+        Ok(out)
+    }
+
+    fn delegate_bytes(&self, processed: &crate::flatbuf::Table, inline: &[&crate::flatbuf::Table]) -> Result<Bytes> {
+        let index = processed.uint("index")?;
+        if processed.int("location")? == 0 {
+            let d = usize::try_from(index).ok().and_then(|i| inline.get(i)).ok_or_else(|| {
+                Error::invalid(
+                    Rule::OutOfBounds,
+                    format!("inline delegate data {index} out of range ({})", inline.len()),
+                )
+            })?;
+            d.bytes("data")
+        } else {
+            let (offset, size) = self.program.segment(index)?;
+            self.bytes.slice(offset, size)
+        }
+    }
+
+    fn entry(&self, t: &ProgramTensor) -> Result<Entry> {
+        let (info, nbytes, store) = match (&t.source, &t.layout) {
+            (Source::NamedData { key }, _) => {
+                let (offset, size) = self.program.named_data_segment(key)?;
+                (TensorInfo::blob(key, size), size, storage(offset, size))
+            }
+            (Source::External { fqn }, Some(l)) => {
+                let data = self.data.as_ref().ok_or_else(|| {
+                    Error::unsupported("external tensor: its bytes are in a .ptd file (open it with --data FILE.ptd)")
+                })?;
+                let e = external_entry(data, fqn, l)?;
+                (e.info.clone(), e.nbytes, e.storage.clone())
+            }
+            (source, Some(l)) => {
+                let nbytes = l.nbytes()?;
+                let offset = match source {
+                    Source::Constant { buffer } if !self.program.constants_in_segment()? => {
+                        self.program.inline_constant(*buffer, nbytes)?.offset_in_owner()
+                    }
+                    Source::Constant { buffer } => self.program.constant_range(*buffer, nbytes)?.0,
+                    Source::Mutable { list, buffer } => self.program.mutable_range(*list, *buffer, nbytes)?.0,
+                    _ => unreachable!("named data and external handled above"),
+                };
+                let info = TensorInfo { layout: layout_of(l), ..TensorInfo::dense(&t.name, l.dtype, l.shape.clone()) };
+                (info, nbytes, storage(offset, nbytes))
+            }
+            (_, None) => return Err(Error::invalid(Rule::MissingField, "tensor without a layout")),
+        };
+        let mut info = TensorInfo { name: t.name.clone(), ..info };
+        info.extra = provenance(t);
+        Ok(Entry { info, nbytes, storage: store })
+    }
+}
+
+/// Where a program tensor comes from, shown with its entry: `source` (constant, mutable,
+/// external, named_data), the buffer index, and the first method and value using it.
+fn provenance(t: &ProgramTensor) -> Vec<(String, MetaValue)> {
+    let int = |v: u64| MetaValue::Int(i128::from(v));
+    let mut extra = vec![("source".to_string(), MetaValue::from(t.source.kind()))];
+    match &t.source {
+        Source::Constant { buffer } | Source::Mutable { buffer, .. } => {
+            extra.push(("buffer_index".into(), int(*buffer)))
+        }
+        Source::External { .. } | Source::NamedData { .. } => {}
+    }
+    if let Some((method, value)) = &t.used_by {
+        extra.push(("method".into(), MetaValue::from(method.as_str())));
+        extra.push(("value_index".into(), int(*value as u64)));
+    }
+    extra
+}
+
+/// The `.ptd` entry for external tensor `fqn`, which must match the program's declaration
+/// exactly (the runtime checks scalar type, sizes and dim order).
+fn external_entry<'a>(data: &'a PtdReader, fqn: &str, l: &TensorLayout) -> Result<&'a Entry> {
+    let e = data
+        .entries()
+        .iter()
+        .find(|e| e.info.name == fqn)
+        .ok_or_else(|| Error::invalid(Rule::MissingField, format!("the .ptd has no entry {fqn:?}")))?;
+    let dim_order: Vec<u8> = match &e.info.layout {
+        Layout::DimOrder(o) => o.clone(),
+        _ => (0..e.info.shape.len() as u8).collect(),
+    };
+    if e.info.dtype != l.dtype || e.info.shape != l.shape || dim_order != l.dim_order {
+        return Err(Error::invalid(
+            Rule::SizeMismatch,
+            format!(
+                "the .ptd holds {} {:?} (dim order {dim_order:?}), the program expects {} {:?} (dim order {:?})",
+                e.info.dtype, e.info.shape, l.dtype, l.shape, l.dim_order
+            ),
+        ));
+    }
+    Ok(e)
+}
+
+impl FormatReader for PteReader {
+    fn format(&self) -> Format {
+        Format::Pte
+    }
+
+    fn summary(&self) -> FileSummary {
+        let l = self.program.layout;
+        let int = |v: u64| MetaValue::Int(i128::from(v));
+        FileSummary {
+            version: "ET12".into(),
+            metadata: Vec::new(),
+            details: vec![
+                ("program_bytes".into(), int(l.program_size)),
+                ("extended_header_bytes".into(), int(u64::from(l.extended_length))),
+                ("segment_base_offset".into(), int(l.segment_base_offset)),
+                ("segment_data_bytes".into(), int(l.segment_data_size)),
+                ("segments".into(), int(self.program.segments.len() as u64)),
+            ],
+            structure: Some(summary::describe(self)),
+        }
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
+        let (e, t) = self
+            .entries
+            .get(index)
+            .zip(self.tensors.get(index))
+            .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        if let Source::External { fqn } = &t.source {
+            let data = self.data.as_ref().ok_or_else(|| Error::unsupported("external tensor without its .ptd"))?;
+            let i = data.entries().iter().position(|d| &d.info.name == fqn).ok_or_else(|| Error::not_found(fqn))?;
+            return data.read(i, verify);
+        }
+        let stored = self.bytes.slice(e.storage.offset, e.storage.len)?;
+        Ok(TensorData::Dense(match &t.layout {
+            Some(l) if !l.is_contiguous() => Bytes::from_vec(l.to_row_major(&stored)),
+            _ => stored,
+        }))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn check(&self) -> Vec<Error> {
+        validate::check(&self.program)
+    }
+}

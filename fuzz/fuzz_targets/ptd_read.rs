@@ -1,0 +1,7 @@
+//! Any bytes opened as `.ptd`: an error or a file whose every entry decodes to exactly its
+//! declared size, and whose load-time checks all run; never a panic or a runaway decode.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tensorfile::formats::exercise(data, Some(tensorfile::Format::Ptd));
+});
