@@ -16,7 +16,6 @@ not with the records, so that XNNPACK's CPU-specific kernels cannot make a test 
 import hashlib
 import json
 import math
-import os
 import struct
 import subprocess
 import sys
@@ -53,22 +52,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from fixturegen import executorch as models  # noqa: E402
 
 
-def find_binary() -> Path | None:
-    if "TENSORFILE_BIN" in os.environ:
-        path = Path(os.environ["TENSORFILE_BIN"])
-        if not path.is_file():
-            pytest.fail(f"TENSORFILE_BIN={path} is not a file", pytrace=False)
-        return path
-    candidates = [ROOT / "target" / profile / "tensorfile" for profile in ("release", "debug")]
-    return next((p for p in candidates if p.is_file()), None)
-
-
-BINARY = find_binary()
-if BINARY is None:
-    pytest.skip(
-        "no tensorfile binary: set TENSORFILE_BIN or run `cargo build -p tensorfile-cli`",
-        allow_module_level=True,
-    )
+from tensorfile_binary import BINARY  # noqa: E402 (skips this module without a binary)
 
 # Record dtype names -> (torch dtype, bytes per element, ExecuTorch ScalarType).
 DTYPES = {

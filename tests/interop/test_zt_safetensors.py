@@ -7,7 +7,6 @@ binary is $TENSORFILE_BIN, else target/release/tensorfile or target/debug/tensor
 """
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -23,22 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
-def find_binary() -> Path | None:
-    if "TENSORFILE_BIN" in os.environ:
-        path = Path(os.environ["TENSORFILE_BIN"])
-        if not path.is_file():
-            pytest.fail(f"TENSORFILE_BIN={path} is not a file", pytrace=False)
-        return path
-    candidates = [ROOT / "target" / profile / "tensorfile" for profile in ("release", "debug")]
-    return next((p for p in candidates if p.is_file()), None)
-
-
-BINARY = find_binary()
-if BINARY is None:
-    pytest.skip(
-        "no tensorfile binary: set TENSORFILE_BIN or run `cargo build -p tensorfile-cli`",
-        allow_module_level=True,
-    )
+from tensorfile_binary import BINARY  # noqa: E402 (skips this module without a binary)
 
 # The zTensor dtypes, with safetensors' names for them.
 SAFETENSORS_NAMES = {
