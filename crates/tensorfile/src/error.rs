@@ -68,6 +68,11 @@ pub enum Rule {
     BadSparse,
     /// More entries than the library's limit.
     TooManyEntries,
+    /// A pickle that is malformed (unknown opcode, stack underflow, bad memo reference...).
+    BadPickle,
+    /// A pickle that names a global (function or class) outside the allow-list: refused,
+    /// never run.
+    ForbiddenGlobal,
 }
 
 impl Rule {
@@ -102,6 +107,8 @@ impl Rule {
             Rule::BadMetadata => "bad-metadata",
             Rule::BadSparse => "bad-sparse",
             Rule::TooManyEntries => "too-many-entries",
+            Rule::BadPickle => "bad-pickle",
+            Rule::ForbiddenGlobal => "forbidden-global",
         }
     }
 }

@@ -25,8 +25,10 @@ pub mod limits;
 pub mod model;
 pub mod npy;
 pub mod output;
+pub mod pickle;
 pub mod source;
 mod swap;
+pub mod zip;
 
 pub use error::{Error, ErrorKind, Result, Rule};
 pub use file::TensorFile;

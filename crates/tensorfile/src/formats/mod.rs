@@ -5,9 +5,12 @@
 //! tensor at a time, in the order of the plan it was created with).
 
 pub mod executorch;
+pub mod pt;
+pub mod pt2;
 pub mod ptd;
 pub mod pte;
 pub mod safetensors;
+pub mod torch;
 pub mod zt;
 
 use std::any::Any;
@@ -28,11 +31,15 @@ pub enum Format {
     Pte,
     /// ExecuTorch named data.
     Ptd,
+    /// A `torch.save` file.
+    Pt,
+    /// A PyTorch archive (`torch.export.save`, AOTInductor packages).
+    Pt2,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: [Format; 4] = [Format::Zt, Format::Safetensors, Format::Pte, Format::Ptd];
+    pub const ALL: [Format; 6] = [Format::Zt, Format::Safetensors, Format::Pte, Format::Ptd, Format::Pt, Format::Pt2];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +47,8 @@ impl Format {
             Format::Safetensors => "safetensors",
             Format::Pte => "pte",
             Format::Ptd => "ptd",
+            Format::Pt => "pt",
+            Format::Pt2 => "pt2",
         }
     }
 
@@ -56,6 +65,9 @@ impl Format {
     /// The format an output path asks for, from its extension.
     pub fn from_path(path: &Path) -> Result<Format> {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        if matches!(ext.as_str(), "pth" | "bin") {
+            return Ok(Format::Pt);
+        }
         Format::ALL.into_iter().find(|f| f.extension() == ext).ok_or_else(|| {
             let known: Vec<_> = Format::ALL.iter().map(|f| format!(".{}", f.extension())).collect();
             Error::usage(format!(
@@ -80,6 +92,13 @@ impl Format {
         if pte::looks_like(bytes) {
             return Ok(Format::Pte);
         }
+        if pt::looks_like_legacy(bytes) {
+            return Ok(Format::Pt);
+        }
+        if bytes.starts_with(b"PK\x03\x04") {
+            let names = crate::zip::entry_names(bytes)?;
+            return Ok(if pt2::looks_like(&names) { Format::Pt2 } else { Format::Pt });
+        }
         Err(Error::invalid(Rule::UnknownFormat, "not a file format tensorfile recognises"))
     }
 
@@ -90,6 +109,8 @@ impl Format {
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(bytes)?)),
             Format::Pte => Ok(Box::new(pte::PteReader::open(bytes, None)?)),
             Format::Ptd => Ok(Box::new(ptd::PtdReader::open(bytes)?)),
+            Format::Pt => Ok(Box::new(pt::PtReader::open(bytes)?)),
+            Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(bytes)?)),
         }
     }
 
@@ -99,9 +120,9 @@ impl Format {
             Format::Zt => zt::check_supported(info),
             Format::Safetensors => safetensors::check_supported(info),
             Format::Ptd => ptd::check_supported(info),
-            Format::Pte => Err(Error::unsupported(
-                "a .pte is a program, not a tensor container: use `tensorfile externalize` or `update`",
-            )),
+            Format::Pt => pt::check_supported(info),
+            Format::Pt2 => Err(Error::unsupported(pt2::NOT_A_CONTAINER)),
+            Format::Pte => Err(Error::unsupported(pte::NOT_A_CONTAINER)),
         }
     }
 
@@ -128,6 +149,8 @@ impl Format {
             Format::Zt => Ok(Box::new(zt::ZtWriter::new(out, plan, options)?)),
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsWriter::new(out, plan, options)?)),
             Format::Ptd => Ok(Box::new(ptd::PtdWriter::new(out, plan, options)?)),
+            Format::Pt => Ok(Box::new(pt::PtWriter::new(out, plan, options)?)),
+            Format::Pt2 => Err(Error::unsupported(pt2::NOT_A_CONTAINER)),
             Format::Pte => {
                 Err(Format::Pte.check_supported(plan.first().unwrap_or(&TensorInfo::blob("", 0))).unwrap_err())
             }

@@ -139,6 +139,8 @@ impl ByteOrder {
 pub enum Encoding {
     Raw,
     Zstd,
+    /// Deflate (zip entries written by Python's `zipfile`).
+    Deflate,
 }
 
 impl Encoding {
@@ -146,6 +148,7 @@ impl Encoding {
         match self {
             Encoding::Raw => "raw",
             Encoding::Zstd => "zstd",
+            Encoding::Deflate => "deflate",
         }
     }
 }

@@ -15,6 +15,10 @@ pub use header::Layout as HeaderLayout;
 pub use program::{Program, ProgramTensor, Source};
 pub use read::PteReader;
 
+/// Why tensors cannot be converted into a `.pte`.
+pub const NOT_A_CONTAINER: &str =
+    "a .pte is a program, not a tensor container: use `tensorfile externalize` or `update`";
+
 /// Whether `bytes` look like a program: `ET` and two characters at byte 4.
 pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.get(4..6) == Some(b"ET") && bytes.get(6..8).is_some_and(|v| v.iter().all(u8::is_ascii_alphanumeric))

@@ -165,8 +165,9 @@ pub fn interpret(e: &IndexEntry, stored: &[u8]) -> Result<Interpreted> {
         }
         Some(l @ ("sparsecoo" | "sparsecsr")) => {
             let format = if l == "sparsecoo" { SparseFormat::Coo } else { SparseFormat::Csr };
+            // zTensor blobs are raw or zstd: nothing else is accepted above.
             let decoded_len = match encoding {
-                Encoding::Raw => e.size,
+                Encoding::Raw | Encoding::Deflate => e.size,
                 Encoding::Zstd => zstd_frames::declared_content_size(stored)?.ok_or_else(|| {
                     Error::unsupported("zstd sparse blob whose frames do not state their decoded size")
                 })?,

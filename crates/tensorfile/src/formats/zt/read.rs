@@ -74,8 +74,9 @@ impl ZtReader {
 
     fn decoded_blob(&self, entry: &Entry, form: BlobForm) -> Result<Bytes> {
         let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
+        // zTensor blobs are raw or zstd (index.rs accepts no other encoding).
         match entry.storage.encoding {
-            Encoding::Raw => Ok(stored),
+            Encoding::Raw | Encoding::Deflate => Ok(stored),
             Encoding::Zstd => {
                 let expected = match (form, &entry.info.layout) {
                     (BlobForm::ReferenceSparse, Layout::Sparse { format, nnz }) => {

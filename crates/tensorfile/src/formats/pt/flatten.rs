@@ -1,0 +1,118 @@
+//! Turning an unpickled object into named tensors: nested dicts and lists flatten to dotted
+//! names (`model.layers.0.weight`, `optim.state.0.exp_avg`); other leaves become metadata.
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result, Rule};
+use crate::limits::MAX_NESTING;
+use crate::model::MetaValue;
+use crate::pickle::{TensorRef, Value};
+
+/// Non-tensor leaves kept as metadata, at most.
+const MAX_METADATA: usize = 10_000;
+
+/// What an unpickled object holds.
+#[derive(Debug, Default)]
+pub struct Flattened {
+    pub tensors: Vec<(String, TensorRef)>,
+    /// Names that appear twice (`{"a.b": t, "a": {"b": u}}`): the later tensor, unreadable.
+    pub duplicates: Vec<String>,
+    /// Non-tensor leaves (`step: 3`...), by name.
+    pub metadata: Vec<(String, MetaValue)>,
+}
+
+/// Flatten `root`, doing at most `budget` steps (bounded by the pickle's size, so shared
+/// containers cannot make a small file expand without end).
+pub fn flatten(root: &Value, budget: usize) -> Result<Flattened> {
+    let mut f = Flattener { out: Flattened::default(), names: HashSet::new(), budget };
+    f.walk(root, String::new(), 0)?;
+    Ok(f.out)
+}
+
+struct Flattener {
+    out: Flattened,
+    names: HashSet<String>,
+    budget: usize,
+}
+
+fn key_text(k: &Value) -> String {
+    match k {
+        Value::Str(s) => s.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Value::None => "None".to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Tuple(items) => items.iter().map(key_text).collect::<Vec<_>>().join(","),
+        other => format!("<{}>", other.kind()),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+impl Flattener {
+    fn walk(&mut self, v: &Value, path: String, depth: usize) -> Result<()> {
+        self.budget = self.budget.checked_sub(1).ok_or_else(|| {
+            Error::invalid(Rule::TooManyEntries, "the pickle's containers repeat far more than its size allows")
+        })?;
+        if depth > MAX_NESTING {
+            return Err(Error::invalid(Rule::TooDeep, format!("containers nested deeper than {MAX_NESTING}")));
+        }
+        match v {
+            Value::Dict(d) => {
+                let pairs = d.borrow().clone();
+                for (k, v) in &pairs {
+                    self.walk(v, join(&path, &key_text(k)), depth + 1)?;
+                }
+            }
+            Value::List(l) => {
+                let items = l.borrow().clone();
+                for (i, v) in items.iter().enumerate() {
+                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
+                }
+            }
+            Value::Tuple(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
+                }
+            }
+            Value::Set(s) => {
+                let items = s.borrow().clone();
+                for (i, v) in items.iter().enumerate() {
+                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
+                }
+            }
+            Value::Tensor(t) => {
+                let name = if path.is_empty() { "tensor".to_string() } else { path };
+                if self.names.insert(name.clone()) {
+                    self.out.tensors.push((name, (**t).clone()));
+                } else {
+                    self.out.duplicates.push(name);
+                }
+            }
+            leaf => {
+                if self.out.metadata.len() < MAX_METADATA {
+                    if let Some(m) = meta(leaf) {
+                        self.out.metadata.push((path, m));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn meta(v: &Value) -> Option<MetaValue> {
+    Some(match v {
+        Value::None => MetaValue::Null,
+        Value::Bool(b) => MetaValue::Bool(*b),
+        Value::Int(i) => MetaValue::Int(i128::from(*i)),
+        Value::Float(f) => MetaValue::Float(*f),
+        Value::Str(s) => MetaValue::Text(s.to_string()),
+        Value::Bytes(b) if b.len() <= 256 => MetaValue::Bytes(b.to_vec()),
+        Value::Dtype(d) => MetaValue::Text(d.name().to_string()),
+        Value::Object(o) => MetaValue::Text(o.to_string()),
+        _ => return None,
+    })
+}

@@ -1,0 +1,456 @@
+//! Opening a `.pt2` archive.
+
+use std::any::Any;
+
+use serde_json::{Value as Json, json};
+
+use super::config::{self, Payload};
+use super::model::{self, ModelSummary};
+use crate::error::{Error, Result, Rule};
+use crate::formats::pt::PtReader;
+use crate::formats::torch::View;
+use crate::formats::{FileSummary, Format, FormatReader, Structure};
+use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::source::Bytes;
+use crate::swap;
+use crate::zip::{Archive, ZipEntry};
+
+/// Where a tensor's bytes are.
+#[derive(Debug, Clone)]
+pub enum TensorSource {
+    /// A record holding a whole storage; the tensor is a view of it.
+    Record { record: ZipEntry, view: View },
+    /// Tensor `index` of the `torch.save` file in record `nested` (see `Pt2Reader::nested`).
+    Pickled { nested: usize, index: usize },
+}
+
+/// One tensor of an archive.
+#[derive(Debug, Clone)]
+pub struct Pt2Tensor {
+    pub model: String,
+    pub fqn: String,
+    /// "parameter", "buffer" or "constant".
+    pub kind: &'static str,
+    pub source: TensorSource,
+}
+
+/// A model of the archive.
+struct Model {
+    name: String,
+    summary: Result<ModelSummary, String>,
+    sample_inputs: Vec<Json>,
+    artifacts: Vec<Json>,
+}
+
+/// An opened `.pt2` archive.
+pub struct Pt2Reader {
+    archive: Archive,
+    big_endian: bool,
+    layout: &'static str,
+    /// `torch.save` files inside the archive: (record name, reader).
+    nested: Vec<(String, PtReader)>,
+    models: Vec<Model>,
+    entries: Vec<Entry>,
+    tensors: Vec<Pt2Tensor>,
+    unreadable: Vec<Unreadable>,
+}
+
+fn storage(offset: u64, len: u64, method: u16, big_endian: bool) -> Storage {
+    Storage {
+        offset,
+        len,
+        encoding: if method == 0 { Encoding::Raw } else { Encoding::Deflate },
+        byte_order: if big_endian { ByteOrder::Big } else { ByteOrder::Little },
+        checksum: None,
+    }
+}
+
+impl Pt2Reader {
+    pub fn open(bytes: Bytes) -> Result<Self> {
+        let archive = Archive::open(bytes)?;
+        let big_endian = match archive.read_text("byteorder")?.as_deref().map(str::trim) {
+            None | Some("little") => false,
+            Some("big") => true,
+            Some(other) => return Err(Error::invalid(Rule::UnknownByteOrder, format!("byteorder {other:?}"))),
+        };
+        let mut names: Vec<String> = archive
+            .records_under("models/")
+            .iter()
+            .filter_map(|r| r.strip_prefix("models/")?.strip_suffix(".json").map(str::to_string))
+            .collect();
+        let legacy = names.is_empty() && archive.record("serialized_exported_program.json").is_some();
+        if legacy {
+            names.push("model".into());
+        }
+        if names.is_empty() {
+            // AOTInductor packages without model definitions: one model per artifact folder.
+            for r in archive.records_under("data/aotinductor/") {
+                if let Some((m, _)) = r.trim_start_matches("data/aotinductor/").split_once('/') {
+                    if !names.iter().any(|n| n == m) {
+                        names.push(m.to_string());
+                    }
+                }
+            }
+        }
+        if names.is_empty() {
+            return Err(Error::invalid(
+                Rule::MissingField,
+                "no models in the archive (no models/, data/aotinductor/ or serialized_exported_program.json)",
+            ));
+        }
+        let has_aoti = !archive.records_under("data/aotinductor/").is_empty();
+        let layout = if legacy {
+            "torch 2.3-2.7"
+        } else if archive.record(&format!("data/weights/{}.pt", names[0])).is_some() {
+            "torch 2.8"
+        } else if has_aoti {
+            "aotinductor"
+        } else {
+            "torch >= 2.9"
+        };
+        let mut r = Pt2Reader {
+            archive,
+            big_endian,
+            layout,
+            nested: Vec::new(),
+            models: Vec::new(),
+            entries: Vec::new(),
+            tensors: Vec::new(),
+            unreadable: Vec::new(),
+        };
+        let prefixed = names.len() > 1;
+        for name in names {
+            r.add_model(&name, legacy, prefixed)?;
+        }
+        Ok(r)
+    }
+
+    fn add_model(&mut self, name: &str, legacy: bool, prefixed: bool) -> Result<()> {
+        let definition =
+            if legacy { "serialized_exported_program.json".to_string() } else { format!("models/{name}.json") };
+        let summary = match self.archive.read_text(&definition)? {
+            Some(text) => model::summarize(name, &text).map_err(|e| e.message()),
+            None => Err(format!("no {definition}")),
+        };
+        let kinds = summary.as_ref().map(|s| s.kinds.clone()).unwrap_or_default();
+        let prefix = if prefixed { format!("{name}/") } else { String::new() };
+        for (folder, default_kind, config_names, legacy_file) in [
+            ("data/weights/", "parameter", ["weights_config", "model_param_config"], "serialized_state_dict.pt"),
+            ("data/constants/", "constant", ["constants_config", "model_constants_config"], "serialized_constants.pt"),
+        ] {
+            let config = config_names
+                .iter()
+                .map(|c| format!("{folder}{name}_{c}.json"))
+                .find(|c| self.archive.record(c).is_some());
+            let pickled = if legacy { legacy_file.to_string() } else { format!("{folder}{name}.pt") };
+            if let Some(config) = config {
+                let text = self.archive.read_text(&config)?.unwrap_or_default();
+                for payload in config::parse(&text)? {
+                    match payload {
+                        Ok(p) => self.add_payload(name, &prefix, folder, default_kind, &kinds, p),
+                        Err((fqn, error)) => self.unreadable(format!("{prefix}{fqn}"), error),
+                    }
+                }
+            } else if self.archive.record(&pickled).is_some() {
+                let nested = self.open_nested(&pickled)?;
+                let reader = &self.nested[nested].1;
+                let found: Vec<(String, Entry)> =
+                    reader.entries().iter().map(|e| (e.info.name.clone(), e.clone())).collect();
+                for (index, (fqn, e)) in found.into_iter().enumerate() {
+                    let kind = kinds.get(&fqn).copied().unwrap_or(default_kind);
+                    let t = Pt2Tensor {
+                        model: name.into(),
+                        fqn: fqn.clone(),
+                        kind,
+                        source: TensorSource::Pickled { nested, index },
+                    };
+                    self.push(&prefix, t, e);
+                }
+            }
+        }
+        let sample_inputs = self.sample_inputs(name);
+        let artifacts = self
+            .archive
+            .records_under(&format!("data/aotinductor/{name}/"))
+            .into_iter()
+            .map(|r| {
+                let size = self.archive.record(&r).map_or(0, |e| e.size);
+                json!({ "name": r, "bytes": size })
+            })
+            .collect();
+        self.models.push(Model { name: name.into(), summary, sample_inputs, artifacts });
+        Ok(())
+    }
+
+    fn unreadable(&mut self, name: String, error: Error) {
+        self.unreadable.push(Unreadable { name, dtype: String::new(), shape: Vec::new(), error });
+    }
+
+    fn push(&mut self, prefix: &str, t: Pt2Tensor, mut e: Entry) {
+        e.info.name = format!("{prefix}{}", t.fqn);
+        e.info.extra =
+            vec![("source".into(), MetaValue::from(t.kind)), ("model".into(), MetaValue::from(t.model.as_str()))];
+        self.entries.push(e);
+        self.tensors.push(t);
+    }
+
+    fn open_nested(&mut self, record: &str) -> Result<usize> {
+        if let Some(i) = self.nested.iter().position(|(r, _)| r == record) {
+            return Ok(i);
+        }
+        let e = self
+            .archive
+            .record(record)
+            .ok_or_else(|| Error::invalid(Rule::MissingField, format!("no record {record}")))?;
+        let bytes = self.archive.read(e, true)?;
+        let reader = PtReader::open(bytes).map_err(|err| {
+            Error::invalid(err.rule().unwrap_or(Rule::BadField), format!("{record}: {}", err.detail()))
+        })?;
+        self.nested.push((record.to_string(), reader));
+        Ok(self.nested.len() - 1)
+    }
+
+    fn add_payload(
+        &mut self,
+        model: &str,
+        prefix: &str,
+        folder: &str,
+        default_kind: &'static str,
+        kinds: &std::collections::HashMap<String, &'static str>,
+        p: Payload,
+    ) {
+        let kind = kinds.get(&p.fqn).copied().unwrap_or(if p.is_param { "parameter" } else { default_kind });
+        let record_name = format!("{folder}{}", p.path_name);
+        let result =
+            (|| -> Result<(Pt2Tensor, Entry)> {
+                if p.use_pickle {
+                    let nested = self.open_nested(&record_name)?;
+                    let e =
+                        self.nested[nested].1.entries().first().cloned().ok_or_else(|| {
+                            Error::invalid(Rule::MissingField, format!("{record_name} holds no tensor"))
+                        })?;
+                    let t = Pt2Tensor {
+                        model: model.into(),
+                        fqn: p.fqn.clone(),
+                        kind,
+                        source: TensorSource::Pickled { nested, index: 0 },
+                    };
+                    return Ok((t, e));
+                }
+                let view = p.view.clone().ok_or_else(|| Error::invalid(Rule::MissingField, "no tensor_meta"))?;
+                let record = self
+                    .archive
+                    .record(&record_name)
+                    .cloned()
+                    .ok_or_else(|| Error::invalid(Rule::MissingField, format!("no record {record_name}")))?;
+                let elem = view.dtype.size().ok_or_else(|| Error::unsupported(format!("dtype {}", view.dtype)))?;
+                if record.size % elem != 0 {
+                    return Err(Error::invalid(
+                        Rule::SizeMismatch,
+                        format!("{record_name}: {} bytes is not a whole number of {}", record.size, view.dtype),
+                    ));
+                }
+                let (start, _) = view.check_within(record.size)?;
+                let info = TensorInfo {
+                    layout: if view.is_contiguous() {
+                        Layout::Dense
+                    } else {
+                        Layout::Strided { strides: view.strides.clone(), storage_offset: view.storage_offset }
+                    },
+                    ..TensorInfo::dense(p.fqn.clone(), view.dtype, view.shape.clone())
+                };
+                let nbytes = info.nbytes()?;
+                let e = Entry {
+                    info,
+                    nbytes,
+                    storage: storage(record.data_offset + start, nbytes, record.method, self.big_endian),
+                };
+                Ok((
+                    Pt2Tensor {
+                        model: model.into(),
+                        fqn: p.fqn.clone(),
+                        kind,
+                        source: TensorSource::Record { record, view },
+                    },
+                    e,
+                ))
+            })();
+        match result {
+            Ok((t, e)) => self.push(prefix, t, e),
+            Err(error) => self.unreadable(format!("{prefix}{}", p.fqn), error),
+        }
+    }
+
+    fn sample_inputs(&mut self, name: &str) -> Vec<Json> {
+        let record = format!("data/sample_inputs/{name}.pt");
+        if self.archive.record(&record).is_none() {
+            return Vec::new();
+        }
+        match self.open_nested(&record) {
+            Ok(i) => self.nested[i]
+                .1
+                .entries()
+                .iter()
+                .map(|e| json!({ "name": e.info.name, "dtype": e.info.dtype.name(), "shape": e.info.shape }))
+                .collect(),
+            Err(e) => vec![json!({ "error": e.message() })],
+        }
+    }
+
+    pub fn archive(&self) -> &Archive {
+        &self.archive
+    }
+
+    /// Whether the archive's storages are big-endian (its `byteorder` record).
+    pub fn summary_big_endian(&self) -> bool {
+        self.big_endian
+    }
+
+    /// The tensor behind each entry (same order as `entries`).
+    pub fn tensors(&self) -> &[Pt2Tensor] {
+        &self.tensors
+    }
+
+    /// The `torch.save` files inside the archive, by record name.
+    pub fn nested(&self) -> &[(String, PtReader)] {
+        &self.nested
+    }
+
+    fn structure(&self) -> Structure {
+        let models: Vec<Json> = self
+            .models
+            .iter()
+            .map(|m| {
+                let mut j = match &m.summary {
+                    Ok(s) => s.json.clone(),
+                    Err(e) => json!({ "name": m.name, "error": e }),
+                };
+                j["sample_inputs"] = json!(m.sample_inputs);
+                if !m.artifacts.is_empty() {
+                    j["artifacts"] = json!(m.artifacts);
+                }
+                j
+            })
+            .collect();
+        let json = json!({ "layout": self.layout, "models": models });
+        Structure { text: render(&json), json }
+    }
+}
+
+/// The description as text.
+fn render(j: &Json) -> String {
+    use std::fmt::Write;
+    let mut s = format!("layout       {}\n", j["layout"].as_str().unwrap_or("?"));
+    let list = |v: &Json| -> String {
+        let items: Vec<String> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| match t["dtype"].as_str() {
+                Some(d) => format!("{d}{}", t["shape"]),
+                None => t["type"].as_str().unwrap_or("?").to_string(),
+            })
+            .collect();
+        items.join(", ")
+    };
+    for m in j["models"].as_array().into_iter().flatten() {
+        let _ = writeln!(s, "model {}", m["name"].as_str().unwrap_or("?"));
+        if let Some(e) = m["error"].as_str() {
+            let _ = writeln!(s, "  error        {e}");
+        }
+        if !m["torch_version"].is_null() {
+            let _ = writeln!(
+                s,
+                "  versions     schema {}, torch {}",
+                m["schema_version"].as_str().unwrap_or("?"),
+                m["torch_version"].as_str().unwrap_or("?")
+            );
+        }
+        let _ = writeln!(s, "  inputs       {}", list(&m["inputs"]));
+        let _ = writeln!(s, "  outputs      {}", list(&m["outputs"]));
+        if let Some(r) = m["range_constraints"].as_object().filter(|r| !r.is_empty()) {
+            let ranges: Vec<String> = r.iter().map(|(k, v)| format!("{k} in [{}, {}]", v["min"], v["max"])).collect();
+            let _ = writeln!(s, "  dynamic      {}", ranges.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "  weights      {} parameters, {} buffers, {} constants",
+            m["parameters"], m["buffers"], m["constants"]
+        );
+        if let Some(ops) = m["operators"].as_object() {
+            let total: u64 = ops.values().filter_map(Json::as_u64).sum();
+            let _ = writeln!(s, "  operators    {total} calls of {} operators", ops.len());
+        }
+        if let Some(si) = m["sample_inputs"].as_array().filter(|a| !a.is_empty()) {
+            let _ = writeln!(s, "  sample input {}", list(&json!(si)));
+        }
+        if let Some(a) = m["artifacts"].as_array() {
+            let _ = writeln!(
+                s,
+                "  artifacts    {} files ({})",
+                a.len(),
+                a.iter()
+                    .filter_map(|x| x["name"].as_str())
+                    .map(|n| n.rsplit('/').next().unwrap_or(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    s
+}
+
+impl FormatReader for Pt2Reader {
+    fn format(&self) -> Format {
+        Format::Pt2
+    }
+
+    fn summary(&self) -> FileSummary {
+        let text = |r: &str| self.archive.read_text(r).ok().flatten().map(|t| t.trim().to_string()).unwrap_or_default();
+        FileSummary {
+            version: text("archive_version"),
+            metadata: Vec::new(),
+            details: vec![
+                ("root".into(), MetaValue::Text(self.archive.root().unwrap_or("").to_string())),
+                ("records".into(), MetaValue::Int(self.archive.entries().len() as i128)),
+                ("models".into(), MetaValue::Int(self.models.len() as i128)),
+            ],
+            structure: Some(self.structure()),
+        }
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
+        let t = self.tensors.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        match &t.source {
+            TensorSource::Pickled { nested, index } => self.nested[*nested].1.read(*index, verify),
+            TensorSource::Record { record, view } => {
+                let storage = self.archive.read(record, verify)?;
+                let elem = view.dtype.size().unwrap_or(1);
+                let bytes = if view.is_contiguous() {
+                    let nbytes: u64 = view.shape.iter().product::<u64>() * elem;
+                    storage.slice(view.storage_offset * elem, nbytes)?
+                } else {
+                    Bytes::from_vec(view.gather(&storage))
+                };
+                let unit = view.dtype.swap_unit();
+                Ok(TensorData::Dense(if self.big_endian && unit > 1 {
+                    Bytes::from_vec(swap::swapped(&bytes, unit))
+                } else {
+                    bytes
+                }))
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,154 @@
+//! New weights for a `.pt2` archive or a `torch.save` file: the same archive, record by
+//! record, with the storages of the named tensors rewritten (new values scattered into each
+//! tensor's view of its storage, so tied weights and views keep sharing their storage), and
+//! nested `torch.save` files rewritten the same way. Records are written stored, each at a
+//! multiple of 64 bytes, under the original root folder; memory holds one record at a time.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use super::read::{Pt2Reader, TensorSource};
+use crate::error::{Error, Result};
+use crate::file::TensorFile;
+use crate::formats::pt::PtReader;
+use crate::formats::torch::View;
+use crate::output::AtomicFile;
+use crate::swap;
+use crate::zip::{Archive, ZipWriter};
+
+/// What `update` replaced.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateReport {
+    pub replaced: Vec<String>,
+    pub unchanged: usize,
+}
+
+/// One tensor to rewrite: its view of a storage record and where its new bytes are.
+struct Patch {
+    name: String,
+    view: View,
+    /// Entry index in the weights file.
+    source: usize,
+}
+
+/// Patches by (full) record name, at one archive level.
+#[derive(Default)]
+struct Patches {
+    records: HashMap<String, Vec<Patch>>,
+    /// For `torch.save` files inside the archive: their own patches, by record name.
+    nested: HashMap<String, Patches>,
+}
+
+/// Where a tensor of a `torch.save` file is: its storage record and view.
+fn pt_patch(reader: &PtReader, index: usize, name: &str, source: usize) -> (String, Patch) {
+    let t = &reader.tensors()[index];
+    (t.record.name.clone(), Patch { name: name.to_string(), view: t.view.clone(), source })
+}
+
+/// Write `dest`: `file` (a `.pt2` or `torch.save` file) with every tensor named in `weights`
+/// replaced (same dtype and shape). A name the file lacks is an error unless `skip_unknown`.
+pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
+    let mut patches = Patches::default();
+    let mut report = UpdateReport::default();
+    for (wi, w) in weights.entries().iter().enumerate() {
+        let name = &w.info.name;
+        let Some(i) = file.index_of(name) else {
+            if skip_unknown {
+                continue;
+            }
+            return Err(Error::usage(format!("the file has no tensor {name:?} (ls lists its names)")).for_tensor(name));
+        };
+        let e = &file.entries()[i];
+        if (w.info.dtype, &w.info.shape) != (e.info.dtype, &e.info.shape) {
+            return Err(Error::usage(format!(
+                "new {} {:?} does not match the file's {} {:?}",
+                w.info.dtype, w.info.shape, e.info.dtype, e.info.shape
+            ))
+            .for_tensor(name));
+        }
+        if let Some(pt2) = file.reader_as::<Pt2Reader>() {
+            match &pt2.tensors()[i].source {
+                TensorSource::Record { record, view } => {
+                    let p = Patch { name: name.clone(), view: view.clone(), source: wi };
+                    patches.records.entry(record.name.clone()).or_default().push(p);
+                }
+                TensorSource::Pickled { nested, index } => {
+                    let (record_name, reader) = &pt2.nested()[*nested];
+                    let (storage, p) = pt_patch(reader, *index, name, wi);
+                    let full =
+                        pt2.archive().record(record_name).map_or_else(|| record_name.clone(), |r| r.name.clone());
+                    patches.nested.entry(full).or_default().records.entry(storage).or_default().push(p);
+                }
+            }
+        } else if let Some(pt) = file.reader_as::<PtReader>() {
+            let (storage, p) = pt_patch(pt, i, name, wi);
+            patches.records.entry(storage).or_default().push(p);
+        } else {
+            return Err(Error::usage("this update is for .pt2 archives and torch.save files"));
+        }
+        report.replaced.push(name.clone());
+    }
+    report.unchanged = file.entries().len() - report.replaced.len();
+    let (archive, big_endian) = match (file.reader_as::<Pt2Reader>(), file.reader_as::<PtReader>()) {
+        (Some(a), _) => (a.archive(), a.summary_big_endian()),
+        (_, Some(p)) => (p.archive(), p.big_endian()),
+        _ => unreachable!("checked above"),
+    };
+    let mut out = AtomicFile::create(dest)?;
+    {
+        let mut w = out.writer();
+        rewrite(archive, &mut w, &patches, weights, big_endian)?;
+        w.flush()?;
+    }
+    out.commit()?;
+    Ok(report)
+}
+
+/// Copy `archive` into `out`, applying `patches`.
+fn rewrite<W: Write>(
+    archive: &Archive,
+    out: W,
+    patches: &Patches,
+    weights: &TensorFile,
+    big_endian: bool,
+) -> Result<W> {
+    let mut zip = ZipWriter::new(out, "");
+    for e in archive.entries() {
+        if let Some(list) = patches.records.get(&e.name) {
+            let mut storage = archive.read(e, true)?.to_vec();
+            for p in list {
+                p.view.check_within(storage.len() as u64)?;
+                p.view.scatter(&mut storage, &stored_bytes(weights, p, big_endian)?);
+            }
+            // Tensors sharing a storage (tied weights, views) must agree where they overlap.
+            for p in list {
+                if p.view.gather(&storage) != stored_bytes(weights, p, big_endian)? {
+                    let others: Vec<&str> = list.iter().filter(|q| q.name != p.name).map(|q| q.name.as_str()).collect();
+                    return Err(Error::usage(format!(
+                        "{} shares its storage with {} but was given other values",
+                        p.name,
+                        others.join(", ")
+                    ))
+                    .for_tensor(&p.name));
+                }
+            }
+            zip.add(&e.name, &storage)?;
+        } else if let Some(inner) = patches.nested.get(&e.name) {
+            let nested = PtReader::open(archive.read(e, true)?)?;
+            let bytes = rewrite(nested.archive(), Vec::new(), inner, weights, nested.big_endian())?;
+            zip.add(&e.name, &bytes)?;
+        } else {
+            zip.add(&e.name, &archive.read(e, true)?)?;
+        }
+    }
+    zip.finish()
+}
+
+/// Tensor `p.source` of `weights` in the byte order of the file being written.
+fn stored_bytes(weights: &TensorFile, p: &Patch, big_endian: bool) -> Result<Vec<u8>> {
+    let data = weights.read_verified(p.source)?;
+    let bytes = data.dense()?;
+    let unit = p.view.dtype.swap_unit();
+    Ok(if big_endian && unit > 1 { swap::swapped(bytes, unit) } else { bytes.to_vec() })
+}

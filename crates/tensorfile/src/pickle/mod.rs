@@ -1,0 +1,14 @@
+//! A restricted pickle machine: it reads the pickles `torch.save` writes and builds values
+//! from them, executing nothing.
+//!
+//! Only the opcodes those pickles use are understood, and only the globals PyTorch's own
+//! weights-only loader allows (tensor and parameter rebuilders, storage types, dtypes,
+//! `OrderedDict`, a few builtins) may be named; a pickle naming any other global is refused
+//! with that global in the message. The memo, the stack and the work of flattening the result
+//! are bounded by the size of the input.
+
+mod machine;
+mod value;
+
+pub use machine::load;
+pub use value::{StorageRef, TensorRef, Value};

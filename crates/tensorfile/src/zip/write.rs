@@ -1,0 +1,185 @@
+//! Writing zip archives the way PyTorch's writer does: stored entries under one root
+//! folder, each entry's data at a multiple of 64 bytes (padded by an `FB` extra field), zip64
+//! end records always present.
+
+use std::io::Write;
+
+use super::ALIGNMENT;
+use crate::error::{Error, Result};
+
+struct Central {
+    name: Vec<u8>,
+    crc32: u32,
+    size: u64,
+    header_offset: u64,
+}
+
+/// A zip writer; entries are written whole, one after another.
+pub struct ZipWriter<W: Write> {
+    out: W,
+    pos: u64,
+    root: String,
+    central: Vec<Central>,
+}
+
+const WIDE: u64 = 0xFFFF_FFFF;
+
+impl<W: Write> ZipWriter<W> {
+    /// A writer whose records all go under `root/` (or, with an empty root, at the top).
+    pub fn new(out: W, root: &str) -> ZipWriter<W> {
+        ZipWriter { out, pos: 0, root: root.to_string(), central: Vec::new() }
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes)?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Add record `name` (under the root) holding `data`, stored.
+    pub fn add(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        let full =
+            if self.root.is_empty() { name.as_bytes().to_vec() } else { format!("{}/{name}", self.root).into_bytes() };
+        let name_len =
+            u16::try_from(full.len()).map_err(|_| Error::usage(format!("zip entry name too long: {name}")))?;
+        let size = data.len() as u64;
+        let crc32 = crc32fast::hash(data);
+        let header_offset = self.pos;
+        let wide = size >= WIDE;
+        // zip64 sizes in the local header when needed, then padding to the alignment.
+        let zip64_len = if wide { 20 } else { 0 };
+        let before_pad = self.pos + 30 + u64::from(name_len) + zip64_len + 4;
+        let pad = (ALIGNMENT - before_pad % ALIGNMENT) % ALIGNMENT;
+        let extra_len = u16::try_from(zip64_len + 4 + pad).unwrap_or(u16::MAX);
+        let mut head = Vec::with_capacity(30 + full.len() + usize::from(extra_len));
+        head.extend_from_slice(b"PK\x03\x04");
+        head.extend_from_slice(&45u16.to_le_bytes()); // version needed: zip64
+        head.extend_from_slice(&0x0800u16.to_le_bytes()); // UTF-8 names
+        head.extend_from_slice(&0u16.to_le_bytes()); // stored
+        head.extend_from_slice(&[0; 4]); // time, date
+        head.extend_from_slice(&crc32.to_le_bytes());
+        let small = if wide { WIDE as u32 } else { size as u32 };
+        head.extend_from_slice(&small.to_le_bytes());
+        head.extend_from_slice(&small.to_le_bytes());
+        head.extend_from_slice(&name_len.to_le_bytes());
+        head.extend_from_slice(&extra_len.to_le_bytes());
+        head.extend_from_slice(&full);
+        if wide {
+            head.extend_from_slice(&1u16.to_le_bytes());
+            head.extend_from_slice(&16u16.to_le_bytes());
+            head.extend_from_slice(&size.to_le_bytes());
+            head.extend_from_slice(&size.to_le_bytes());
+        }
+        head.extend_from_slice(b"FB");
+        head.extend_from_slice(&(pad as u16).to_le_bytes());
+        head.resize(head.len() + pad as usize, b'Z');
+        self.put(&head)?;
+        debug_assert_eq!(self.pos % ALIGNMENT, 0);
+        self.put(data)?;
+        self.central.push(Central { name: full, crc32, size, header_offset });
+        Ok(())
+    }
+
+    /// Write the central directory and end records; return the output.
+    pub fn finish(mut self) -> Result<W> {
+        let dir_offset = self.pos;
+        let central = std::mem::take(&mut self.central);
+        for c in &central {
+            let wide_size = c.size >= WIDE;
+            let wide_offset = c.header_offset >= WIDE;
+            let mut zip64 = Vec::new();
+            if wide_size {
+                zip64.extend_from_slice(&c.size.to_le_bytes());
+                zip64.extend_from_slice(&c.size.to_le_bytes());
+            }
+            if wide_offset {
+                zip64.extend_from_slice(&c.header_offset.to_le_bytes());
+            }
+            let mut e = Vec::with_capacity(46 + c.name.len() + 4 + zip64.len());
+            e.extend_from_slice(b"PK\x01\x02");
+            e.extend_from_slice(&45u16.to_le_bytes()); // made by
+            e.extend_from_slice(&45u16.to_le_bytes()); // needed
+            e.extend_from_slice(&0x0800u16.to_le_bytes());
+            e.extend_from_slice(&0u16.to_le_bytes());
+            e.extend_from_slice(&[0; 4]);
+            e.extend_from_slice(&c.crc32.to_le_bytes());
+            let size = if wide_size { WIDE as u32 } else { c.size as u32 };
+            e.extend_from_slice(&size.to_le_bytes());
+            e.extend_from_slice(&size.to_le_bytes());
+            e.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
+            let extra_len = if zip64.is_empty() { 0 } else { 4 + zip64.len() as u16 };
+            e.extend_from_slice(&extra_len.to_le_bytes());
+            e.extend_from_slice(&[0; 6]); // comment length, disk, internal attributes
+            e.extend_from_slice(&[0; 4]); // external attributes
+            let offset = if wide_offset { WIDE as u32 } else { c.header_offset as u32 };
+            e.extend_from_slice(&offset.to_le_bytes());
+            e.extend_from_slice(&c.name);
+            if !zip64.is_empty() {
+                e.extend_from_slice(&1u16.to_le_bytes());
+                e.extend_from_slice(&(zip64.len() as u16).to_le_bytes());
+                e.extend_from_slice(&zip64);
+            }
+            self.put(&e)?;
+        }
+        let dir_size = self.pos - dir_offset;
+        let count = central.len() as u64;
+        let zip64_end = self.pos;
+        let mut r = Vec::with_capacity(56 + 20 + 22);
+        r.extend_from_slice(b"PK\x06\x06");
+        r.extend_from_slice(&44u64.to_le_bytes());
+        r.extend_from_slice(&45u16.to_le_bytes());
+        r.extend_from_slice(&45u16.to_le_bytes());
+        r.extend_from_slice(&[0; 8]); // this disk, directory disk
+        r.extend_from_slice(&count.to_le_bytes());
+        r.extend_from_slice(&count.to_le_bytes());
+        r.extend_from_slice(&dir_size.to_le_bytes());
+        r.extend_from_slice(&dir_offset.to_le_bytes());
+        r.extend_from_slice(b"PK\x06\x07");
+        r.extend_from_slice(&0u32.to_le_bytes());
+        r.extend_from_slice(&zip64_end.to_le_bytes());
+        r.extend_from_slice(&1u32.to_le_bytes());
+        r.extend_from_slice(b"PK\x05\x06");
+        r.extend_from_slice(&[0; 4]);
+        let small = |v: u64, max: u64| v.min(max);
+        r.extend_from_slice(&(small(count, 0xFFFF) as u16).to_le_bytes());
+        r.extend_from_slice(&(small(count, 0xFFFF) as u16).to_le_bytes());
+        r.extend_from_slice(&(small(dir_size, WIDE) as u32).to_le_bytes());
+        r.extend_from_slice(&(small(dir_offset, WIDE) as u32).to_le_bytes());
+        r.extend_from_slice(&0u16.to_le_bytes());
+        self.put(&r)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::read::{Archive, is_safe_name};
+    use super::*;
+    use crate::source::Bytes;
+
+    #[test]
+    fn written_archives_read_back_aligned() {
+        let mut out = Vec::new();
+        let mut w = ZipWriter::new(&mut out, "archive");
+        w.add("a", b"hello").unwrap();
+        w.add("data/b", &[7u8; 1000]).unwrap();
+        w.add("empty", b"").unwrap();
+        w.finish().unwrap();
+        let z = Archive::open(Bytes::from_vec(out)).unwrap();
+        assert_eq!(z.root(), Some("archive"));
+        let e = z.record("data/b").unwrap();
+        assert_eq!(e.data_offset % ALIGNMENT, 0);
+        assert_eq!(&*z.read(e, true).unwrap(), &[7u8; 1000][..]);
+        assert_eq!(&*z.read(z.record("a").unwrap(), true).unwrap(), b"hello");
+        assert_eq!(z.records_under("data/"), ["data/b"]);
+    }
+
+    #[test]
+    fn unsafe_names() {
+        for bad in ["/etc/passwd", "a/../../b", "..", "C:\\x", "\\\\server\\x"] {
+            assert!(!is_safe_name(bad), "{bad}");
+        }
+        assert!(is_safe_name("archive/data/0"));
+    }
+}

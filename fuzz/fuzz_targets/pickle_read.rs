@@ -1,0 +1,6 @@
+//! Any bytes run through the restricted pickle machine. Never a panic, a hang or an allocation the input cannot justify.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = tensorfile::pickle::load(data);
+});

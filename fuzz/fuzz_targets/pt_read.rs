@@ -1,0 +1,6 @@
+//! Any bytes opened as a `torch.save` file. Never a panic, a hang or an allocation the input cannot justify.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tensorfile::formats::exercise(data, Some(tensorfile::Format::Pt));
+});
