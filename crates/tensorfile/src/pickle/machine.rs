@@ -16,9 +16,27 @@ fn bad(detail: impl Into<String>) -> Error {
     Error::invalid(Rule::BadPickle, detail)
 }
 
-/// Run `input` to its STOP and return the value it builds.
+/// Run `input` to its STOP and return the value it builds (bytes after the STOP are not
+/// read).
 pub fn load(input: &[u8]) -> Result<Value> {
-    Machine { input, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: HashMap::new() }.run()
+    load_prefix(input).map(|l| l.value)
+}
+
+/// What running one pickle gives.
+pub struct Loaded {
+    pub value: Value,
+    /// Every storage its persistent ids named, in order.
+    pub storages: Vec<StorageRef>,
+    /// Bytes of input up to and including the STOP.
+    pub consumed: usize,
+}
+
+/// Run the pickle at the start of `input` (files before PyTorch 1.6 hold several in a row).
+pub fn load_prefix(input: &[u8]) -> Result<Loaded> {
+    let mut m =
+        Machine { input, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: HashMap::new(), storages: Vec::new() };
+    let value = m.run()?;
+    Ok(Loaded { value, storages: m.storages, consumed: m.pos })
 }
 
 struct Machine<'a> {
@@ -27,6 +45,7 @@ struct Machine<'a> {
     stack: Vec<Value>,
     marks: Vec<usize>,
     memo: HashMap<u64, Value>,
+    storages: Vec<StorageRef>,
 }
 
 /// The element type of a legacy storage class (`torch.FloatStorage`...).
@@ -189,7 +208,7 @@ impl Machine<'_> {
         self.push(v)
     }
 
-    fn run(mut self) -> Result<Value> {
+    fn run(&mut self) -> Result<Value> {
         loop {
             let op = self.u8()?;
             match op {
@@ -393,8 +412,11 @@ impl Machine<'_> {
                 }
                 b'Q' => {
                     let pid = self.pop()?;
-                    let v = persistent(&pid)?;
-                    self.push(v)?;
+                    let storage = persistent(&pid)?;
+                    if self.storages.len() < MAX_STACK {
+                        self.storages.push(storage.clone());
+                    }
+                    self.push(Value::Storage(Rc::new(storage)))?;
                 }
                 b'P' => return Err(bad("text persistent ids are not used by torch.save")),
                 other => {
@@ -433,11 +455,18 @@ impl Machine<'_> {
     }
 }
 
-/// `('storage', <storage type>, key, location, numel)`.
-fn persistent(pid: &Value) -> Result<Value> {
+/// `('storage', <storage type>, key, location, numel)`, and before PyTorch 1.6 a sixth item:
+/// `None` or a view `(view key, offset, size)` of the storage.
+fn persistent(pid: &Value) -> Result<StorageRef> {
     let items = pid.items().ok_or_else(|| bad("persistent id is not a tuple"))?;
-    let [kind, ty, key, location, numel] = items.as_slice() else {
-        return Err(bad(format!("persistent id of {} items", items.len())));
+    let (kind, ty, key, location, numel, view) = match items.as_slice() {
+        [k, t, key, l, n] => (k, t, key, l, n, None),
+        [k, t, key, l, n, v] => (k, t, key, l, n, Some(v)),
+        _ => return Err(bad(format!("persistent id of {} items", items.len()))),
+    };
+    let view_offset = match view.and_then(Value::items) {
+        Some(v) => int_arg(v.get(1).ok_or_else(|| bad("storage view without an offset"))?, "storage view offset")?,
+        None => 0,
     };
     if kind.as_str() != Some("storage") {
         return Err(bad("persistent id is not a storage"));
@@ -452,7 +481,7 @@ fn persistent(pid: &Value) -> Result<Value> {
     let key = key.as_str().ok_or_else(|| bad("storage key is not a string"))?.to_string();
     let location = location.as_str().unwrap_or("").to_string();
     let numel = int_arg(numel, "storage size")?;
-    Ok(Value::Storage(Rc::new(StorageRef { key, dtype, numel, location })))
+    Ok(StorageRef { key, dtype, numel, location, view_offset })
 }
 
 /// Call an allowed global. Nothing outside this match can be called.
@@ -538,7 +567,7 @@ fn rebuild_tensor(a: &[Value], dtype: Option<DType>) -> Result<Value> {
     Ok(Value::Tensor(Rc::new(TensorRef {
         storage: (**s).clone(),
         dtype,
-        storage_offset: int_arg(offset, "storage offset")?,
+        storage_offset: crate::checked::add(s.view_offset, int_arg(offset, "storage offset")?, "storage offset")?,
         shape,
         strides,
         requires_grad: rest.first().and_then(Value::as_int).is_some_and(|v| v != 0),

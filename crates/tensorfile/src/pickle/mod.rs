@@ -10,5 +10,5 @@
 mod machine;
 mod value;
 
-pub use machine::load;
+pub use machine::{Loaded, load, load_prefix};
 pub use value::{StorageRef, TensorRef, Value};

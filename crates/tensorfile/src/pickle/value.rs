@@ -15,6 +15,9 @@ pub struct StorageRef {
     /// Elements (bytes for untyped storage).
     pub numel: u64,
     pub location: String,
+    /// Where this storage starts in the storage named by `key`, in elements: non-zero only
+    /// for the storage views of the format before PyTorch 1.6.
+    pub view_offset: u64,
 }
 
 /// A tensor rebuilt by `_rebuild_tensor_v2/v3`: a strided view of a storage.

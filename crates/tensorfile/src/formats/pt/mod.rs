@@ -8,7 +8,7 @@ mod read;
 mod write;
 
 pub use flatten::flatten;
-pub use read::{PtReader, PtTensor, looks_like as looks_like_legacy};
+pub use read::{PtReader, PtTensor, StorageSource, looks_like as looks_like_legacy};
 pub use write::PtWriter;
 
 use crate::error::{Error, Result};

@@ -3,30 +3,46 @@
 use std::any::Any;
 
 use super::flatten::flatten;
+use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::torch::View;
 use crate::formats::{FileSummary, Format, FormatReader};
+use crate::model::DType;
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
-use crate::pickle::{self, TensorRef};
+use crate::pickle::{self, TensorRef, Value};
 use crate::source::Bytes;
 use crate::swap;
 use crate::zip::{Archive, ZipEntry};
+use std::collections::HashMap;
 
 /// The start of a pickle written by `torch.save` before PyTorch 1.6 (not a zip): protocol 2
 /// and the magic number 0x1950a86a20f9469cfc6c.
 const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
 
-/// One tensor of the file: its view and the record holding its storage.
+/// Where a storage's bytes are.
+#[derive(Debug, Clone)]
+pub enum StorageSource {
+    /// A record `data/<key>` of the zip.
+    Record(ZipEntry),
+    /// A byte range of a file in the format before PyTorch 1.6.
+    Raw { offset: u64, len: u64 },
+}
+
+/// One tensor of the file: its view and where its storage is.
 #[derive(Debug, Clone)]
 pub struct PtTensor {
     pub tensor: TensorRef,
     pub view: View,
-    pub record: ZipEntry,
+    pub storage: StorageSource,
 }
 
 /// An opened `torch.save` file.
 pub struct PtReader {
-    archive: Archive,
+    /// The zip (`None` for the format before PyTorch 1.6).
+    archive: Option<Archive>,
+    bytes: Bytes,
+    /// Storages of the format before PyTorch 1.6: key → byte range.
+    raw_storages: HashMap<String, (u64, u64)>,
     big_endian: bool,
     entries: Vec<Entry>,
     tensors: Vec<PtTensor>,
@@ -42,15 +58,9 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 impl PtReader {
     pub fn open(bytes: Bytes) -> Result<Self> {
         if bytes.starts_with(LEGACY_MAGIC) {
-            return Err(Error::unsupported(
-                "a torch.save file in the format before PyTorch 1.6 (not a zip): load and save it again with a current torch",
-            ));
+            return Self::open_legacy(bytes);
         }
-        let archive = Archive::open(bytes)?;
-        Self::from_archive(archive)
-    }
-
-    pub fn from_archive(archive: Archive) -> Result<Self> {
+        let archive = Archive::open(bytes.clone())?;
         let pkl = archive
             .record("data.pkl")
             .ok_or_else(|| Error::invalid(Rule::MissingField, "no data.pkl: not a torch.save file"))?;
@@ -61,9 +71,68 @@ impl PtReader {
             Some(other) => return Err(Error::invalid(Rule::UnknownByteOrder, format!("byteorder {other:?}"))),
         };
         let value = pickle::load(&pkl_bytes)?;
-        let flat = flatten(&value, 4 * pkl_bytes.len() + 1024)?;
+        Self::build(Some(archive), bytes, HashMap::new(), big_endian, &value, pkl_bytes.len())
+    }
+
+    /// The format before PyTorch 1.6: pickles of the magic number, the protocol version and
+    /// system information, then the object, then the list of storage keys, then each storage
+    /// as an element count (8 bytes) and its elements.
+    fn open_legacy(bytes: Bytes) -> Result<Self> {
+        let mut pos = 0usize;
+        let mut next = |what: &str| -> Result<pickle::Loaded> {
+            let l = pickle::load_prefix(&bytes[pos..])
+                .map_err(|e| Error::invalid(e.rule().unwrap_or(Rule::BadPickle), format!("{what}: {}", e.detail())))?;
+            pos += l.consumed;
+            Ok(l)
+        };
+        next("magic number")?;
+        let protocol = next("protocol version")?.value.as_int();
+        if protocol != Some(1001) {
+            return Err(Error::unsupported(format!("legacy torch.save protocol {protocol:?} (tensorfile reads 1001)")));
+        }
+        let little = match next("system information")?.value {
+            Value::Dict(d) => {
+                d.borrow().iter().find(|(k, _)| k.as_str() == Some("little_endian")).map(|(_, v)| v.as_int() != Some(0))
+            }
+            _ => None,
+        };
+        let object = next("object")?;
+        let keys = next("storage keys")?.value;
+        let keys: Vec<String> =
+            keys.items().unwrap_or_default().iter().filter_map(|k| k.as_str().map(str::to_string)).collect();
+        let elem_of: HashMap<&str, u64> =
+            object.storages.iter().map(|s| (s.key.as_str(), s.dtype.and_then(DType::size).unwrap_or(1))).collect();
+        let mut raw = HashMap::new();
+        let mut at = pos as u64;
+        for key in keys {
+            let count =
+                bytes.slice(at, 8).map_err(|_| Error::invalid(Rule::Truncated, format!("storage {key} cut short")))?;
+            let count = u64::from_le_bytes(count[..8].try_into().unwrap_or_default());
+            let len = checked::mul(count, elem_of.get(key.as_str()).copied().unwrap_or(1), "storage size")?;
+            let start = checked::add(at, 8, "storage")?;
+            bytes.slice(start, len).map_err(|_| {
+                Error::invalid(Rule::Truncated, format!("storage {key} of {len} bytes runs past the end"))
+            })?;
+            raw.insert(key, (start, len));
+            at = start + len;
+        }
+        let consumed = object.consumed;
+        Self::build(None, bytes, raw, little == Some(false), &object.value, consumed)
+    }
+
+    fn build(
+        archive: Option<Archive>,
+        bytes: Bytes,
+        raw_storages: HashMap<String, (u64, u64)>,
+        big_endian: bool,
+        value: &Value,
+        pickle_len: usize,
+    ) -> Result<Self> {
+        let flat = flatten(value, 4 * pickle_len + 1024)?;
         let mut reader = PtReader {
             archive,
+            bytes,
+            raw_storages,
             big_endian,
             entries: Vec::new(),
             tensors: Vec::new(),
@@ -93,21 +162,38 @@ impl PtReader {
         Ok(reader)
     }
 
+    /// Where storage `key` is: (source, bytes available, absolute offset, deflated).
+    fn storage_of(&self, key: &str) -> Result<(StorageSource, u64, u64, bool)> {
+        match &self.archive {
+            Some(a) => {
+                let name = format!("data/{key}");
+                let r = a
+                    .record(&name)
+                    .ok_or_else(|| Error::invalid(Rule::MissingField, format!("no storage record {name}")))?;
+                Ok((StorageSource::Record(r.clone()), r.size, r.data_offset, r.method != 0))
+            }
+            None => {
+                let &(offset, len) = self
+                    .raw_storages
+                    .get(key)
+                    .ok_or_else(|| Error::invalid(Rule::MissingField, format!("no storage {key}")))?;
+                Ok((StorageSource::Raw { offset, len }, len, offset, false))
+            }
+        }
+    }
+
     fn entry(&self, name: &str, t: &TensorRef) -> Result<(Entry, PtTensor)> {
-        let key = format!("data/{}", t.storage.key);
-        let record = self
-            .archive
-            .record(&key)
-            .ok_or_else(|| Error::invalid(Rule::MissingField, format!("no storage record {key}")))?;
+        let key = &t.storage.key;
+        let (source, available, data_offset, deflated) = self.storage_of(key)?;
         t.dtype.size().ok_or_else(|| Error::unsupported(format!("dtype {} in a storage", t.dtype)))?;
         let storage_bytes = match t.storage.dtype {
             Some(d) => crate::checked::mul(t.storage.numel, d.size().unwrap_or(1), "storage size")?,
             None => t.storage.numel,
         };
-        if record.size < storage_bytes {
+        if available < storage_bytes {
             return Err(Error::invalid(
                 Rule::SizeMismatch,
-                format!("storage {key} holds {} bytes, its pickle says {storage_bytes}", record.size),
+                format!("storage {key} holds {available} bytes, its pickle says {storage_bytes}"),
             ));
         }
         let view = View {
@@ -127,13 +213,13 @@ impl PtReader {
         };
         let nbytes = info.nbytes()?;
         let storage = Storage {
-            offset: record.data_offset + start,
+            offset: data_offset + start,
             len: nbytes,
-            encoding: if record.method == 0 { Encoding::Raw } else { Encoding::Deflate },
+            encoding: if deflated { Encoding::Deflate } else { Encoding::Raw },
             byte_order: if self.big_endian { ByteOrder::Big } else { ByteOrder::Little },
             checksum: None,
         };
-        Ok((Entry { info, nbytes, storage }, PtTensor { tensor: t.clone(), view, record: record.clone() }))
+        Ok((Entry { info, nbytes, storage }, PtTensor { tensor: t.clone(), view, storage: source }))
     }
 
     /// The tensor behind each entry (same order as `entries`).
@@ -141,8 +227,9 @@ impl PtReader {
         &self.tensors
     }
 
-    pub fn archive(&self) -> &Archive {
-        &self.archive
+    /// The zip (`None` for files in the format before PyTorch 1.6).
+    pub fn archive(&self) -> Option<&Archive> {
+        self.archive.as_ref()
     }
 
     /// Whether the file's storages are big-endian (its `byteorder` record).
@@ -152,7 +239,11 @@ impl PtReader {
 
     /// A tensor's bytes: contiguous, row-major, little-endian.
     pub fn tensor_bytes(&self, t: &PtTensor, verify: bool) -> Result<Bytes> {
-        let storage = self.archive.read(&t.record, verify)?;
+        let storage = match (&t.storage, &self.archive) {
+            (StorageSource::Record(r), Some(a)) => a.read(r, verify)?,
+            (StorageSource::Raw { offset, len }, _) => self.bytes.slice(*offset, *len)?,
+            (StorageSource::Record(_), None) => return Err(Error::usage("zip record in a file without a zip")),
+        };
         let nbytes = crate::checked::mul(t.view.shape.iter().product(), t.dtype_size(), "tensor size")?;
         let bytes = if t.view.is_contiguous() {
             let start = t.view.storage_offset * t.dtype_size();
@@ -177,16 +268,17 @@ impl FormatReader for PtReader {
     }
 
     fn summary(&self) -> FileSummary {
-        FileSummary {
-            version: self.archive.read_text("version").ok().flatten().map(|v| v.trim().to_string()).unwrap_or_default(),
-            metadata: self.metadata.clone(),
-            details: vec![
-                ("root".into(), MetaValue::Text(self.archive.root().unwrap_or("").to_string())),
-                ("records".into(), MetaValue::Int(self.archive.entries().len() as i128)),
-                ("byteorder".into(), MetaValue::Text(if self.big_endian { "big" } else { "little" }.into())),
-            ],
-            structure: None,
-        }
+        let mut details =
+            vec![("byteorder".into(), MetaValue::Text(if self.big_endian { "big" } else { "little" }.into()))];
+        let version = match &self.archive {
+            Some(a) => {
+                details.push(("root".into(), MetaValue::Text(a.root().unwrap_or("").to_string())));
+                details.push(("records".into(), MetaValue::Int(a.entries().len() as i128)));
+                a.read_text("version").ok().flatten().map(|v| v.trim().to_string()).unwrap_or_default()
+            }
+            None => "legacy (before PyTorch 1.6)".to_string(),
+        };
+        FileSummary { version, metadata: self.metadata.clone(), details, structure: None }
     }
 
     fn entries(&self) -> &[Entry] {

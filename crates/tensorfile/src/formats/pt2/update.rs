@@ -11,7 +11,7 @@ use std::path::Path;
 use super::read::{Pt2Reader, TensorSource};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
-use crate::formats::pt::PtReader;
+use crate::formats::pt::{PtReader, StorageSource};
 use crate::formats::torch::View;
 use crate::output::AtomicFile;
 use crate::swap;
@@ -41,9 +41,22 @@ struct Patches {
 }
 
 /// Where a tensor of a `torch.save` file is: its storage record and view.
-fn pt_patch(reader: &PtReader, index: usize, name: &str, source: usize) -> (String, Patch) {
+fn pt_patch(reader: &PtReader, index: usize, name: &str, source: usize) -> Result<(String, Patch)> {
     let t = &reader.tensors()[index];
-    (t.record.name.clone(), Patch { name: name.to_string(), view: t.view.clone(), source })
+    match &t.storage {
+        StorageSource::Record(r) => {
+            Ok((r.name.clone(), Patch { name: name.to_string(), view: t.view.clone(), source }))
+        }
+        StorageSource::Raw { .. } => Err(Error::unsupported(
+            "updating a torch.save file in the format before PyTorch 1.6: convert it to .pt first",
+        )),
+    }
+}
+
+fn zip_of(reader: &PtReader) -> Result<&Archive> {
+    reader.archive().ok_or_else(|| {
+        Error::unsupported("updating a torch.save file in the format before PyTorch 1.6: convert it to .pt first")
+    })
 }
 
 /// Write `dest`: `file` (a `.pt2` or `torch.save` file) with every tensor named in `weights`
@@ -75,14 +88,14 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
                 }
                 TensorSource::Pickled { nested, index } => {
                     let (record_name, reader) = &pt2.nested()[*nested];
-                    let (storage, p) = pt_patch(reader, *index, name, wi);
+                    let (storage, p) = pt_patch(reader, *index, name, wi)?;
                     let full =
                         pt2.archive().record(record_name).map_or_else(|| record_name.clone(), |r| r.name.clone());
                     patches.nested.entry(full).or_default().records.entry(storage).or_default().push(p);
                 }
             }
         } else if let Some(pt) = file.reader_as::<PtReader>() {
-            let (storage, p) = pt_patch(pt, i, name, wi);
+            let (storage, p) = pt_patch(pt, i, name, wi)?;
             patches.records.entry(storage).or_default().push(p);
         } else {
             return Err(Error::usage("this update is for .pt2 archives and torch.save files"));
@@ -92,7 +105,7 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
     report.unchanged = file.entries().len() - report.replaced.len();
     let (archive, big_endian) = match (file.reader_as::<Pt2Reader>(), file.reader_as::<PtReader>()) {
         (Some(a), _) => (a.archive(), a.summary_big_endian()),
-        (_, Some(p)) => (p.archive(), p.big_endian()),
+        (_, Some(p)) => (zip_of(p)?, p.big_endian()),
         _ => unreachable!("checked above"),
     };
     let mut out = AtomicFile::create(dest)?;
@@ -136,7 +149,7 @@ fn rewrite<W: Write>(
             zip.add(&e.name, &storage)?;
         } else if let Some(inner) = patches.nested.get(&e.name) {
             let nested = PtReader::open(archive.read(e, true)?)?;
-            let bytes = rewrite(nested.archive(), Vec::new(), inner, weights, nested.big_endian())?;
+            let bytes = rewrite(zip_of(&nested)?, Vec::new(), inner, weights, nested.big_endian())?;
             zip.add(&e.name, &bytes)?;
         } else {
             zip.add(&e.name, &archive.read(e, true)?)?;
