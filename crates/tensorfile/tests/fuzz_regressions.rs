@@ -27,5 +27,12 @@ fn fuzz_findings_and_fixtures_never_panic() {
         for format in std::iter::once(None).chain(Format::ALL.into_iter().map(Some)) {
             tensorfile::formats::exercise(&data, format);
         }
+        // The zip and pickle targets.
+        if let Ok(a) = tensorfile::zip::Archive::open(data.clone().into()) {
+            for e in a.entries() {
+                let _ = a.read(e, true);
+            }
+        }
+        let _ = tensorfile::pickle::load(&data);
     }
 }

@@ -1,10 +1,9 @@
 //! The opcode loop.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::value::{StorageRef, TensorRef, Value};
+use super::value::{Container, Pickled, StorageRef, TensorRef, Value, items};
 use crate::error::{Error, Result, Rule};
 use crate::model::DType;
 
@@ -16,15 +15,14 @@ fn bad(detail: impl Into<String>) -> Error {
     Error::invalid(Rule::BadPickle, detail)
 }
 
-/// Run `input` to its STOP and return the value it builds (bytes after the STOP are not
-/// read).
-pub fn load(input: &[u8]) -> Result<Value> {
+/// Run `input` to its STOP and return what it builds (bytes after the STOP are not read).
+pub fn load(input: &[u8]) -> Result<Pickled> {
     load_prefix(input).map(|l| l.value)
 }
 
 /// What running one pickle gives.
 pub struct Loaded {
-    pub value: Value,
+    pub value: Pickled,
     /// Every storage its persistent ids named, in order.
     pub storages: Vec<StorageRef>,
     /// Bytes of input up to and including the STOP.
@@ -33,10 +31,17 @@ pub struct Loaded {
 
 /// Run the pickle at the start of `input` (files before PyTorch 1.6 hold several in a row).
 pub fn load_prefix(input: &[u8]) -> Result<Loaded> {
-    let mut m =
-        Machine { input, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: HashMap::new(), storages: Vec::new() };
-    let value = m.run()?;
-    Ok(Loaded { value, storages: m.storages, consumed: m.pos })
+    let mut m = Machine {
+        input,
+        pos: 0,
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: HashMap::new(),
+        storages: Vec::new(),
+        arena: Vec::new(),
+    };
+    let root = m.run()?;
+    Ok(Loaded { value: Pickled { root, arena: m.arena }, storages: m.storages, consumed: m.pos })
 }
 
 struct Machine<'a> {
@@ -46,6 +51,7 @@ struct Machine<'a> {
     marks: Vec<usize>,
     memo: HashMap<u64, Value>,
     storages: Vec<StorageRef>,
+    arena: Vec<Container>,
 }
 
 /// The element type of a legacy storage class (`torch.FloatStorage`...).
@@ -115,8 +121,8 @@ fn int_arg(v: &Value, what: &str) -> Result<u64> {
     v.as_int().and_then(|i| u64::try_from(i).ok()).ok_or_else(|| bad(format!("{what} is not a non-negative integer")))
 }
 
-fn ints(v: &Value, what: &str) -> Result<Vec<u64>> {
-    v.items().ok_or_else(|| bad(format!("{what} is not a tuple")))?.iter().map(|x| int_arg(x, what)).collect()
+fn ints(arena: &[Container], v: &Value, what: &str) -> Result<Vec<u64>> {
+    items(arena, v).ok_or_else(|| bad(format!("{what} is not a tuple")))?.iter().map(|x| int_arg(x, what)).collect()
 }
 
 impl Machine<'_> {
@@ -154,6 +160,22 @@ impl Machine<'_> {
         let s = String::from_utf8(rest[..n].to_vec()).map_err(|_| bad("text argument is not UTF-8"))?;
         self.pos += n + 1;
         Ok(s)
+    }
+
+    /// A new container in the arena (each costs input bytes, so the arena stays bounded).
+    fn new_container(&mut self, c: Container) -> Result<Value> {
+        if self.arena.len() >= MAX_STACK {
+            return Err(Error::invalid(Rule::TooManyEntries, "too many containers in the pickle"));
+        }
+        self.arena.push(c);
+        Ok(Value::Container(self.arena.len() - 1))
+    }
+
+    fn container_mut(&mut self, v: &Value) -> Option<&mut Container> {
+        match v {
+            Value::Container(id) => self.arena.get_mut(*id),
+            _ => None,
+        }
     }
 
     fn push(&mut self, v: Value) -> Result<()> {
@@ -301,10 +323,14 @@ impl Machine<'_> {
                     let b = self.take(n)?.into();
                     self.push(Value::Bytes(b))?;
                 }
-                b')' => self.push(Value::Tuple(Rc::from([])))?,
+                b')' => {
+                    let t = self.new_container(Container::Tuple(Vec::new()))?;
+                    self.push(t)?;
+                }
                 b't' => {
                     let items = self.pop_mark()?;
-                    self.push(Value::Tuple(items.into()))?;
+                    let t = self.new_container(Container::Tuple(items))?;
+                    self.push(t)?;
                 }
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
@@ -312,12 +338,17 @@ impl Machine<'_> {
                         return Err(bad("tuple across a mark or past the stack"));
                     }
                     let items = self.stack.split_off(self.stack.len() - n);
-                    self.push(Value::Tuple(items.into()))?;
+                    let t = self.new_container(Container::Tuple(items))?;
+                    self.push(t)?;
                 }
-                b']' => self.push(Value::List(Rc::new(RefCell::new(Vec::new()))))?,
+                b']' => {
+                    let l = self.new_container(Container::List(Vec::new()))?;
+                    self.push(l)?;
+                }
                 b'l' => {
                     let items = self.pop_mark()?;
-                    self.push(Value::List(Rc::new(RefCell::new(items))))?;
+                    let l = self.new_container(Container::List(items))?;
+                    self.push(l)?;
                 }
                 b'a' => {
                     let v = self.pop()?;
@@ -327,10 +358,13 @@ impl Machine<'_> {
                     let items = self.pop_mark()?;
                     self.append(items)?;
                 }
-                b'}' => self.push(Value::Dict(Rc::new(RefCell::new(Vec::new()))))?,
+                b'}' => {
+                    let d = self.new_container(Container::Dict(Vec::new()))?;
+                    self.push(d)?;
+                }
                 b'd' => {
                     let items = self.pop_mark()?;
-                    let dict = Value::Dict(Rc::new(RefCell::new(Vec::new())));
+                    let dict = self.new_container(Container::Dict(Vec::new()))?;
                     self.push(dict)?;
                     self.set_items(items)?;
                 }
@@ -343,17 +377,22 @@ impl Machine<'_> {
                     let items = self.pop_mark()?;
                     self.set_items(items)?;
                 }
-                0x8f => self.push(Value::Set(Rc::new(RefCell::new(Vec::new()))))?,
+                0x8f => {
+                    let s = self.new_container(Container::Set(Vec::new()))?;
+                    self.push(s)?;
+                }
                 0x90 => {
                     let items = self.pop_mark()?;
-                    match self.top()? {
-                        Value::Set(s) => s.borrow_mut().extend(items),
-                        other => return Err(bad(format!("ADDITEMS on a {}", other.kind()))),
+                    let top = self.top()?.clone();
+                    match self.container_mut(&top) {
+                        Some(Container::Set(s)) => s.extend(items),
+                        _ => return Err(bad(format!("ADDITEMS on a {}", top.kind(&self.arena)))),
                     }
                 }
                 0x91 => {
                     let items = self.pop_mark()?;
-                    self.push(Value::Set(Rc::new(RefCell::new(items))))?;
+                    let s = self.new_container(Container::Set(items))?;
+                    self.push(s)?;
                 }
                 b'g' => {
                     let key = self.line()?.parse().map_err(|_| bad("bad memo key"))?;
@@ -399,20 +438,22 @@ impl Machine<'_> {
                 b'R' | 0x81 => {
                     let args = self.pop()?;
                     let callable = self.pop()?;
-                    let v = call(&callable, &args)?;
+                    let v = self.call(&callable, &args)?;
                     self.push(v)?;
                 }
                 b'b' => {
                     // State for an object we built: tensors and dicts ignore it.
                     let _state = self.pop()?;
-                    match self.top()? {
-                        Value::Tensor(_) | Value::Dict(_) | Value::Object(_) => {}
-                        other => return Err(bad(format!("BUILD on a {}", other.kind()))),
+                    let top = self.top()?;
+                    match top {
+                        Value::Tensor(_) | Value::Object(_) => {}
+                        Value::Container(_) if top.kind(&self.arena) == "dict" => {}
+                        other => return Err(bad(format!("BUILD on a {}", other.kind(&self.arena)))),
                     }
                 }
                 b'Q' => {
                     let pid = self.pop()?;
-                    let storage = persistent(&pid)?;
+                    let storage = persistent(&self.arena, &pid)?;
                     if self.storages.len() < MAX_STACK {
                         self.storages.push(storage.clone());
                     }
@@ -430,12 +471,13 @@ impl Machine<'_> {
     }
 
     fn append(&mut self, items: Vec<Value>) -> Result<()> {
-        match self.top()? {
-            Value::List(l) => {
-                l.borrow_mut().extend(items);
+        let top = self.top()?.clone();
+        match self.container_mut(&top) {
+            Some(Container::List(l)) => {
+                l.extend(items);
                 Ok(())
             }
-            other => Err(bad(format!("APPEND to a {}", other.kind()))),
+            _ => Err(bad(format!("APPEND to a {}", top.kind(&self.arena)))),
         }
     }
 
@@ -443,28 +485,95 @@ impl Machine<'_> {
         if items.len() % 2 != 0 {
             return Err(bad("odd number of dict items"));
         }
-        let Value::Dict(d) = self.top()? else {
-            return Err(bad(format!("SETITEMS on a {}", self.top()?.kind())));
+        let top = self.top()?.clone();
+        let Some(Container::Dict(d)) = self.container_mut(&top) else {
+            return Err(bad(format!("SETITEMS on a {}", top.kind(&self.arena))));
         };
-        let mut d = d.borrow_mut();
         let mut it = items.into_iter();
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
             d.push((k, v));
         }
         Ok(())
     }
+
+    /// Call an allowed global. Nothing outside this match can be called.
+    fn call(&mut self, callable: &Value, args: &Value) -> Result<Value> {
+        let Value::Global(g) = callable else {
+            return Err(bad(format!("REDUCE calls a {}", callable.kind(&self.arena))));
+        };
+        let a: Vec<Value> = items(&self.arena, args).ok_or_else(|| bad("REDUCE arguments are not a tuple"))?.to_vec();
+        match (g.0.as_str(), g.1.as_str()) {
+            ("collections", "OrderedDict") => {
+                let mut pairs = Vec::new();
+                if let Some(v) = a.first() {
+                    for p in items(&self.arena, v).ok_or_else(|| bad("OrderedDict argument is not a list"))? {
+                        match items(&self.arena, p) {
+                            Some([k, v]) => pairs.push((k.clone(), v.clone())),
+                            _ => return Err(bad("OrderedDict item is not a pair")),
+                        }
+                    }
+                }
+                self.new_container(Container::Dict(pairs))
+            }
+            ("torch._utils", "_rebuild_tensor_v2") => rebuild_tensor(&self.arena, &a, None),
+            ("torch._utils", "_rebuild_tensor_v3") => {
+                let dtype = match a.get(6) {
+                    Some(Value::Dtype(d)) => *d,
+                    _ => return Err(bad("_rebuild_tensor_v3 without a dtype")),
+                };
+                rebuild_tensor(&self.arena, &a, Some(dtype))
+            }
+            ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => match a.first() {
+                Some(Value::Tensor(t)) => {
+                    let mut t = (**t).clone();
+                    t.is_parameter = true;
+                    t.requires_grad = a.get(1).and_then(Value::as_int).is_some_and(|v| v != 0);
+                    Ok(Value::Tensor(Rc::new(t)))
+                }
+                _ => Err(bad("_rebuild_parameter of something that is not a tensor")),
+            },
+            ("torch._tensor", "_rebuild_from_type_v2") => match (a.first(), a.get(2)) {
+                (Some(func), Some(inner)) => self.call(func, inner),
+                _ => Err(bad("_rebuild_from_type_v2 with missing arguments")),
+            },
+            ("_codecs", "encode") => match a.first() {
+                Some(Value::Str(s)) => Ok(Value::Bytes(s.chars().map(|c| c as u32 as u8).collect::<Vec<u8>>().into())),
+                _ => Err(bad("_codecs.encode of something that is not a string")),
+            },
+            ("torch", "Size") => match a.first() {
+                Some(v) => Ok(v.clone()),
+                None => self.new_container(Container::Tuple(Vec::new())),
+            },
+            ("builtins" | "__builtin__", "set" | "frozenset") => {
+                let members = a.first().and_then(|v| items(&self.arena, v)).map(<[Value]>::to_vec).unwrap_or_default();
+                self.new_container(Container::Set(members))
+            }
+            ("builtins" | "__builtin__", "bytearray") => match a.first() {
+                Some(Value::Bytes(b)) => Ok(Value::Bytes(b.clone())),
+                None => Ok(Value::Bytes(Rc::from([]))),
+                _ => Err(bad("bytearray of something that is not bytes")),
+            },
+            ("torch", "device") => {
+                Ok(Value::Object(format!("device({})", a.first().and_then(Value::as_str).unwrap_or("?")).into()))
+            }
+            (m, n) => Err(Error::invalid(
+                Rule::ForbiddenGlobal,
+                format!("the pickle calls {m}.{n}, which cannot be called: refused"),
+            )),
+        }
+    }
 }
 
 /// `('storage', <storage type>, key, location, numel)`, and before PyTorch 1.6 a sixth item:
 /// `None` or a view `(view key, offset, size)` of the storage.
-fn persistent(pid: &Value) -> Result<StorageRef> {
-    let items = pid.items().ok_or_else(|| bad("persistent id is not a tuple"))?;
-    let (kind, ty, key, location, numel, view) = match items.as_slice() {
+fn persistent(arena: &[Container], pid: &Value) -> Result<StorageRef> {
+    let all = items(arena, pid).ok_or_else(|| bad("persistent id is not a tuple"))?;
+    let (kind, ty, key, location, numel, view) = match all {
         [k, t, key, l, n] => (k, t, key, l, n, None),
         [k, t, key, l, n, v] => (k, t, key, l, n, Some(v)),
-        _ => return Err(bad(format!("persistent id of {} items", items.len()))),
+        _ => return Err(bad(format!("persistent id of {} items", all.len()))),
     };
-    let view_offset = match view.and_then(Value::items) {
+    let view_offset = match view.and_then(|v| items(arena, v)) {
         Some(v) => int_arg(v.get(1).ok_or_else(|| bad("storage view without an offset"))?, "storage view offset")?,
         None => 0,
     };
@@ -476,7 +585,7 @@ fn persistent(pid: &Value) -> Result<StorageRef> {
         Value::Global(g) => {
             Some(storage_dtype(&g.1).ok_or_else(|| bad(format!("{}.{} is not a storage type", g.0, g.1)))?)
         }
-        other => return Err(bad(format!("storage type is a {}", other.kind()))),
+        other => return Err(bad(format!("storage type is a {}", other.kind(arena)))),
     };
     let key = key.as_str().ok_or_else(|| bad("storage key is not a string"))?.to_string();
     let location = location.as_str().unwrap_or("").to_string();
@@ -484,83 +593,17 @@ fn persistent(pid: &Value) -> Result<StorageRef> {
     Ok(StorageRef { key, dtype, numel, location, view_offset })
 }
 
-/// Call an allowed global. Nothing outside this match can be called.
-fn call(callable: &Value, args: &Value) -> Result<Value> {
-    let Value::Global(g) = callable else {
-        return Err(bad(format!("REDUCE calls a {}", callable.kind())));
-    };
-    let a = args.items().ok_or_else(|| bad("REDUCE arguments are not a tuple"))?;
-    match (g.0.as_str(), g.1.as_str()) {
-        ("collections", "OrderedDict") => {
-            let pairs = match a.first() {
-                None => Vec::new(),
-                Some(v) => v
-                    .items()
-                    .ok_or_else(|| bad("OrderedDict argument is not a list"))?
-                    .into_iter()
-                    .map(|p| match p.items().as_deref() {
-                        Some([k, v]) => Ok((k.clone(), v.clone())),
-                        _ => Err(bad("OrderedDict item is not a pair")),
-                    })
-                    .collect::<Result<_>>()?,
-            };
-            Ok(Value::Dict(Rc::new(RefCell::new(pairs))))
-        }
-        ("torch._utils", "_rebuild_tensor_v2") => rebuild_tensor(&a, None),
-        ("torch._utils", "_rebuild_tensor_v3") => {
-            let dtype = match a.get(6) {
-                Some(Value::Dtype(d)) => *d,
-                _ => return Err(bad("_rebuild_tensor_v3 without a dtype")),
-            };
-            rebuild_tensor(&a, Some(dtype))
-        }
-        ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => match a.first() {
-            Some(Value::Tensor(t)) => {
-                let mut t = (**t).clone();
-                t.is_parameter = true;
-                t.requires_grad = a.get(1).and_then(Value::as_int).is_some_and(|v| v != 0);
-                Ok(Value::Tensor(Rc::new(t)))
-            }
-            _ => Err(bad("_rebuild_parameter of something that is not a tensor")),
-        },
-        ("torch._tensor", "_rebuild_from_type_v2") => match (a.first(), a.get(2)) {
-            (Some(func), Some(inner)) => call(func, inner),
-            _ => Err(bad("_rebuild_from_type_v2 with missing arguments")),
-        },
-        ("_codecs", "encode") => match a.first() {
-            Some(Value::Str(s)) => Ok(Value::Bytes(s.chars().map(|c| c as u32 as u8).collect::<Vec<u8>>().into())),
-            _ => Err(bad("_codecs.encode of something that is not a string")),
-        },
-        ("torch", "Size") => Ok(a.first().cloned().unwrap_or(Value::Tuple(Rc::from([])))),
-        ("builtins" | "__builtin__", "set" | "frozenset") => {
-            Ok(Value::Set(Rc::new(RefCell::new(a.first().and_then(Value::items).unwrap_or_default()))))
-        }
-        ("builtins" | "__builtin__", "bytearray") => match a.first() {
-            Some(Value::Bytes(b)) => Ok(Value::Bytes(b.clone())),
-            None => Ok(Value::Bytes(Rc::from([]))),
-            _ => Err(bad("bytearray of something that is not bytes")),
-        },
-        ("torch", "device") => {
-            Ok(Value::Object(format!("device({})", a.first().and_then(Value::as_str).unwrap_or("?")).into()))
-        }
-        (m, n) => Err(Error::invalid(
-            Rule::ForbiddenGlobal,
-            format!("the pickle calls {m}.{n}, which cannot be called: refused"),
-        )),
-    }
-}
-
 /// `(storage, storage_offset, size, stride, requires_grad, backward_hooks, ...)`.
-fn rebuild_tensor(a: &[Value], dtype: Option<DType>) -> Result<Value> {
+fn rebuild_tensor(arena: &[Container], a: &[Value], dtype: Option<DType>) -> Result<Value> {
     let [storage, offset, size, stride, rest @ ..] = a else {
         return Err(bad("tensor rebuilt with too few arguments"));
     };
     let Value::Storage(s) = storage else {
-        return Err(bad(format!("tensor rebuilt from a {} instead of a storage", storage.kind())));
+        return Err(bad(format!("tensor rebuilt from a {} instead of a storage", storage.kind(arena))));
     };
     let dtype = dtype.or(s.dtype).ok_or_else(|| bad("untyped storage without a dtype"))?;
-    let shape = ints(size, "tensor size")?;
-    let strides = ints(stride, "tensor stride")?;
+    let shape = ints(arena, size, "tensor size")?;
+    let strides = ints(arena, stride, "tensor stride")?;
     if shape.len() != strides.len() {
         return Err(bad(format!("{} sizes but {} strides", shape.len(), strides.len())));
     }
@@ -620,9 +663,8 @@ mod tests {
     #[test]
     fn containers_are_shared_through_the_memo() {
         // l = []; memo[0] = l; d = {'a': l}; l.append(1)  -> d['a'] sees [1]
-        let v = load(b"]q\x00}(X\x01\x00\x00\x00ah\x00uh\x00K\x01a0.").unwrap();
-        let Value::Dict(d) = v else { panic!("{v:?}") };
-        let Value::List(l) = &d.borrow()[0].1 else { panic!() };
-        assert_eq!(l.borrow().len(), 1);
+        let p = load(b"]q\x00}(X\x01\x00\x00\x00ah\x00uh\x00K\x01a0.").unwrap();
+        let pairs = p.pairs(&p.root).unwrap();
+        assert_eq!(p.items(&pairs[0].1).unwrap().len(), 1);
     }
 }

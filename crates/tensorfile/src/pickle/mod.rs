@@ -11,4 +11,4 @@ mod machine;
 mod value;
 
 pub use machine::{Loaded, load, load_prefix};
-pub use value::{StorageRef, TensorRef, Value};
+pub use value::{Container, Id, Pickled, StorageRef, TensorRef, Value, items};

@@ -1,6 +1,9 @@
 //! What the machine builds.
+//!
+//! Containers (lists, tuples, dicts, sets) live in an arena owned by [`Pickled`] and refer
+//! to each other by index: a pickle can make containers that hold themselves, and with
+//! reference counting such cycles would never be freed.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::model::DType;
@@ -35,8 +38,21 @@ pub struct TensorRef {
     pub is_parameter: bool,
 }
 
-/// A pickled value. Containers are shared (as in Python), so a memo reference and the
-/// original see the same contents.
+/// Index of a container in the arena.
+pub type Id = usize;
+
+/// A container of the arena.
+#[derive(Debug, Clone)]
+pub enum Container {
+    List(Vec<Value>),
+    Tuple(Vec<Value>),
+    /// Key/value pairs in insertion order (dict and OrderedDict).
+    Dict(Vec<(Value, Value)>),
+    Set(Vec<Value>),
+}
+
+/// A pickled value. Containers are references into the arena, so a memo reference and the
+/// original see the same contents, as in Python.
 #[derive(Debug, Clone)]
 pub enum Value {
     None,
@@ -47,11 +63,7 @@ pub enum Value {
     Float(f64),
     Str(Rc<str>),
     Bytes(Rc<[u8]>),
-    List(Rc<RefCell<Vec<Value>>>),
-    Tuple(Rc<[Value]>),
-    /// Key/value pairs in insertion order (dict and OrderedDict).
-    Dict(Rc<RefCell<Vec<(Value, Value)>>>),
-    Set(Rc<RefCell<Vec<Value>>>),
+    Container(Id),
     /// An allowed global not yet called (a rebuilder, a class).
     Global(Rc<(String, String)>),
     Dtype(DType),
@@ -60,6 +72,13 @@ pub enum Value {
     /// The result of calling an allowed class that has no further meaning for us (a device,
     /// an empty hooks dict...): its name.
     Object(Rc<str>),
+}
+
+/// The result of a pickle: its top value and the containers it refers to.
+#[derive(Debug, Clone)]
+pub struct Pickled {
+    pub root: Value,
+    pub arena: Vec<Container>,
 }
 
 impl Value {
@@ -78,17 +97,8 @@ impl Value {
         }
     }
 
-    /// The items of a tuple or list.
-    pub fn items(&self) -> Option<Vec<Value>> {
-        match self {
-            Value::Tuple(t) => Some(t.to_vec()),
-            Value::List(l) => Some(l.borrow().clone()),
-            _ => None,
-        }
-    }
-
     /// A short description for error messages.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self, arena: &[Container]) -> &'static str {
         match self {
             Value::None => "None",
             Value::Bool(_) => "bool",
@@ -96,15 +106,47 @@ impl Value {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",
-            Value::List(_) => "list",
-            Value::Tuple(_) => "tuple",
-            Value::Dict(_) => "dict",
-            Value::Set(_) => "set",
+            Value::Container(id) => match arena.get(*id) {
+                Some(Container::List(_)) => "list",
+                Some(Container::Tuple(_)) => "tuple",
+                Some(Container::Dict(_)) => "dict",
+                Some(Container::Set(_)) => "set",
+                None => "container",
+            },
             Value::Global(_) => "global",
             Value::Dtype(_) => "dtype",
             Value::Storage(_) => "storage",
             Value::Tensor(_) => "tensor",
             Value::Object(_) => "object",
         }
+    }
+}
+
+impl Pickled {
+    /// The items of a tuple, list or set.
+    pub fn items(&self, v: &Value) -> Option<&[Value]> {
+        items(&self.arena, v)
+    }
+
+    /// The pairs of a dict.
+    pub fn pairs(&self, v: &Value) -> Option<&[(Value, Value)]> {
+        match v {
+            Value::Container(id) => match self.arena.get(*id) {
+                Some(Container::Dict(d)) => Some(d),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The items of a tuple, list or set in `arena`.
+pub fn items<'a>(arena: &'a [Container], v: &Value) -> Option<&'a [Value]> {
+    match v {
+        Value::Container(id) => match arena.get(*id) {
+            Some(Container::List(l) | Container::Tuple(l) | Container::Set(l)) => Some(l),
+            _ => None,
+        },
+        _ => None,
     }
 }

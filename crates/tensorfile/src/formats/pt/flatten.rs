@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::error::{Error, Result, Rule};
 use crate::limits::MAX_NESTING;
 use crate::model::MetaValue;
-use crate::pickle::{TensorRef, Value};
+use crate::pickle::{Container, Pickled, TensorRef, Value};
 
 /// Non-tensor leaves kept as metadata, at most.
 const MAX_METADATA: usize = 10_000;
@@ -21,29 +21,33 @@ pub struct Flattened {
     pub metadata: Vec<(String, MetaValue)>,
 }
 
-/// Flatten `root`, doing at most `budget` steps (bounded by the pickle's size, so shared
-/// containers cannot make a small file expand without end).
-pub fn flatten(root: &Value, budget: usize) -> Result<Flattened> {
-    let mut f = Flattener { out: Flattened::default(), names: HashSet::new(), budget };
-    f.walk(root, String::new(), 0)?;
+/// Flatten the pickled object, doing at most `budget` steps (bounded by the pickle's size,
+/// so shared or self-containing containers cannot make a small file expand without end).
+pub fn flatten(p: &Pickled, budget: usize) -> Result<Flattened> {
+    let mut f = Flattener { arena: &p.arena, out: Flattened::default(), names: HashSet::new(), budget };
+    f.walk(&p.root, String::new(), 0)?;
     Ok(f.out)
 }
 
-struct Flattener {
+struct Flattener<'a> {
+    arena: &'a [Container],
     out: Flattened,
     names: HashSet<String>,
     budget: usize,
 }
 
-fn key_text(k: &Value) -> String {
+fn key_text(arena: &[Container], k: &Value) -> String {
     match k {
         Value::Str(s) => s.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         Value::None => "None".to_string(),
         Value::Float(f) => f.to_string(),
-        Value::Tuple(items) => items.iter().map(key_text).collect::<Vec<_>>().join(","),
-        other => format!("<{}>", other.kind()),
+        Value::Container(id) => match arena.get(*id) {
+            Some(Container::Tuple(items)) => items.iter().map(|i| key_text(arena, i)).collect::<Vec<_>>().join(","),
+            _ => format!("<{}>", k.kind(arena)),
+        },
+        other => format!("<{}>", other.kind(arena)),
     }
 }
 
@@ -51,7 +55,7 @@ fn join(path: &str, key: &str) -> String {
     if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
-impl Flattener {
+impl Flattener<'_> {
     fn walk(&mut self, v: &Value, path: String, depth: usize) -> Result<()> {
         self.budget = self.budget.checked_sub(1).ok_or_else(|| {
             Error::invalid(Rule::TooManyEntries, "the pickle's containers repeat far more than its size allows")
@@ -60,29 +64,19 @@ impl Flattener {
             return Err(Error::invalid(Rule::TooDeep, format!("containers nested deeper than {MAX_NESTING}")));
         }
         match v {
-            Value::Dict(d) => {
-                let pairs = d.borrow().clone();
-                for (k, v) in &pairs {
-                    self.walk(v, join(&path, &key_text(k)), depth + 1)?;
+            Value::Container(id) => match self.arena.get(*id) {
+                Some(Container::Dict(pairs)) => {
+                    for (k, v) in pairs {
+                        self.walk(v, join(&path, &key_text(self.arena, k)), depth + 1)?;
+                    }
                 }
-            }
-            Value::List(l) => {
-                let items = l.borrow().clone();
-                for (i, v) in items.iter().enumerate() {
-                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
+                Some(Container::List(items) | Container::Tuple(items) | Container::Set(items)) => {
+                    for (i, v) in items.iter().enumerate() {
+                        self.walk(v, join(&path, &i.to_string()), depth + 1)?;
+                    }
                 }
-            }
-            Value::Tuple(items) => {
-                for (i, v) in items.iter().enumerate() {
-                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
-                }
-            }
-            Value::Set(s) => {
-                let items = s.borrow().clone();
-                for (i, v) in items.iter().enumerate() {
-                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
-                }
-            }
+                None => {}
+            },
             Value::Tensor(t) => {
                 let name = if path.is_empty() { "tensor".to_string() } else { path };
                 if self.names.insert(name.clone()) {

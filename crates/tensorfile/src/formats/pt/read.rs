@@ -9,7 +9,7 @@ use crate::formats::torch::View;
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::DType;
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
-use crate::pickle::{self, TensorRef, Value};
+use crate::pickle::{self, Pickled, TensorRef};
 use crate::source::Bytes;
 use crate::swap;
 use crate::zip::{Archive, ZipEntry};
@@ -86,20 +86,19 @@ impl PtReader {
             Ok(l)
         };
         next("magic number")?;
-        let protocol = next("protocol version")?.value.as_int();
+        let protocol = next("protocol version")?.value.root.as_int();
         if protocol != Some(1001) {
             return Err(Error::unsupported(format!("legacy torch.save protocol {protocol:?} (tensorfile reads 1001)")));
         }
-        let little = match next("system information")?.value {
-            Value::Dict(d) => {
-                d.borrow().iter().find(|(k, _)| k.as_str() == Some("little_endian")).map(|(_, v)| v.as_int() != Some(0))
-            }
-            _ => None,
-        };
+        let info = next("system information")?.value;
+        let little = info
+            .pairs(&info.root)
+            .and_then(|pairs| pairs.iter().find(|(k, _)| k.as_str() == Some("little_endian")))
+            .map(|(_, v)| v.as_int() != Some(0));
         let object = next("object")?;
         let keys = next("storage keys")?.value;
         let keys: Vec<String> =
-            keys.items().unwrap_or_default().iter().filter_map(|k| k.as_str().map(str::to_string)).collect();
+            keys.items(&keys.root).unwrap_or_default().iter().filter_map(|k| k.as_str().map(str::to_string)).collect();
         let elem_of: HashMap<&str, u64> =
             object.storages.iter().map(|s| (s.key.as_str(), s.dtype.and_then(DType::size).unwrap_or(1))).collect();
         let mut raw = HashMap::new();
@@ -125,7 +124,7 @@ impl PtReader {
         bytes: Bytes,
         raw_storages: HashMap<String, (u64, u64)>,
         big_endian: bool,
-        value: &Value,
+        value: &Pickled,
         pickle_len: usize,
     ) -> Result<Self> {
         let flat = flatten(value, 4 * pickle_len + 1024)?;
