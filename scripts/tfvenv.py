@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 DEFAULT_VENV = Path.home() / ".cache" / "tensorfile" / "venv"
+# The second environment, with torch 2.8, for `.pt2` archives in the layout before 2.9.
+TORCH28_VENV = Path.home() / ".cache" / "tensorfile" / "venv-torch28"
+TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
 
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
 LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest"]
@@ -48,6 +51,19 @@ def ensure(venv: Path, light: bool) -> None:
             pip_install(venv, [package])
         except subprocess.CalledProcessError:
             print(f"warning: could not install {package}; going on without it", file=sys.stderr)
+
+
+def ensure_torch28(venv: Path) -> bool:
+    """Creates or updates the torch 2.8 environment; False (with a warning) if it fails."""
+    try:
+        if not python(venv).exists():
+            print(f"creating virtual environment {venv}", flush=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip_install(venv, TORCH28_PACKAGES)
+        return True
+    except subprocess.CalledProcessError:
+        print(f"warning: could not install torch 2.8 into {venv}", file=sys.stderr)
+        return False
 
 
 def pip_install(venv: Path, packages: list[str]) -> None:

@@ -193,3 +193,41 @@ fn entry_names_that_escape_are_flagged() {
     assert!(!is_safe_name("/abs/path"));
     assert!(is_safe_name("archive/data/0"));
 }
+
+/// An AOTInductor package whose `weights_config.json` is `config`, with one on-disk weight
+/// record `weight_0` holding a float32 storage of 6 elements.
+fn aoti_package(config: &str) -> Vec<u8> {
+    let storage: Vec<u8> = (0..6u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let weight = torch_save(&tensor_pickle(6, 0, &[6], &[1]), &[("0", &storage)]);
+    let mut z = ZipWriter::new(Vec::new(), "pkg");
+    z.add("data/aotinductor/model/model.wrapper.so", b"\x7fELF").unwrap();
+    z.add("data/aotinductor/model/weights_config.json", config.as_bytes()).unwrap();
+    z.add("data/weights/weight_0", &weight).unwrap();
+    z.add("byteorder", b"little").unwrap();
+    z.finish().unwrap()
+}
+
+#[test]
+fn aoti_weight_configs_pointing_outside_their_storage_are_unreadable_entries() {
+    let good =
+        TensorFile::from_bytes(Bytes::from_vec(aoti_package(r#"{"w": ["weight_0", [2, 2], [1, 2], 1]}"#))).unwrap();
+    let bytes = good.read("w").unwrap().dense().unwrap().to_vec();
+    let floats: Vec<f32> = bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(floats, [1.0, 3.0, 2.0, 4.0], "as_strided([2, 2], [1, 2], 1) of 0..6");
+
+    for (config, rule) in [
+        (r#"{"w": ["weight_0", [2, 4], [4, 1], 0]}"#, Rule::OutOfBounds),
+        (r#"{"w": ["weight_0", [1], [1], 18446744073709551615]}"#, Rule::ShapeOverflow),
+        (r#"{"w": ["weight_0", [2], [1, 1], 0]}"#, Rule::BadField),
+        (r#"{"w": ["../../etc/passwd", [1], [1], 0]}"#, Rule::BadField),
+        (r#"{"w": ["weight_9", [1], [1], 0]}"#, Rule::MissingField),
+        (r#"{"w": "weight_0"}"#, Rule::BadField),
+    ] {
+        let f = TensorFile::from_bytes(Bytes::from_vec(aoti_package(config))).unwrap();
+        assert!(f.entries().is_empty(), "{config}");
+        let u = &f.unreadable()[0];
+        assert_eq!((u.name.as_str(), u.error.rule()), ("w", Some(rule)), "{config}: {}", u.error);
+    }
+    let broken = TensorFile::from_bytes(Bytes::from_vec(aoti_package("[1, 2")));
+    assert_eq!(broken.err().and_then(|e| e.rule()), Some(Rule::BadJson));
+}

@@ -9,9 +9,12 @@
 //! root folder), and AOTInductor packages (`data/aotinductor/<m>/`). Tensors are named by
 //! their fully qualified names, prefixed by `<model>/` in archives of several models.
 
+mod aoti;
 mod config;
 mod model;
 mod read;
+mod summary;
+mod sympy;
 pub mod update;
 
 pub use read::{Pt2Reader, Pt2Tensor, TensorSource};

@@ -23,7 +23,7 @@ fn size(v: &Json) -> Json {
         return n.clone();
     }
     match v.get("as_expr").and_then(|e| e.get("expr_str")).and_then(Json::as_str) {
-        Some(s) => json!(s),
+        Some(s) => json!(super::sympy::readable(s)),
         None => json!("?"),
     }
 }

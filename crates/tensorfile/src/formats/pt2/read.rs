@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 use super::config::{self, Payload};
 use super::model::{self, ModelSummary};
 use crate::error::{Error, Result, Rule};
-use crate::formats::pt::PtReader;
+use crate::formats::pt::{PtReader, PtTensor};
 use crate::formats::torch::View;
 use crate::formats::{FileSummary, Format, FormatReader, Structure};
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
@@ -20,8 +20,9 @@ use crate::zip::{Archive, ZipEntry};
 pub enum TensorSource {
     /// A record holding a whole storage; the tensor is a view of it.
     Record { record: ZipEntry, view: View },
-    /// Tensor `index` of the `torch.save` file in record `nested` (see `Pt2Reader::nested`).
-    Pickled { nested: usize, index: usize },
+    /// Tensor `index` of the `torch.save` file in record `nested` (see `Pt2Reader::nested`),
+    /// or, with `view`, that view of the tensor's storage (AOTInductor's on-disk weights).
+    Pickled { nested: usize, index: usize, view: Option<View> },
 }
 
 /// One tensor of an archive.
@@ -35,24 +36,26 @@ pub struct Pt2Tensor {
 }
 
 /// A model of the archive.
-struct Model {
-    name: String,
-    summary: Result<ModelSummary, String>,
-    sample_inputs: Vec<Json>,
-    artifacts: Vec<Json>,
+pub(super) struct Model {
+    pub(super) name: String,
+    pub(super) summary: Result<ModelSummary, String>,
+    pub(super) sample_inputs: Vec<Json>,
+    pub(super) artifacts: Vec<Json>,
+    /// What AOTInductor compiled the model for (its `*_metadata.json`), if it did.
+    pub(super) aoti: Option<Json>,
 }
 
 /// An opened `.pt2` archive.
 pub struct Pt2Reader {
-    archive: Archive,
-    big_endian: bool,
-    layout: &'static str,
+    pub(super) archive: Archive,
+    pub(super) big_endian: bool,
+    pub(super) layout: &'static str,
     /// `torch.save` files inside the archive: (record name, reader).
-    nested: Vec<(String, PtReader)>,
-    models: Vec<Model>,
-    entries: Vec<Entry>,
-    tensors: Vec<Pt2Tensor>,
-    unreadable: Vec<Unreadable>,
+    pub(super) nested: Vec<(String, PtReader)>,
+    pub(super) models: Vec<Model>,
+    pub(super) entries: Vec<Entry>,
+    pub(super) tensors: Vec<Pt2Tensor>,
+    pub(super) unreadable: Vec<Unreadable>,
 }
 
 fn storage(offset: u64, len: u64, method: u16, big_endian: bool) -> Storage {
@@ -162,13 +165,18 @@ impl Pt2Reader {
                         model: name.into(),
                         fqn: fqn.clone(),
                         kind,
-                        source: TensorSource::Pickled { nested, index },
+                        source: TensorSource::Pickled { nested, index, view: None },
                     };
                     self.push(&prefix, t, e);
                 }
             }
         }
+        let aoti_config = format!("data/aotinductor/{name}/weights_config.json");
+        if let Some(text) = self.archive.read_text(&aoti_config)? {
+            self.add_aoti_weights(name, &prefix, &text)?;
+        }
         let sample_inputs = self.sample_inputs(name);
+        let aoti = self.aoti_metadata(name);
         let artifacts = self
             .archive
             .records_under(&format!("data/aotinductor/{name}/"))
@@ -178,15 +186,15 @@ impl Pt2Reader {
                 json!({ "name": r, "bytes": size })
             })
             .collect();
-        self.models.push(Model { name: name.into(), summary, sample_inputs, artifacts });
+        self.models.push(Model { name: name.into(), summary, sample_inputs, artifacts, aoti });
         Ok(())
     }
 
-    fn unreadable(&mut self, name: String, error: Error) {
+    pub(super) fn unreadable(&mut self, name: String, error: Error) {
         self.unreadable.push(Unreadable { name, dtype: String::new(), shape: Vec::new(), error });
     }
 
-    fn push(&mut self, prefix: &str, t: Pt2Tensor, mut e: Entry) {
+    pub(super) fn push(&mut self, prefix: &str, t: Pt2Tensor, mut e: Entry) {
         e.info.name = format!("{prefix}{}", t.fqn);
         e.info.extra =
             vec![("source".into(), MetaValue::from(t.kind)), ("model".into(), MetaValue::from(t.model.as_str()))];
@@ -194,7 +202,7 @@ impl Pt2Reader {
         self.tensors.push(t);
     }
 
-    fn open_nested(&mut self, record: &str) -> Result<usize> {
+    pub(super) fn open_nested(&mut self, record: &str) -> Result<usize> {
         if let Some(i) = self.nested.iter().position(|(r, _)| r == record) {
             return Ok(i);
         }
@@ -233,7 +241,7 @@ impl Pt2Reader {
                         model: model.into(),
                         fqn: p.fqn.clone(),
                         kind,
-                        source: TensorSource::Pickled { nested, index: 0 },
+                        source: TensorSource::Pickled { nested, index: 0, view: None },
                     };
                     return Ok((t, e));
                 }
@@ -321,10 +329,15 @@ impl Pt2Reader {
             .models
             .iter()
             .map(|m| {
-                let mut j = match &m.summary {
-                    Ok(s) => s.json.clone(),
-                    Err(e) => json!({ "name": m.name, "error": e }),
+                let mut j = match (&m.summary, &m.aoti) {
+                    (Ok(s), _) => s.json.clone(),
+                    // A compiled package need not carry the exported program.
+                    (Err(_), Some(_)) => json!({ "name": m.name }),
+                    (Err(e), None) => json!({ "name": m.name, "error": e }),
                 };
+                if let Some(a) = &m.aoti {
+                    j["aotinductor"] = a.clone();
+                }
                 j["sample_inputs"] = json!(m.sample_inputs);
                 if !m.artifacts.is_empty() {
                     j["artifacts"] = json!(m.artifacts);
@@ -333,71 +346,8 @@ impl Pt2Reader {
             })
             .collect();
         let json = json!({ "layout": self.layout, "models": models });
-        Structure { text: render(&json), json }
+        Structure { text: super::summary::render(&json), json }
     }
-}
-
-/// The description as text.
-fn render(j: &Json) -> String {
-    use std::fmt::Write;
-    let mut s = format!("layout       {}\n", j["layout"].as_str().unwrap_or("?"));
-    let list = |v: &Json| -> String {
-        let items: Vec<String> = v
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| match t["dtype"].as_str() {
-                Some(d) => format!("{d}{}", t["shape"]),
-                None => t["type"].as_str().unwrap_or("?").to_string(),
-            })
-            .collect();
-        items.join(", ")
-    };
-    for m in j["models"].as_array().into_iter().flatten() {
-        let _ = writeln!(s, "model {}", m["name"].as_str().unwrap_or("?"));
-        if let Some(e) = m["error"].as_str() {
-            let _ = writeln!(s, "  error        {e}");
-        }
-        if !m["torch_version"].is_null() {
-            let _ = writeln!(
-                s,
-                "  versions     schema {}, torch {}",
-                m["schema_version"].as_str().unwrap_or("?"),
-                m["torch_version"].as_str().unwrap_or("?")
-            );
-        }
-        let _ = writeln!(s, "  inputs       {}", list(&m["inputs"]));
-        let _ = writeln!(s, "  outputs      {}", list(&m["outputs"]));
-        if let Some(r) = m["range_constraints"].as_object().filter(|r| !r.is_empty()) {
-            let ranges: Vec<String> = r.iter().map(|(k, v)| format!("{k} in [{}, {}]", v["min"], v["max"])).collect();
-            let _ = writeln!(s, "  dynamic      {}", ranges.join(", "));
-        }
-        let _ = writeln!(
-            s,
-            "  weights      {} parameters, {} buffers, {} constants",
-            m["parameters"], m["buffers"], m["constants"]
-        );
-        if let Some(ops) = m["operators"].as_object() {
-            let total: u64 = ops.values().filter_map(Json::as_u64).sum();
-            let _ = writeln!(s, "  operators    {total} calls of {} operators", ops.len());
-        }
-        if let Some(si) = m["sample_inputs"].as_array().filter(|a| !a.is_empty()) {
-            let _ = writeln!(s, "  sample input {}", list(&json!(si)));
-        }
-        if let Some(a) = m["artifacts"].as_array() {
-            let _ = writeln!(
-                s,
-                "  artifacts    {} files ({})",
-                a.len(),
-                a.iter()
-                    .filter_map(|x| x["name"].as_str())
-                    .map(|n| n.rsplit('/').next().unwrap_or(n))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-    s
 }
 
 impl FormatReader for Pt2Reader {
@@ -430,7 +380,12 @@ impl FormatReader for Pt2Reader {
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let t = self.tensors.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         match &t.source {
-            TensorSource::Pickled { nested, index } => self.nested[*nested].1.read(*index, verify),
+            TensorSource::Pickled { nested, index, view: None } => self.nested[*nested].1.read(*index, verify),
+            TensorSource::Pickled { nested, index, view: Some(view) } => {
+                let reader = &self.nested[*nested].1;
+                let t = PtTensor { view: view.clone(), ..reader.tensors()[*index].clone() };
+                Ok(TensorData::Dense(reader.tensor_bytes(&t, verify)?))
+            }
             TensorSource::Record { record, view } => {
                 let storage = self.archive.read(record, verify)?;
                 let elem = view.dtype.size().unwrap_or(1);

@@ -86,9 +86,12 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
                     let p = Patch { name: name.clone(), view: view.clone(), source: wi };
                     patches.records.entry(record.name.clone()).or_default().push(p);
                 }
-                TensorSource::Pickled { nested, index } => {
+                TensorSource::Pickled { nested, index, view } => {
                     let (record_name, reader) = &pt2.nested()[*nested];
-                    let (storage, p) = pt_patch(reader, *index, name, wi)?;
+                    let (storage, mut p) = pt_patch(reader, *index, name, wi)?;
+                    if let Some(view) = view {
+                        p.view = view.clone();
+                    }
                     let full =
                         pt2.archive().record(record_name).map_or_else(|| record_name.clone(), |r| r.name.clone());
                     patches.nested.entry(full).or_default().records.entry(storage).or_default().push(p);
