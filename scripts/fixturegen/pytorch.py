@@ -105,6 +105,21 @@ class Views(torch.nn.Module):
         return y + self.window.sum() + self.column.sum()
 
 
+class Subclass(torch.nn.Module):
+    """A parameter that is a tensor subclass (torch's test `TwoTensor`): torch.export saves it
+    as a `use_pickle` record, a `torch.save` file only torch can rebuild."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.testing._internal.two_tensor import TwoTensor
+
+        self.pair = torch.nn.Parameter(TwoTensor(torch.linspace(0, 1, 3), torch.linspace(1, 2, 3)))
+        self.bias = torch.nn.Parameter(torch.full((3,), 0.5))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.pair + self.bias
+
+
 class Transposed(torch.nn.Module):
     """Parameters stored transposed or permuted (not row-major)."""
 
@@ -208,6 +223,7 @@ MODELS = {
     "tied": (Tied, None),
     "views": (Views, [(2, 4)]),
     "transposed": (Transposed, [(2, 5)]),
+    "subclass": (Subclass, [(3,)]),
     "dtypes": (Dtypes, [(2,)]),
     "encoder": (Encoder, [(2, 8)]),
     "decoder": (Decoder, [(2, 5)]),
@@ -335,6 +351,21 @@ def save_exported(out: Path, model: str) -> None:
     write_record(path, program_records(ep), models=[program_summary(ep, "model")])
 
 
+def save_subclass(out: Path) -> None:
+    """The subclass parameter is listed as unreadable, with what its config says of it and
+    the global its pickle needs."""
+    path = out / "subclass.pt2"
+    torch.export.save(export("subclass"), str(path))
+    ep = torch.export.load(str(path))
+    records = [tensor_record(n, t, "parameter") for n, t in ep.state_dict.items() if type(t) is torch.nn.Parameter]
+    unreadable = [
+        {"name": n, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "refused_global": "_rebuild_wrapper_subclass"}
+        for n, t in ep.state_dict.items()
+        if type(t) is not torch.nn.Parameter
+    ]
+    write_record(path, records, unreadable=unreadable, models=[program_summary(ep, "model")])
+
+
 def save_multi(out: Path) -> None:
     from torch.export.pt2_archive._package import load_pt2, package_pt2
 
@@ -429,6 +460,52 @@ def save_hostile(out: Path) -> None:
     refused(hostile / "whole_module.pt", f"{Plain.__module__}.Plain")
 
 
+# --- zips written by other tools --------------------------------------------------------
+
+
+class Unseekable(io.RawIOBase):
+    """A file that cannot seek, so that `zipfile` writes data descriptors after entries."""
+
+    def __init__(self, f) -> None:
+        self.f = f
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        return self.f.write(b)
+
+
+def rewrite_zip(source: Path, dest: Path, compression: int, force_zip64: bool = False, stream: bool = False) -> None:
+    """`source` re-zipped entry by entry by Python's `zipfile`, as tools that edit archives do."""
+    with zipfile.ZipFile(source) as zin, open(dest, "wb") as f:
+        with zipfile.ZipFile(Unseekable(f) if stream else f, "w", compression=compression) as zout:
+            for info in zin.infolist():
+                entry = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+                entry.compress_type = compression
+                with zout.open(entry, "w", force_zip64=force_zip64) as w:
+                    w.write(zin.read(info.filename))
+
+
+def save_rewritten(out: Path) -> None:
+    """Archives rewritten by `zipfile`: deflated, with zip64 local headers, streamed with data
+    descriptors; each recorded as torch's loaders read it."""
+    folder = out / "zip"
+    folder.mkdir()
+    deflated = folder / "deflated.pt2"
+    rewrite_zip(out / "views.pt2", deflated, zipfile.ZIP_DEFLATED)
+    ep = torch.export.load(str(deflated))
+    write_record(deflated, program_records(ep))
+    for name, kwargs in [
+        ("deflated.pt", {"compression": zipfile.ZIP_DEFLATED}),
+        ("zip64_local_headers.pt", {"compression": zipfile.ZIP_STORED, "force_zip64": True}),
+        ("streamed.pt", {"compression": zipfile.ZIP_DEFLATED, "stream": True}),
+    ]:
+        dest = folder / name
+        rewrite_zip(out / "checkpoint.pt", dest, **kwargs)
+        write_record(dest, [tensor_record(n, t) for n, t in flatten(torch.load(dest, weights_only=True))])
+
+
 # --- entry points -------------------------------------------------------------------------
 
 
@@ -436,6 +513,7 @@ def generate(out: Path) -> None:
     warnings.filterwarnings("ignore")
     for model in ["plain", "buffers_constants", "tied", "views", "transposed", "dtypes", "mobilenet_v2"]:
         save_exported(out, model)
+    save_subclass(out)
     save_multi(out)
     save_aoti(out)
     save_torch(out, "state_dict.pt", build("views").state_dict())
@@ -443,6 +521,7 @@ def generate(out: Path) -> None:
     save_torch(out, "dtypes.pt", {dtype_name(d): dtype_tensor(d) for d in DTYPES})
     save_torch(out, "legacy_format.pt", build("transposed").state_dict(), _use_new_zipfile_serialization=False)
     save_torch(out, "bare_tensor.pt", torch.arange(12, dtype=torch.int32).reshape(3, 4)[:, 1:])
+    save_rewritten(out)
     save_hostile(out)
 
 

@@ -37,6 +37,7 @@ fn records_in(folder: &str) -> Vec<(PathBuf, Value)> {
 fn records() -> Vec<(PathBuf, Value)> {
     let mut all = records_in(".");
     all.extend(records_in("torch28"));
+    all.extend(records_in("zip"));
     all
 }
 
@@ -69,17 +70,33 @@ fn check_tensors(file: &TensorFile, record: &Value, what: &str) {
     assert_eq!(listed, recorded, "{what}: the same tensors, no more");
 }
 
+/// Tensors the record says only torch can rebuild (tensor subclasses) are listed as
+/// unreadable with their dtype and shape, naming the refused global; nothing else is.
+fn check_unreadable(file: &TensorFile, record: &Value, what: &str) {
+    let expected = record["unreadable"].as_array().cloned().unwrap_or_default();
+    let ours = file.unreadable();
+    assert_eq!(ours.len(), expected.len(), "{what}: {ours:?}");
+    for (u, t) in ours.iter().zip(&expected) {
+        assert_eq!(u.name, t["name"].as_str().unwrap(), "{what}");
+        assert_eq!(u.dtype, t["dtype"].as_str().unwrap(), "{what}");
+        assert_eq!(u.shape, shape(&t["shape"]), "{what}");
+        assert_eq!(u.error.rule(), Some(Rule::ForbiddenGlobal), "{what}");
+        assert!(u.error.to_string().contains(t["refused_global"].as_str().unwrap()), "{what}: {}", u.error);
+    }
+    // verify() reports the unreadable tensors, and nothing else.
+    assert_eq!(file.verify().len(), expected.len(), "{what}: {:?}", file.verify());
+}
+
 #[test]
 fn every_tensor_torch_loads_is_listed_with_identical_bytes() {
     let records = records();
-    assert!(records.len() >= 19, "fixtures missing: run scripts/fixtures");
+    assert!(records.len() >= 23, "fixtures missing: run scripts/fixtures");
     let mut formats = std::collections::BTreeSet::new();
     for (path, record) in &records {
         let what = path.display().to_string();
         let file = TensorFile::open(path).unwrap_or_else(|e| panic!("{e}"));
         formats.insert(format!("{:?}", file.format()));
-        assert!(file.unreadable().is_empty(), "{what}: {:?}", file.unreadable());
-        assert!(file.verify().is_empty(), "{what}: {:?}", file.verify());
+        check_unreadable(&file, record, &what);
         check_tensors(&file, record, &what);
     }
     assert_eq!(formats.into_iter().collect::<Vec<_>>(), ["Pt", "Pt2"]);
@@ -152,10 +169,13 @@ fn the_dynamic_batch_is_shown_with_its_range() {
 fn every_fixture_converts_to_safetensors_and_pt_with_identical_bytes() {
     for (path, record) in records() {
         let file = TensorFile::open(&path).unwrap();
+        let has_unreadable = record.get("unreadable").is_some();
         for format in [Format::Safetensors, Format::Pt, Format::Zt] {
             let what = format!("{} -> {format:?}", path.display());
-            // zTensor 0.1 has no complex or float8 dtypes: those are left out, and only those.
-            let options = ConvertOptions { skip_unsupported: format == Format::Zt, ..ConvertOptions::default() };
+            // zTensor 0.1 has no complex or float8 dtypes: those are left out, and only those
+            // (and the tensors only torch can rebuild).
+            let skip_unsupported = format == Format::Zt || has_unreadable;
+            let options = ConvertOptions { skip_unsupported, ..ConvertOptions::default() };
             let mut out = std::io::Cursor::new(Vec::new());
             let report = convert_to_writer(&file, &mut out, format, &options, &mut |_| {})
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -201,4 +221,35 @@ fn pickles_torch_refuses_are_refused_with_the_global_named() {
         assert!(message.contains(global), "{message}");
         assert!(message.contains(path.file_name().unwrap().to_str().unwrap()), "the file is named: {message}");
     }
+}
+
+#[test]
+fn zip_crcs_are_checked_and_a_zero_crc_means_not_recorded() {
+    use tensorfile::zip::Archive;
+    let path = dir().join("state_dict.pt");
+    let original = std::fs::read(&path).unwrap();
+    let archive = Archive::open(Bytes::from_vec(original.clone())).unwrap();
+    let record = archive.entries().iter().find(|e| e.name.ends_with("data/0")).unwrap().clone();
+    assert_ne!(record.crc32, 0, "torch records CRCs in the central directory");
+    // Each central directory entry of the record: signature, then its CRC at byte 16.
+    let central: Vec<usize> = original
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"PK\x01\x02")
+        .map(|(i, _)| i)
+        .filter(|&i| original[i + 16..i + 20] == record.crc32.to_le_bytes())
+        .collect();
+    assert_eq!(central.len(), 1);
+
+    let first_byte = usize::try_from(record.data_offset).unwrap();
+    let mut corrupt = original.clone();
+    corrupt[first_byte] ^= 0x40;
+    let file = TensorFile::from_bytes(Bytes::from_vec(corrupt.clone())).unwrap();
+    let problems = file.verify();
+    assert!(problems.iter().any(|e| e.rule() == Some(Rule::ChecksumMismatch)), "{problems:?}");
+
+    // The same corruption with the CRC zeroed: nothing recorded, nothing to check against.
+    corrupt[central[0] + 16..central[0] + 20].copy_from_slice(&[0; 4]);
+    let file = TensorFile::from_bytes(Bytes::from_vec(corrupt)).unwrap();
+    assert!(file.verify().is_empty(), "{:?}", file.verify());
 }

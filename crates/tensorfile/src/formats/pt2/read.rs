@@ -285,7 +285,22 @@ impl Pt2Reader {
             })();
         match result {
             Ok((t, e)) => self.push(prefix, t, e),
-            Err(error) => self.unreadable(format!("{prefix}{}", p.fqn), error),
+            Err(error) => {
+                // What the config says the tensor is, even when its bytes cannot be had.
+                let (dtype, shape) = p.view.map(|v| (v.dtype.name().to_string(), v.shape)).unwrap_or_default();
+                let error = if p.use_pickle && error.rule() == Some(Rule::ForbiddenGlobal) {
+                    Error::invalid(
+                        Rule::ForbiddenGlobal,
+                        format!(
+                            "{} (a tensor subclass: only torch can rebuild it, by running its code)",
+                            error.detail()
+                        ),
+                    )
+                } else {
+                    error
+                };
+                self.unreadable.push(Unreadable { name: format!("{prefix}{}", p.fqn), dtype, shape, error });
+            }
         }
     }
 
