@@ -18,6 +18,7 @@ pub mod checked;
 pub mod compare;
 pub mod convert;
 mod error;
+pub mod facts;
 mod file;
 pub mod flatbuf;
 pub mod formats;

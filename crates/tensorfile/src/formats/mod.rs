@@ -52,6 +52,11 @@ impl Format {
         }
     }
 
+    /// The format of a name as [`Format::name`] gives it (`"zt"`, `"safetensors"`...).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// Whether files of this format carry file-level metadata (key/value text).
     pub fn holds_file_metadata(self) -> bool {
         matches!(self, Format::Safetensors)

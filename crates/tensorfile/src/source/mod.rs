@@ -77,6 +77,14 @@ impl Bytes {
     pub fn to_vec(&self) -> Vec<u8> {
         self.deref().to_vec()
     }
+
+    /// The addresses of the whole map or buffer these bytes were sliced from: with
+    /// [`Bytes::is_mapped`], how a caller checks that its array is a view of the file.
+    pub fn owner_addresses(&self) -> Range<usize> {
+        let all: &[u8] = (*self.owner).as_ref();
+        let start = all.as_ptr() as usize;
+        start..start + all.len()
+    }
 }
 
 impl Deref for Bytes {

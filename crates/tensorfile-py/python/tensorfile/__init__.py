@@ -1,0 +1,332 @@
+"""Read, convert and write tensor files without running their code.
+
+zTensor (`.zt`), safetensors, ExecuTorch `.pte`/`.ptd` and PyTorch `.pt2`/`torch.save`
+files are recognised by their content. Tensors come out as numpy arrays or torch tensors that
+are views of the memory-mapped file whenever the file stores them raw and little-endian.
+
+    import tensorfile
+    with tensorfile.open("model.safetensors") as f:
+        w = f["lm_head.weight"].numpy()          # a view of the map: no copy
+        rows = f.get_slice("embed.weight")[10:20]
+    tensorfile.save_file({"w": w}, "out.zt", compress="zstd")
+"""
+
+import json
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._errors import Error, FileError, InvalidFileError, TensorNotFoundError, UnsupportedError, UsageError
+from ._native import NativeFile, NativeTensor, __version__
+from ._native import convert as _convert
+from ._native import write_file as _write_file
+
+__all__ = [
+    "Error", "File", "FileError", "InvalidFileError", "Slice", "Tensor", "TensorNotFoundError",
+    "UnsupportedError", "UsageError", "convert", "load_file", "open", "save_file", "__version__",
+]
+
+PathLike = "str | os.PathLike[str]"
+
+
+class Tensor(NativeTensor):
+    """One tensor of a file: `name`, `dtype` (torch's spelling), `shape`, `nbytes`.
+
+    Its bytes are read on first use and shared: `numpy()` and `torch()` are views of them (of
+    the file's map when stored raw little-endian), read-only. The buffer protocol exports
+    them typed (`memoryview(t)`, `np.asarray(t)`; dtypes without a buffer code, such as
+    bfloat16, as unsigned integers of their width), and `__dlpack__` hands them on.
+    """
+
+    def numpy(self, raw: bool = False) -> np.ndarray:
+        """The tensor as a read-only numpy array. bfloat16 and float8 need `ml_dtypes`;
+        `raw=True` gives unsigned integers of the same width instead."""
+        if self.is_sparse:
+            raise UnsupportedError(f"{self.name} is sparse: sparse() gives its parts")
+        dtype = _dtypes.numpy_dtype(self.dtype, raw)
+        shape = tuple(self.shape)
+        if self.nbytes == 0:
+            return np.empty(shape, dtype)
+        flat = np.frombuffer(self, dtype=dtype)
+        return flat.reshape(shape)
+
+    def torch(self, device: str = "cpu", raw: bool = False):
+        """The tensor as a torch tensor: on the CPU a view of the bytes (read-only memory:
+        do not write to it), elsewhere a copy on `device`."""
+        import torch
+
+        if self.is_sparse:
+            raise UnsupportedError(f"{self.name} is sparse: sparse() gives its parts")
+        dtype = _dtypes.torch_dtype(self.dtype, raw)
+        if self.nbytes == 0:
+            cpu = torch.empty(tuple(self.shape), dtype=dtype)
+        else:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The given buffer is not writable")
+                cpu = torch.frombuffer(self, dtype=dtype).reshape(tuple(self.shape))
+        if torch.device(device).type == "cpu":
+            return cpu
+        from ._cuda import to_device
+
+        return to_device([cpu], torch.device(device))[0]
+
+    def sparse(self) -> dict:
+        """A sparse tensor's parts as numpy arrays: `format` ("coo" or "csr"), `nnz`,
+        `indices` (COO: ndim x nnz; CSR: column indices), `indptr` (CSR) and `values`."""
+        parts = self.sparse_parts()
+        values = np.frombuffer(parts["values"], dtype=_dtypes.numpy_dtype(self.dtype))
+        indices = np.array(parts["indices"], dtype=np.uint64)
+        if parts["format"] == "coo":
+            indices = indices.reshape(len(self.shape), -1)
+        return {
+            "format": parts["format"],
+            "nnz": parts["nnz"],
+            "indices": indices,
+            "indptr": np.array(parts["indptr"], dtype=np.uint64),
+            "values": values,
+        }
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        if copy:
+            array = array.copy()
+        return array if dtype is None else array.astype(dtype, copy=bool(copy))
+
+    def __dlpack__(self, **kwargs):
+        try:
+            return self.numpy().__dlpack__(**kwargs)
+        except (BufferError, TypeError, UnsupportedError):
+            # numpy refuses read-only arrays (and bfloat16) to older consumers: torch does not.
+            return self.torch().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+
+class Slice:
+    """`File.get_slice(name)[...]`: indexing reads only the rows of the first dimension that
+    the index selects; the rest of the index is applied to them."""
+
+    def __init__(self, tensor: Tensor, framework: str):
+        self._tensor = tensor
+        self._framework = framework
+
+    def get_shape(self) -> list:
+        return list(self._tensor.shape)
+
+    def get_dtype(self) -> str:
+        return self._tensor.dtype
+
+    def __getitem__(self, key):
+        t = self._tensor
+        key = key if isinstance(key, tuple) else (key,)
+        if not t.shape or t.is_sparse or not key or key[0] is Ellipsis:
+            array = t.numpy()[key]
+            return _framework(array, self._framework)
+        first, rest = key[0], key[1:]
+        rows = t.shape[0]
+        if isinstance(first, slice):
+            start, stop, step = first.indices(rows)
+            if step < 0:  # read what the slice spans, then step through it
+                lo, hi = (stop + 1, start + 1) if start >= stop else (0, 0)
+                part, inner = t.rows(lo, hi), slice(None, None, step)
+            else:
+                part, inner = t.rows(start, max(start, stop)), slice(None, None, step)
+            array = Tensor.numpy(part)[(inner, *rest)]
+        elif isinstance(first, (int, np.integer)):
+            index = int(first) + rows if first < 0 else int(first)
+            if not 0 <= index < rows:
+                raise IndexError(f"index {first} is out of bounds for dimension 0 of size {rows}")
+            array = Tensor.numpy(t.rows(index, index + 1))[(0, *rest)]
+        else:
+            array = t.numpy()[key]
+        return _framework(array, self._framework)
+
+
+def _framework(array: np.ndarray, framework: str):
+    if framework == "numpy":
+        return array
+    if framework in ("torch", "pt"):
+        import torch
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            return torch.from_numpy(array) if array.dtype.kind != "V" else torch.from_numpy(array.copy())
+    raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
+
+
+class File(Mapping):
+    """An opened tensor file: a read-only mapping of name to `Tensor`, in file order."""
+
+    def __init__(self, path, data=None):
+        self._native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data))
+        self._names = self._native.names()
+
+    @property
+    def _file(self) -> NativeFile:
+        if self._native is None:
+            raise ValueError("the file is closed")
+        return self._native
+
+    @property
+    def path(self) -> str:
+        return self._file.path
+
+    @property
+    def format(self) -> str:
+        return self._file.format
+
+    @property
+    def metadata(self) -> dict:
+        """`format`, `version` and the file's own `metadata` (safetensors' `__metadata__`...)."""
+        return self._file.metadata()
+
+    def info(self) -> dict:
+        """What `tensorfile info --json` prints."""
+        return json.loads(self._file.info_json())
+
+    def entries(self) -> list:
+        """Each tensor as `tensorfile ls --json` describes it (layout, offsets, extra fields)."""
+        return self._file.entries()
+
+    @property
+    def unreadable(self) -> list:
+        """Entries that cannot be read, with their dtype, shape and the reason."""
+        return self._file.unreadable()
+
+    def verify(self) -> list:
+        """Every problem found checking checksums and structure (empty when all is well)."""
+        return self._file.verify()
+
+    def __getitem__(self, name: str) -> Tensor:
+        return Tensor(self._file, name)
+
+    def __iter__(self) -> Iterator[str]:
+        self._file  # noqa: B018 (raises when closed)
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._file)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._file
+
+    def keys(self):
+        return list(self._names)
+
+    def get_tensor(self, name: str, framework: str = "numpy", device: str = "cpu", raw: bool = False):
+        """Tensor `name` as a numpy array (`framework="numpy"`) or a torch tensor
+        (`"torch"`, on `device`)."""
+        tensor = self[name]
+        if framework == "numpy":
+            if device != "cpu":
+                raise UsageError("numpy arrays live on the CPU: use framework='torch' for other devices")
+            return tensor.numpy(raw=raw)
+        if framework in ("torch", "pt"):
+            return tensor.torch(device=device, raw=raw)
+        raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
+
+    def get_slice(self, name: str, framework: str = "numpy") -> Slice:
+        return Slice(self[name], framework)
+
+    def close(self) -> None:
+        """Forget the file. Arrays and tensors already made keep the memory they view."""
+        self._native = None
+
+    def __enter__(self) -> "File":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._native is None:
+            return "<tensorfile.File (closed)>"
+        return f"<tensorfile.File {self.path!r}: {self.format}, {len(self)} tensors>"
+
+
+def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
+    """Open a tensor file of any format tensorfile reads (recognised by its content); `data`
+    is the `.ptd` holding an ExecuTorch program's external tensors."""
+    return File(path, data)
+
+
+def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) -> dict:
+    """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`."""
+    with File(path, data) as f:
+        if framework in ("torch", "pt") and device != "cpu":
+            import torch
+
+            from ._cuda import to_device
+
+            cpu = [f[name].torch() for name in f]
+            return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
+        return {name: f.get_tensor(name, framework=framework, device=device) for name in f}
+
+
+def torch_uint8():
+    import torch
+
+    return torch.uint8
+
+
+def _as_buffer(name: str, value) -> tuple:
+    """(dtype name, shape, little-endian contiguous bytes as a buffer) of an array or tensor."""
+    module = type(value).__module__
+    if module.startswith("torch"):
+        t = value.detach().cpu().contiguous()
+        flat = t.reshape(-1)
+        data = flat.view(torch_uint8()).numpy() if flat.numel() else np.empty(0, np.uint8)
+        return _dtypes.torch_name(t.dtype), list(t.shape), memoryview(data).cast("B")
+    array = np.asarray(value)
+    if array.dtype.byteorder == ">" or (array.dtype.byteorder == "=" and np.little_endian is False):
+        array = array.astype(array.dtype.newbyteorder("<"))
+    array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    dtype = _dtypes.numpy_name(array.dtype)
+    return dtype, list(array.shape), memoryview(array.reshape(-1).view(np.uint8)).cast("B")
+
+
+def save_file(
+    tensors: Mapping,
+    path,
+    format: "str | None" = None,  # noqa: A002 (safetensors' spelling)
+    compress: "str | None" = None,
+    checksum: "str | None" = "crc32c",
+    metadata: "Mapping[str, str] | None" = None,
+) -> None:
+    """Write `tensors` (name -> numpy array or torch tensor) to `path`, atomically. The
+    format comes from the extension (`.zt`, `.safetensors`, `.ptd`, `.pt`) unless given.
+    `compress` ("zstd" or "zstd:LEVEL") and `checksum` ("crc32c", "sha256" or None) apply to
+    `.zt`; `metadata` (text to text) to safetensors."""
+    items = [(name, *_as_buffer(name, value)) for name, value in tensors.items()]
+    target = os.fspath(path)
+    fmt = format
+    if checksum is not None and (fmt or os.path.splitext(target)[1].lstrip(".")) != "zt":
+        checksum = None  # only zTensor stores checksums
+    _write_file(
+        target,
+        items,
+        format=fmt,
+        compress=compress,
+        checksum=checksum or "none",
+        metadata=None if metadata is None else [(str(k), str(v)) for k, v in metadata.items()],
+    )
+
+
+def convert(src, dst, data=None, skip_unsupported: bool = False, compress=None, checksum=None, verify: bool = True) -> dict:
+    """Convert `src` into `dst` (format from its extension), streaming, atomically. Returns
+    `{"tensors": n, "skipped": [names]}`."""
+    n, skipped = _convert(
+        os.fspath(src),
+        os.fspath(dst),
+        data=None if data is None else os.fspath(data),
+        skip_unsupported=skip_unsupported,
+        compress=compress,
+        checksum=checksum,
+        verify=verify,
+    )
+    return {"tensors": n, "skipped": skipped}

@@ -1,0 +1,34 @@
+"""The exceptions the package raises. Each carries the library's message, and the attributes
+`rule` (the format rule a bad file breaks, e.g. "out-of-bounds"), `path` and `tensor` when
+they are known."""
+
+
+class Error(Exception):
+    """Anything tensorfile refuses or fails to do."""
+
+    rule: "str | None" = None
+    path: "str | None" = None
+    tensor: "str | None" = None
+
+
+class FileError(Error, OSError):
+    """Reading or writing failed at the operating-system level."""
+
+
+class InvalidFileError(Error):
+    """The file breaks a rule of its format (`rule` says which)."""
+
+
+class UnsupportedError(Error):
+    """Valid, but not something this library (or the target format) can represent."""
+
+
+class TensorNotFoundError(Error, KeyError):
+    """No tensor of that name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return Exception.__str__(self)
+
+
+class UsageError(Error, ValueError):
+    """An impossible request: a bad option, data that does not match its dtype and shape."""

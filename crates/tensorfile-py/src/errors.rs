@@ -1,0 +1,45 @@
+//! Library errors as the package's exceptions (defined in `tensorfile/_errors.py`, so that
+//! they can also be `KeyError`, `ValueError` or `OSError`), with the library's message and
+//! the rule, file and tensor attached.
+
+use pyo3::prelude::*;
+use pyo3::types::PyAnyMethods;
+use tensorfile::{Error, ErrorKind};
+
+/// The exception class for an error kind.
+fn class_name(e: &Error) -> &'static str {
+    match e.kind() {
+        ErrorKind::Io(_) => "FileError",
+        ErrorKind::Invalid { .. } => "InvalidFileError",
+        ErrorKind::Unsupported(_) => "UnsupportedError",
+        ErrorKind::NotFound(_) => "TensorNotFoundError",
+        ErrorKind::Usage(_) => "UsageError",
+        _ => "Error",
+    }
+}
+
+/// A library error as a Python exception.
+pub fn to_py(e: Error) -> PyErr {
+    Python::attach(|py| {
+        let build = || -> PyResult<PyErr> {
+            let class = py.import("tensorfile._errors")?.getattr(class_name(&e))?;
+            let exception = class.call1((e.to_string(),))?;
+            exception.setattr("rule", e.rule().map(|r| r.id()))?;
+            exception.setattr("path", e.path().map(|p| p.display().to_string()))?;
+            exception.setattr("tensor", e.tensor())?;
+            Ok(PyErr::from_value(exception))
+        };
+        build().unwrap_or_else(|err| err)
+    })
+}
+
+/// `Result` conversion for library calls.
+pub trait IntoPy<T> {
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for tensorfile::Result<T> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(to_py)
+    }
+}

@@ -1,0 +1,147 @@
+//! An opened file: entries, metadata, the `info` facts, and its tensors.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use tensorfile::TensorFile;
+use tensorfile::facts::FileFacts;
+use tensorfile::model::{Entry, Layout, MetaValue};
+
+use crate::errors::IntoPy;
+
+/// An opened tensor file, shared by every tensor read from it; safe to use from many threads.
+#[pyclass(frozen, module = "tensorfile._native")]
+pub struct NativeFile {
+    pub(crate) file: Arc<TensorFile>,
+    path: String,
+}
+
+/// A metadata value as a Python object (through JSON, which every value has).
+fn meta_to_py<'py>(py: Python<'py>, v: &MetaValue) -> PyResult<Bound<'py, PyAny>> {
+    json_to_py(py, &v.to_json())
+}
+
+pub fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (v.to_string(),))
+}
+
+fn layout_name(layout: &Layout) -> &'static str {
+    match layout {
+        Layout::Dense => "dense",
+        Layout::DimOrder(_) => "dim_order",
+        Layout::Strided { .. } => "strided",
+        Layout::Sparse { .. } => "sparse",
+    }
+}
+
+impl NativeFile {
+    /// The path as the caller gave it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+#[pymethods]
+impl NativeFile {
+    /// Open `path` (format detected by content); `data` is the `.ptd` holding an ExecuTorch
+    /// program's external tensors.
+    #[staticmethod]
+    #[pyo3(signature = (path, data=None))]
+    fn open(py: Python<'_>, path: PathBuf, data: Option<PathBuf>) -> PyResult<NativeFile> {
+        let display = path.display().to_string();
+        let file = py.detach(|| TensorFile::open_with_data(&path, data.as_deref())).py()?;
+        Ok(NativeFile { file: Arc::new(file), path: display })
+    }
+
+    #[getter(path)]
+    fn py_path(&self) -> &str {
+        &self.path
+    }
+
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.file.format().name()
+    }
+
+    /// The names of the readable entries, in file order.
+    fn names(&self) -> Vec<String> {
+        self.file.entries().iter().map(|e| e.info.name.clone()).collect()
+    }
+
+    /// Every readable entry, as `ls --json` describes it, in file order.
+    fn entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for e in self.file.entries() {
+            list.append(entry_dict(py, e)?)?;
+        }
+        Ok(list)
+    }
+
+    /// Entries that cannot be read: name, dtype and shape as the file gives them, and why.
+    fn unreadable<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for u in self.file.unreadable() {
+            let d = PyDict::new(py);
+            d.set_item("name", &u.name)?;
+            d.set_item("dtype", &u.dtype)?;
+            d.set_item("shape", u.shape.clone())?;
+            d.set_item("error", u.error.to_string())?;
+            d.set_item("rule", u.error.rule().map(|r| r.id()))?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// Format, version and file-level metadata.
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let summary = self.file.summary();
+        let d = PyDict::new(py);
+        d.set_item("format", self.file.format().name())?;
+        d.set_item("version", summary.version)?;
+        let meta = PyDict::new(py);
+        for (k, v) in &summary.metadata {
+            meta.set_item(k, meta_to_py(py, v)?)?;
+        }
+        d.set_item("metadata", meta)?;
+        Ok(d)
+    }
+
+    /// What `tensorfile info --json` prints, as JSON text.
+    fn info_json(&self) -> String {
+        FileFacts::of(&self.file).to_json(&self.path).to_string()
+    }
+
+    /// Check everything the file lets us check (checksums, structure); one message per problem.
+    fn verify(&self, py: Python<'_>) -> Vec<String> {
+        let file = self.file.clone();
+        py.detach(move || file.verify()).into_iter().map(|e| e.to_string()).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.file.entries().len()
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.file.index_of(name).is_some()
+    }
+}
+
+fn entry_dict<'py>(py: Python<'py>, e: &Entry) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &e.info.name)?;
+    d.set_item("kind", e.info.kind.name())?;
+    d.set_item("dtype", e.info.dtype.name())?;
+    d.set_item("shape", e.info.shape.clone())?;
+    d.set_item("nbytes", e.nbytes)?;
+    d.set_item("layout", layout_name(&e.info.layout))?;
+    d.set_item("offset", e.storage.offset)?;
+    d.set_item("stored_bytes", e.storage.len)?;
+    let extra = PyDict::new(py);
+    for (k, v) in &e.info.extra {
+        extra.set_item(k, meta_to_py(py, v)?)?;
+    }
+    d.set_item("extra", extra)?;
+    Ok(d)
+}

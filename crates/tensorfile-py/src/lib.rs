@@ -1,0 +1,25 @@
+//! `tensorfile._native`: the Rust side of the Python package `tensorfile`. It opens files,
+//! serves tensors as read-only buffers over the memory map (no copy when the file stores the
+//! tensor raw and little-endian), and writes and converts files; the Python side
+//! (`python/tensorfile/`) turns buffers into numpy arrays and torch tensors.
+//!
+//! The GIL is released around everything that touches a file: opening, reading, decoding,
+//! writing and converting.
+
+mod buffer;
+mod errors;
+mod file;
+mod tensor;
+mod write;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<file::NativeFile>()?;
+    m.add_class::<tensor::NativeTensor>()?;
+    m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
+    m.add_function(wrap_pyfunction!(write::convert, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! Writing files from Python buffers, and converting between files.
+
+use std::path::PathBuf;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use tensorfile::convert::{ConvertOptions, convert_file};
+use tensorfile::formats::{Compression, Format, WriteOptions};
+use tensorfile::model::{ChecksumKind, TensorData, TensorInfo};
+use tensorfile::output::AtomicFile;
+use tensorfile::source::Bytes;
+use tensorfile::{DType, Error, TensorFile};
+
+use crate::errors::IntoPy;
+
+fn options(compress: Option<&str>, checksum: Option<&str>, metadata: Vec<(String, String)>) -> PyResult<WriteOptions> {
+    let compression: Compression = compress.map_or(Ok(Compression::None), str::parse).py()?;
+    let checksum: ChecksumKind = checksum.map_or(Ok(ChecksumKind::None), str::parse).py()?;
+    Ok(WriteOptions { compression, checksum, metadata, ..WriteOptions::default() })
+}
+
+/// Write `tensors` — `(name, dtype, shape, buffer)`, each buffer the tensor's contiguous
+/// little-endian bytes — to `path` as `format` (from the extension when None), atomically.
+/// One tensor's bytes are copied at a time, under the GIL; the writing runs without it.
+// Python keyword arguments, one parameter each.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (path, tensors, format=None, compress=None, checksum=None, metadata=None))]
+pub fn write_file(
+    py: Python<'_>,
+    path: PathBuf,
+    tensors: Vec<(String, String, Vec<u64>, Bound<'_, PyAny>)>,
+    format: Option<&str>,
+    compress: Option<&str>,
+    checksum: Option<&str>,
+    metadata: Option<Vec<(String, String)>>,
+) -> PyResult<()> {
+    let format = match format {
+        Some(f) => Format::from_name(f).ok_or_else(|| Error::usage(format!("unknown format {f:?}"))).py()?,
+        None => Format::from_path(&path).py()?,
+    };
+    let options = options(compress, checksum, metadata.unwrap_or_default())?;
+    let mut infos = Vec::with_capacity(tensors.len());
+    for (name, dtype, shape, _) in &tensors {
+        let d = DType::from_name(dtype).ok_or_else(|| Error::usage(format!("{name}: unknown dtype {dtype:?}"))).py()?;
+        infos.push(TensorInfo::dense(name.clone(), d, shape.clone()));
+    }
+    let buffers: Vec<(String, Py<PyAny>)> = tensors.into_iter().map(|(name, _, _, b)| (name, b.unbind())).collect();
+    let in_file = |e: Error| e.in_file(&path);
+    py.detach(|| -> PyResult<()> {
+        let mut out = AtomicFile::create(&path).map_err(in_file).py()?;
+        {
+            let mut sink = out.writer();
+            let mut writer = format.writer(Box::new(&mut sink), &infos, &options).map_err(in_file).py()?;
+            for ((name, buffer), info) in buffers.iter().zip(&infos) {
+                let bytes = Python::attach(|py| PyBuffer::<u8>::get(buffer.bind(py))?.to_vec(py))?;
+                let expected = info.nbytes().py()?;
+                if bytes.len() as u64 != expected {
+                    let e = Error::usage(format!("{} bytes given, {expected} expected", bytes.len()));
+                    return Err(e).map_err(|e: Error| e.for_tensor(name)).py();
+                }
+                writer
+                    .write(&TensorData::Dense(Bytes::from_vec(bytes)))
+                    .map_err(|e| in_file(e.for_tensor(name)))
+                    .py()?;
+            }
+            writer.finish().map_err(in_file).py()?;
+            std::io::Write::flush(&mut sink).map_err(|e| in_file(Error::from(e))).py()?;
+        }
+        out.commit().py()
+    })
+}
+
+/// Convert `src` into `dst` (format from its extension); returns the number of tensors
+/// written and the names left out.
+// Python keyword arguments, one parameter each.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, verify=true))]
+pub fn convert(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    data: Option<PathBuf>,
+    skip_unsupported: bool,
+    compress: Option<&str>,
+    checksum: Option<&str>,
+    verify: bool,
+) -> PyResult<(usize, Vec<String>)> {
+    let write = options(compress, checksum, Vec::new())?;
+    py.detach(|| {
+        let file = TensorFile::open_with_data(&src, data.as_deref())?;
+        let options = ConvertOptions { write, skip_unsupported, verify };
+        let report = convert_file(&file, &dst, &options, &mut |_| {})?;
+        Ok((report.tensors, report.skipped.into_iter().map(|s| s.name).collect()))
+    })
+    .py()
+}

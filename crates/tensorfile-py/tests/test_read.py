@@ -1,0 +1,214 @@
+"""Every fixture of every format reads, through the package, with the bytes the producing
+tool recorded; arrays are views of the map; slices read only their rows; threads share a
+file; bad files raise."""
+
+import hashlib
+import threading
+
+import numpy as np
+import pytest
+
+import tensorfile
+from conftest import FIXTURES, fixture_id, records
+
+
+def sha256(data) -> str:
+    return hashlib.sha256(bytes(data)).hexdigest()
+
+
+def open_fixture(path, record):
+    data = record.get("data_file")
+    return tensorfile.open(path, data=path.with_name(data) if data else None)
+
+
+@pytest.mark.parametrize("item", records(), ids=fixture_id)
+def test_every_fixture_reads_with_the_recorded_bytes(item):
+    path, record = item
+    with open_fixture(path, record) as f:
+        assert sorted(f) == sorted(t["name"] for t in record["tensors"])
+        for t in record["tensors"]:
+            tensor = f[t["name"]]
+            assert (tensor.dtype, list(tensor.shape)) == (t["dtype"], t["shape"]), t["name"]
+            if t["layout"].startswith("sparse"):
+                parts = tensor.sparse()
+                assert parts["nnz"] == t["nnz"]
+                assert sha256(parts["values"].tobytes()) == t["values_sha256"]
+                indices = parts["indices"].tolist()
+                assert (indices if t["layout"] == "sparse_coo" else indices) == t["indices"]
+                if "indptr" in t:
+                    assert parts["indptr"].tolist() == t["indptr"]
+                continue
+            assert sha256(tensor.tobytes()) == t["sha256"], t["name"]
+            array = tensor.numpy(raw=True)
+            assert array.nbytes == tensor.nbytes
+            assert sha256(array.tobytes()) == t["sha256"], t["name"]
+
+
+def test_bfloat16_and_float8_come_through_ml_dtypes():
+    pytest.importorskip("ml_dtypes")
+    with tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors") as f:
+        assert f["bfloat16"].numpy().dtype.name == "bfloat16"
+        assert f["float8_e4m3fn"].numpy().dtype.name == "float8_e4m3fn"
+        raw = f["bfloat16"].numpy(raw=True)
+        assert raw.dtype == np.uint16 and raw.tobytes() == f["bfloat16"].tobytes()
+
+
+VIEW_FIXTURES = [
+    "zt/rust/dtypes.zt",
+    "zt/python/multi.zt",
+    "safetensors/dtypes.safetensors",
+    "pytorch/plain.pt2",
+    "pytorch/state_dict.pt",
+    "executorch/external.ptd",
+    "executorch/constants.pte",
+]
+
+
+@pytest.mark.parametrize("name", VIEW_FIXTURES)
+def test_raw_little_endian_arrays_are_views_of_the_map(name):
+    with tensorfile.open(FIXTURES / name) as f:
+        checked = 0
+        for tensor_name in f:
+            tensor = f[tensor_name]
+            if tensor.nbytes == 0 or tensor.is_sparse:
+                continue
+            mapped, address, map_start, map_end = tensor.memory()
+            if not mapped:
+                continue  # decoded (zstd, big-endian, strided): an owned buffer
+            array = tensor.numpy(raw=True)
+            assert not array.flags.writeable
+            assert map_start <= array.ctypes.data < map_end, tensor_name
+            assert array.ctypes.data == address
+            base = array
+            while isinstance(base, np.ndarray):
+                base = base.base
+            assert base is tensor, "the array keeps the tensor (and so the map) alive"
+            checked += 1
+        assert checked > 0
+
+
+def test_arrays_outlive_the_file_they_came_from():
+    f = tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors")
+    array = f["float32"].numpy()
+    expected = array.copy()
+    f.close()
+    del f
+    assert np.array_equal(array, expected)
+    closed = tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors")
+    closed.close()
+    with pytest.raises(ValueError):
+        closed["float32"]
+
+
+def test_slices_read_only_their_rows():
+    with tensorfile.open(FIXTURES / "zt" / "python" / "multi.zt") as f:
+        name = next(n for n in f if len(f[n].shape) >= 2 and f[n].shape[0] >= 4 and f[n].dtype == "float32")
+        tensor = f[name]
+        full = tensor.numpy()
+        mapped, address, _, _ = tensor.memory()
+        assert mapped
+        row_bytes = tensor.nbytes // tensor.shape[0]
+        part = f.get_slice(name)[1:3]
+        assert np.array_equal(part, full[1:3])
+        # The slice starts at its first row in the map: nothing before it was read or copied.
+        assert part.ctypes.data == address + row_bytes
+        assert np.array_equal(f.get_slice(name)[2], full[2])
+        assert np.array_equal(f.get_slice(name)[-1, 1:], full[-1, 1:])
+        assert np.array_equal(f.get_slice(name)[::-2], full[::-2])
+        assert np.array_equal(f.get_slice(name)[3:1], full[3:1])
+        assert np.array_equal(f.get_slice(name)[..., 0], full[..., 0])
+        assert f.get_slice(name).get_shape() == list(full.shape)
+        with pytest.raises(IndexError):
+            f.get_slice(name)[tensor.shape[0]]
+
+
+def test_a_thousand_threads_read_one_file():
+    with tensorfile.open(FIXTURES / "pytorch" / "mobilenet_v2.pt2") as f:
+        names = list(f)
+        expected = {n: f[n].tobytes() for n in names}
+        errors = []
+
+        def work(i):
+            try:
+                name = names[i % len(names)]
+                assert f[name].numpy(raw=True).tobytes() == expected[name]
+            except Exception as e:  # noqa: BLE001 (collected for the assertion below)
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(1000)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+
+
+HOSTILE = [
+    ("pytorch/hostile/os_system.pt", "forbidden-global"),
+    ("pytorch/hostile/whole_module.pt", "forbidden-global"),
+]
+
+
+@pytest.mark.parametrize(("name", "rule"), HOSTILE)
+def test_hostile_files_raise_with_the_rule(name, rule):
+    with pytest.raises(tensorfile.InvalidFileError) as caught:
+        tensorfile.open(FIXTURES / name)
+    assert caught.value.rule == rule
+    assert caught.value.path.endswith(name.rsplit("/", 1)[1])
+
+
+def test_truncated_and_garbage_files_raise_never_crash(tmp_path):
+    sources = [FIXTURES / "safetensors" / "dtypes.safetensors", FIXTURES / "zt" / "rust" / "mixed.zt",
+               FIXTURES / "pytorch" / "plain.pt2", FIXTURES / "executorch" / "constants.pte"]
+    for source in sources:
+        data = source.read_bytes()
+        for cut in range(0, len(data), max(1, len(data) // 97)):
+            path = tmp_path / f"cut{source.suffix}"
+            path.write_bytes(data[:cut])
+            try:
+                with tensorfile.open(path) as f:
+                    for name in f:
+                        try:
+                            f[name].tobytes()
+                        except tensorfile.Error:
+                            pass
+            except tensorfile.Error:
+                pass
+
+
+def test_errors_are_the_package_exceptions(tmp_path):
+    with pytest.raises(tensorfile.FileError) as caught:
+        tensorfile.open(tmp_path / "missing.zt")
+    assert isinstance(caught.value, OSError)
+    with tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors") as f:
+        with pytest.raises(KeyError) as missing:
+            f["no such tensor"]
+        assert isinstance(missing.value, tensorfile.TensorNotFoundError)
+        assert "no such tensor" in str(missing.value)
+
+
+def test_metadata_info_and_entries():
+    with tensorfile.open(FIXTURES / "safetensors" / "metadata.safetensors") as f:
+        assert f.metadata["format"] == "safetensors"
+        assert f.metadata["metadata"]
+        info = f.info()
+        assert info["format"] == "safetensors" and info["tensors"] == len(f)
+        assert [e["name"] for e in f.entries()] == list(f)
+    with tensorfile.open(FIXTURES / "pytorch" / "plain.pt2") as f:
+        models = f.info()["structure"]["models"]
+        assert models[0]["range_constraints"]
+        assert f.entries()[0]["extra"]["source"] == "parameter"
+    with tensorfile.open(FIXTURES / "pytorch" / "subclass.pt2") as f:
+        (bad,) = f.unreadable
+        assert bad["name"] == "pair" and bad["rule"] == "forbidden-global"
+
+
+def test_buffer_protocol_and_dlpack():
+    with tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors") as f:
+        t = f["float32"]
+        view = memoryview(t)
+        assert view.format == "f" and view.shape == tuple(t.shape) and view.readonly
+        assert np.array_equal(np.asarray(t), t.numpy())
+        assert np.array_equal(np.asarray(view), t.numpy())
+        assert memoryview(f["bfloat16"]).format == "H"  # raw bits: no buffer code for bfloat16
+        assert np.array_equal(np.from_dlpack(t), t.numpy())

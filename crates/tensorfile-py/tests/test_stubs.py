@@ -1,0 +1,52 @@
+"""The shipped type stubs (`_native.pyi`) describe the native module exactly: the same
+classes, functions, methods and properties, and the same parameters."""
+
+import ast
+import inspect
+from pathlib import Path
+
+import tensorfile
+from tensorfile import _native
+
+STUB = Path(tensorfile.__file__).with_name("_native.pyi")
+# What the buffer protocol adds at the C level (and PEP 688 names in stubs).
+C_LEVEL = {"__buffer__", "__release_buffer__", "__new__"}
+
+
+def stub_tree() -> ast.Module:
+    assert STUB.is_file(), "the stubs are shipped beside the module"
+    return ast.parse(STUB.read_text())
+
+
+def params(node: ast.FunctionDef) -> list:
+    return [a.arg for a in node.args.args + node.args.kwonlyargs if a.arg not in ("self", "cls")]
+
+
+def test_the_stubs_name_everything_the_module_has_and_nothing_else():
+    tree = stub_tree()
+    stub_names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    stub_names |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    module_names = {n for n in dir(_native) if not n.startswith("_") or n == "__version__"}
+    assert stub_names == module_names
+
+
+def test_classes_and_functions_match():
+    for node in stub_tree().body:
+        if isinstance(node, ast.FunctionDef):
+            assert params(node) == list(inspect.signature(getattr(_native, node.name)).parameters), node.name
+        if not isinstance(node, ast.ClassDef):
+            continue
+        cls = getattr(_native, node.name)
+        stubbed = {m.name: m for m in node.body if isinstance(m, ast.FunctionDef)}
+        real = {n for n in vars(cls) if not n.startswith("_") or n in ("__len__", "__contains__")}
+        assert set(stubbed) - C_LEVEL == real, node.name
+        for name, m in stubbed.items():
+            if name in C_LEVEL:
+                continue
+            member = inspect.getattr_static(cls, name)
+            is_property = any(isinstance(d, ast.Name) and d.id == "property" for d in m.decorator_list)
+            assert is_property == (type(member).__name__ == "getset_descriptor"), f"{node.name}.{name}"
+            if not is_property and not name.startswith("__"):
+                signature = inspect.signature(getattr(cls, name))
+                real_params = [p for p in signature.parameters if p not in ("self", "cls")]
+                assert params(m) == real_params, f"{node.name}.{name}"

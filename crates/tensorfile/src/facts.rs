@@ -1,0 +1,79 @@
+//! The facts `tensorfile info` shows of a file, shared by the command line and the Python
+//! package (`File.info()`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::formats::Structure;
+use crate::model::MetaValue;
+use crate::{DType, Kind, TensorFile};
+
+/// What `info` shows of a file: format, version, sizes, counts, dtypes, metadata and the
+/// format's own description.
+pub struct FileFacts {
+    pub format: &'static str,
+    pub version: String,
+    pub file_bytes: u64,
+    pub tensors: usize,
+    pub blobs: usize,
+    pub unreadable: usize,
+    /// Decoded bytes of every readable entry.
+    pub data_bytes: u64,
+    /// Stored (possibly compressed) bytes of every readable entry.
+    pub stored_bytes: u64,
+    /// Tensors per dtype.
+    pub dtypes: BTreeMap<DType, usize>,
+    pub metadata: Vec<(String, MetaValue)>,
+    pub details: Vec<(String, MetaValue)>,
+    /// The format's own description (an ExecuTorch program's methods...).
+    pub structure: Option<Structure>,
+}
+
+impl FileFacts {
+    pub fn of(file: &TensorFile) -> FileFacts {
+        let summary = file.summary();
+        let entries = file.entries();
+        let mut dtypes = BTreeMap::new();
+        for e in entries.iter().filter(|e| e.info.kind == Kind::Tensor) {
+            *dtypes.entry(e.info.dtype).or_insert(0) += 1;
+        }
+        FileFacts {
+            format: file.format().name(),
+            version: summary.version,
+            file_bytes: file.size(),
+            tensors: entries.iter().filter(|e| e.info.kind == Kind::Tensor).count(),
+            blobs: entries.iter().filter(|e| e.info.kind == Kind::Blob).count(),
+            unreadable: file.unreadable().len(),
+            data_bytes: entries.iter().map(|e| e.nbytes).sum(),
+            stored_bytes: entries.iter().map(|e| e.storage.len).sum(),
+            dtypes,
+            metadata: summary.metadata,
+            details: summary.details,
+            structure: summary.structure,
+        }
+    }
+
+    /// What `tensorfile info --json` prints; `path` is the file as the user named it.
+    pub fn to_json(&self, path: &str) -> Json {
+        let object = |pairs: &[(String, MetaValue)]| -> Map<String, Json> {
+            pairs.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()
+        };
+        let dtypes: Map<String, Json> = self.dtypes.iter().map(|(d, n)| (d.name().to_string(), json!(n))).collect();
+        json!({
+            "file": path,
+            "format": self.format,
+            "version": (!self.version.is_empty()).then_some(&self.version),
+            "file_bytes": self.file_bytes,
+            "tensors": self.tensors,
+            "blobs": self.blobs,
+            "unreadable": self.unreadable,
+            "data_bytes": self.data_bytes,
+            "stored_bytes": self.stored_bytes,
+            "dtypes": dtypes,
+            "metadata": object(&self.metadata),
+            "details": object(&self.details),
+            "structure": self.structure.as_ref().map(|s| &s.json),
+        })
+    }
+}
