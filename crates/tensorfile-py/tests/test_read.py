@@ -212,3 +212,12 @@ def test_buffer_protocol_and_dlpack():
         assert np.array_equal(np.asarray(view), t.numpy())
         assert memoryview(f["bfloat16"]).format == "H"  # raw bits: no buffer code for bfloat16
         assert np.array_equal(np.from_dlpack(t), t.numpy())
+
+
+def test_without_ml_dtypes_bfloat16_says_what_to_do(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "ml_dtypes", None)  # import fails
+    with tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors") as f:
+        with pytest.raises(tensorfile.UnsupportedError, match="ml_dtypes.*raw=True"):
+            f["bfloat16"].numpy()
+        assert f["bfloat16"].numpy(raw=True).dtype == np.uint16
+        assert f["float32"].numpy().dtype == np.float32
