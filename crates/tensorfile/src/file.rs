@@ -1,6 +1,5 @@
 //! An opened tensor file of any format: the entry point of the library.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, Rule};
@@ -13,7 +12,8 @@ pub struct TensorFile {
     path: Option<PathBuf>,
     size: u64,
     reader: Box<dyn FormatReader>,
-    by_name: HashMap<String, usize>,
+    /// Entry indices sorted by name: lookups by binary search, with no copy of any name.
+    by_name: Vec<usize>,
 }
 
 fn path_size(path: &Path) -> u64 {
@@ -60,11 +60,12 @@ impl TensorFile {
     }
 
     fn from_reader(reader: Box<dyn FormatReader>, size: u64) -> Result<Self> {
-        let mut by_name = HashMap::with_capacity(reader.entries().len());
-        for (i, e) in reader.entries().iter().enumerate() {
-            if by_name.insert(e.info.name.clone(), i).is_some() {
-                return Err(Error::invalid(Rule::DuplicateName, format!("two entries are named {:?}", e.info.name)));
-            }
+        let entries = reader.entries();
+        let mut by_name: Vec<usize> = (0..entries.len()).collect();
+        by_name.sort_unstable_by(|&a, &b| entries[a].info.name.cmp(&entries[b].info.name));
+        if let Some(w) = by_name.windows(2).find(|w| entries[w[0]].info.name == entries[w[1]].info.name) {
+            let name = &entries[w[0]].info.name;
+            return Err(Error::invalid(Rule::DuplicateName, format!("two entries are named {name:?}")));
         }
         Ok(TensorFile { path: None, size, reader, by_name })
     }
@@ -102,7 +103,8 @@ impl TensorFile {
     }
 
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
+        let entries = self.reader.entries();
+        self.by_name.binary_search_by(|&i| entries[i].info.name.as_str().cmp(name)).ok().map(|k| self.by_name[k])
     }
 
     pub fn entry(&self, name: &str) -> Option<&Entry> {

@@ -12,7 +12,7 @@ use tensorfile::{Compression, Format, TensorFile, WriteOptions};
 use super::{Outcome, warn};
 use crate::render;
 
-/// Convert a file to the format its output extension names (.zt, .safetensors).
+/// Convert a file to the format its output extension names (.zt, .safetensors, .pt, .ptd).
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
 /// conversion leaves any existing output untouched).

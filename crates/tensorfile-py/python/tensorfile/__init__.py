@@ -11,6 +11,7 @@ are views of the memory-mapped file whenever the file stores them raw and little
     tensorfile.save_file({"w": w}, "out.zt", compress="zstd")
 """
 
+import contextlib
 import json
 import os
 import warnings
@@ -61,18 +62,22 @@ class Tensor(NativeTensor):
 
         if self.is_sparse:
             raise UnsupportedError(f"{self.name} is sparse: sparse() gives its parts")
-        dtype = _dtypes.torch_dtype(self.dtype, raw)
-        if self.nbytes == 0:
-            cpu = torch.empty(tuple(self.shape), dtype=dtype)
-        else:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="The given buffer is not writable")
-                cpu = torch.frombuffer(self, dtype=dtype).reshape(tuple(self.shape))
+        with _quiet_readonly():
+            cpu = self._torch_cpu(raw)
         if torch.device(device).type == "cpu":
             return cpu
         from ._cuda import to_device
 
         return to_device([cpu], torch.device(device))[0]
+
+    def _torch_cpu(self, raw: bool = False):
+        """A CPU torch view of the bytes (callers silence torch's read-only warning)."""
+        import torch
+
+        dtype = _dtypes.torch_dtype(self.dtype, raw)
+        if self.nbytes == 0:
+            return torch.empty(tuple(self.shape), dtype=dtype)
+        return torch.frombuffer(self, dtype=dtype).reshape(tuple(self.shape))
 
     def sparse(self) -> dict:
         """A sparse tensor's parts as numpy arrays: `format` ("coo" or "csr"), `nnz`,
@@ -105,6 +110,16 @@ class Tensor(NativeTensor):
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
+
+
+@contextlib.contextmanager
+def _quiet_readonly():
+    """torch warns that a tensor over read-only memory is not writable: we know (the docs say
+    so), and the warning would come once per tensor."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given buffer is not writable")
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        yield
 
 
 class Slice:
@@ -153,8 +168,7 @@ def _framework(array: np.ndarray, framework: str):
     if framework in ("torch", "pt"):
         import torch
 
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        with _quiet_readonly():
             return torch.from_numpy(array) if array.dtype.kind != "V" else torch.from_numpy(array.copy())
     raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
 
@@ -258,12 +272,15 @@ def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
 def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) -> dict:
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`."""
     with File(path, data) as f:
-        if framework in ("torch", "pt") and device != "cpu":
+        if framework in ("torch", "pt"):
             import torch
 
+            with _quiet_readonly():
+                cpu = [f[name]._torch_cpu() for name in f]
+            if torch.device(device).type == "cpu":
+                return dict(zip(f.keys(), cpu))
             from ._cuda import to_device
 
-            cpu = [f[name].torch() for name in f]
             return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
         return {name: f.get_tensor(name, framework=framework, device=device) for name in f}
 

@@ -1,11 +1,9 @@
 //! Opening a safetensors file.
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
 use super::dtype_from_name;
-use super::header::Header;
+use super::header::{Field, Header, HeaderValue, Key};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
@@ -36,12 +34,8 @@ fn bad_field(name: &str, what: &str) -> Error {
     Error::invalid(Rule::BadField, what.to_string()).for_tensor(name)
 }
 
-fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64()
-}
-
-fn declared(name: String, value: Value) -> Result<Declared> {
-    let Value::Object(fields) = value else {
+fn declared(name: String, value: HeaderValue) -> Result<Declared> {
+    let HeaderValue::Fields(fields) = value else {
         return Err(bad_field(&name, "header entry is not an object"));
     };
     let mut dtype = None;
@@ -49,22 +43,33 @@ fn declared(name: String, value: Value) -> Result<Declared> {
     let mut offsets = None;
     let mut extra = Vec::new();
     for (k, v) in fields {
-        match k.as_str() {
-            "dtype" => dtype = Some(v.as_str().ok_or_else(|| bad_field(&name, "dtype is not a string"))?.to_string()),
-            "shape" => {
-                let dims = v.as_array().ok_or_else(|| bad_field(&name, "shape is not an array"))?;
-                if dims.len() > MAX_RANK {
-                    return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", dims.len())));
-                }
-                let dims: Option<Vec<u64>> = dims.iter().map(as_u64).collect();
-                shape = Some(dims.ok_or_else(|| bad_field(&name, "a shape dimension is not an unsigned integer"))?);
+        match k {
+            Key::Dtype => {
+                dtype = Some(v.as_str().ok_or_else(|| bad_field(&name, "dtype is not a string"))?.to_string())
             }
-            "data_offsets" => {
-                let pair = v.as_array().filter(|a| a.len() == 2).and_then(|a| Some((as_u64(&a[0])?, as_u64(&a[1])?)));
+            Key::Shape => {
+                let dims = v.as_numbers();
+                if let Some(d) = dims.filter(|d| d.len() > MAX_RANK) {
+                    return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", d.len())));
+                }
+                let dims = match (&v, dims) {
+                    (_, Some(d)) => d.to_vec(),
+                    (Field::Other(serde_json::Value::Array(a)), None) if a.len() > MAX_RANK => {
+                        return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", a.len())));
+                    }
+                    (Field::Other(serde_json::Value::Array(_)), None) => {
+                        return Err(bad_field(&name, "a shape dimension is not an unsigned integer"));
+                    }
+                    _ => return Err(bad_field(&name, "shape is not an array")),
+                };
+                shape = Some(dims);
+            }
+            Key::DataOffsets => {
+                let pair = v.as_numbers().filter(|a| a.len() == 2).map(|a| (a[0], a[1]));
                 offsets =
                     Some(pair.ok_or_else(|| bad_field(&name, "data_offsets is not a pair of unsigned integers"))?);
             }
-            _ => extra.push((k, json_to_meta(&v))),
+            Key::Other(k) => extra.push((k, json_to_meta(&v.into_json()))),
         }
     }
     let missing = |f: &str| Error::invalid(Rule::MissingField, format!("no {f}")).for_tensor(&name);
@@ -175,19 +180,19 @@ impl SafetensorsReader {
         if pairs.len() > MAX_ENTRIES {
             return Err(Error::invalid(Rule::TooManyEntries, format!("{} entries (limit {MAX_ENTRIES})", pairs.len())));
         }
-        let mut names = HashSet::with_capacity(pairs.len());
+        // Duplicate keys, found by sorting (no set of copied names to build).
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.sort_unstable_by(|&a, &b| pairs[a].0.cmp(&pairs[b].0));
+        if let Some(w) = order.windows(2).find(|w| pairs[w[0]].0 == pairs[w[1]].0) {
+            let k = &pairs[w[0]].0;
+            return Err(Error::invalid(Rule::DuplicateName, format!("header has the key {k:?} twice")).for_tensor(k));
+        }
         let mut meta = Vec::new();
         let mut tensors = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
-            if !names.insert(k.clone()) {
-                return Err(
-                    Error::invalid(Rule::DuplicateName, format!("header has the key {k:?} twice")).for_tensor(k)
-                );
-            }
-            if k == "__metadata__" {
-                meta = metadata(v)?;
-            } else {
-                tensors.push(declared(k, v)?);
+            match v {
+                HeaderValue::Other(v) if k == "__metadata__" => meta = metadata(v)?,
+                v => tensors.push(declared(k, v)?),
             }
         }
         let data_start = 8 + header_len;
@@ -197,27 +202,40 @@ impl SafetensorsReader {
         let mut entries = Vec::with_capacity(tensors.len());
         let mut unreadable = Vec::new();
         for d in tensors {
-            match entry(&d, data_start) {
+            match entry(d, data_start) {
                 Ok(e) => entries.push(e),
-                Err(error) => unreadable.push(Unreadable { name: d.name, dtype: d.dtype, shape: d.shape, error }),
+                Err((d, error)) => unreadable.push(Unreadable { name: d.name, dtype: d.dtype, shape: d.shape, error }),
             }
         }
         Ok(SafetensorsReader { bytes, header_len, metadata: meta, entries, unreadable })
     }
 }
 
-fn entry(d: &Declared, data_start: u64) -> Result<Entry> {
-    let dtype = dtype_from_name(&d.dtype)
-        .ok_or_else(|| Error::invalid(Rule::UnknownDType, format!("unknown dtype {:?}", d.dtype)))?;
-    let info = TensorInfo {
-        name: d.name.clone(),
-        kind: Kind::Tensor,
-        dtype,
-        shape: d.shape.clone(),
-        layout: Layout::Dense,
-        extra: d.extra.clone(),
+/// The entry a declaration describes, or the declaration back with what is wrong with it.
+fn entry(d: Declared, data_start: u64) -> Result<Entry, (Declared, Error)> {
+    let Some(dtype) = dtype_from_name(&d.dtype) else {
+        let e = Error::invalid(Rule::UnknownDType, format!("unknown dtype {:?}", d.dtype));
+        return Err((d, e));
     };
-    let nbytes = info.nbytes()?;
+    match checked_entry(dtype, &d, data_start) {
+        Ok((nbytes, storage)) => {
+            let info = TensorInfo {
+                name: d.name,
+                kind: Kind::Tensor,
+                dtype,
+                shape: d.shape,
+                layout: Layout::Dense,
+                extra: d.extra,
+            };
+            Ok(Entry { info, nbytes, storage })
+        }
+        Err(e) => Err((d, e)),
+    }
+}
+
+fn checked_entry(dtype: crate::DType, d: &Declared, data_start: u64) -> Result<(u64, Storage)> {
+    let numel = checked::numel(&d.shape)?;
+    let nbytes = dtype.nbytes(numel)?;
     if nbytes != d.end - d.begin {
         return Err(Error::invalid(
             Rule::SizeMismatch,
@@ -235,7 +253,7 @@ fn entry(d: &Declared, data_start: u64) -> Result<Entry> {
         byte_order: ByteOrder::Little,
         checksum: None,
     };
-    Ok(Entry { info, nbytes, storage })
+    Ok((nbytes, storage))
 }
 
 impl FormatReader for SafetensorsReader {

@@ -1,0 +1,174 @@
+//! One timed operation on one file, for `scripts/bench`: tensorfile or a Rust peer (the
+//! safetensors crate, the zTensor 0.1 reference crate `ztensor =0.1.0`, a bare memory map).
+//! Prints one line of JSON: `{"seconds": ..., "bytes": ..., "tensors": ..., "sum": ...}`,
+//! where `seconds` covers the operation alone (not the process start).
+//!
+//! Usage: bench_op TOOL OP FILE [OUT] [OPTION]
+//!   tensorfile  open | read | write-zt | write-zt-zstd | write-zt-zstd-1 | convert   (OUT for
+//!               writes and convert; its extension picks convert's format)
+//!   safetensors open | read
+//!   ztensor     open | read
+//!   mmap        read              (sum every byte of the file: the warm-read limit)
+//!   write       plain             (write_all of FILE's tensor bytes to OUT: the write limit)
+//!
+//! `read` touches every byte (a wrapping sum of 8-byte words), so lazy mapping is not free.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use tensorfile::TensorFile;
+use tensorfile::convert::{ConvertOptions, convert_file, convert_to_writer};
+use tensorfile::formats::{Compression, Format, WriteOptions};
+use tensorfile::model::ChecksumKind;
+use tensorfile::output::AtomicFile;
+use tensorfile::source::Bytes;
+
+/// The sum every reader computes over the bytes it reads.
+fn sum(bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut total = 0u64;
+    for w in &mut words {
+        total = total.wrapping_add(u64::from_le_bytes(w.try_into().unwrap()));
+    }
+    words.remainder().iter().fold(total, |t, &b| t.wrapping_add(u64::from(b)))
+}
+
+struct Outcome {
+    bytes: u64,
+    tensors: usize,
+    sum: u64,
+}
+
+fn map(path: &Path) -> Bytes {
+    Bytes::map_file(path).expect("map")
+}
+
+fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
+    let file = TensorFile::open(path).expect("open");
+    let tensors = file.entries().len();
+    match op {
+        "open" => {
+            let names: usize = file.entries().iter().map(|e| e.info.name.len()).sum();
+            Outcome { bytes: 0, tensors, sum: names as u64 }
+        }
+        "read" => {
+            let (mut bytes, mut total) = (0, 0u64);
+            for i in 0..tensors {
+                let data = file.read_index(i).expect("read");
+                let b = data.dense().expect("dense");
+                bytes += b.len() as u64;
+                total = total.wrapping_add(sum(b));
+            }
+            Outcome { bytes, tensors, sum: total }
+        }
+        "write-zt" | "write-zt-zstd" | "write-zt-zstd-1" => {
+            let out = out.expect("OUT");
+            let compression = if op == "write-zt" { Compression::None } else { Compression::Zstd(3) };
+            let write = WriteOptions { compression, checksum: ChecksumKind::None, ..WriteOptions::default() };
+            let options = ConvertOptions { write, ..ConvertOptions::default() };
+            let run = || {
+                let mut f = AtomicFile::create(out).expect("create");
+                {
+                    let mut w = f.writer();
+                    convert_to_writer(&file, &mut w, Format::Zt, &options, &mut |_| {}).expect("write");
+                    w.flush().expect("flush");
+                }
+                f.commit().expect("commit");
+            };
+            if op == "write-zt-zstd-1" {
+                rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool").install(run);
+            } else {
+                run();
+            }
+            Outcome { bytes: file.entries().iter().map(|e| e.nbytes).sum(), tensors, sum: 0 }
+        }
+        "convert" => {
+            let report =
+                convert_file(&file, out.expect("OUT"), &ConvertOptions::default(), &mut |_| {}).expect("convert");
+            Outcome { bytes: report.bytes, tensors: report.tensors, sum: 0 }
+        }
+        other => panic!("unknown tensorfile op {other}"),
+    }
+}
+
+fn safetensors_op(op: &str, path: &Path) -> Outcome {
+    let m = map(path);
+    let st = safetensors::SafeTensors::deserialize(&m).expect("deserialize");
+    let names = st.names();
+    match op {
+        "open" => Outcome { bytes: 0, tensors: names.len(), sum: names.iter().map(|n| n.len() as u64).sum() },
+        "read" => {
+            let (mut bytes, mut total) = (0, 0u64);
+            for n in &names {
+                let data = st.tensor(n).expect("tensor").data();
+                bytes += data.len() as u64;
+                total = total.wrapping_add(sum(data));
+            }
+            Outcome { bytes, tensors: names.len(), sum: total }
+        }
+        other => panic!("unknown safetensors op {other}"),
+    }
+}
+
+fn ztensor_op(op: &str, path: &Path) -> Outcome {
+    let mut reader = ztensor::ZTensorReader::open(path).expect("open");
+    let names: Vec<String> = reader.list_tensors().iter().map(|t| t.name.clone()).collect();
+    match op {
+        "open" => Outcome { bytes: 0, tensors: names.len(), sum: names.iter().map(|n| n.len() as u64).sum() },
+        "read" => {
+            let (mut bytes, mut total) = (0, 0u64);
+            for n in &names {
+                let data = reader.read_raw_tensor_data_by_name(n).expect("read");
+                bytes += data.len() as u64;
+                total = total.wrapping_add(sum(&data));
+            }
+            Outcome { bytes, tensors: names.len(), sum: total }
+        }
+        other => panic!("unknown ztensor op {other}"),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        eprintln!("usage: bench_op TOOL OP FILE [OUT]");
+        std::process::exit(2);
+    }
+    let (tool, op, path) = (args[1].as_str(), args[2].as_str(), Path::new(&args[3]));
+    let out = args.get(4).map(Path::new);
+    let start = Instant::now();
+    let outcome = match tool {
+        "tensorfile" => tensorfile_op(op, path, out),
+        "safetensors" => safetensors_op(op, path),
+        "ztensor" => ztensor_op(op, path),
+        "mmap" => {
+            let m = map(path);
+            Outcome { bytes: m.len() as u64, tensors: 0, sum: sum(&m) }
+        }
+        "write" => {
+            // The tensor bytes, gathered before the clock starts again: only writing is timed.
+            let file = TensorFile::open(path).expect("open");
+            let data: Vec<_> = (0..file.entries().len()).map(|i| file.read_index(i).expect("read")).collect();
+            let start = Instant::now();
+            let mut f = File::create(out.expect("OUT")).expect("create");
+            let mut bytes = 0;
+            for d in &data {
+                let b = d.dense().expect("dense");
+                f.write_all(b).expect("write");
+                bytes += b.len() as u64;
+            }
+            f.sync_all().expect("sync");
+            let seconds = start.elapsed().as_secs_f64();
+            println!("{{\"seconds\": {seconds}, \"bytes\": {bytes}, \"tensors\": {}, \"sum\": 0}}", data.len());
+            return;
+        }
+        other => panic!("unknown tool {other}"),
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "{{\"seconds\": {seconds}, \"bytes\": {}, \"tensors\": {}, \"sum\": {}}}",
+        outcome.bytes, outcome.tensors, outcome.sum
+    );
+}

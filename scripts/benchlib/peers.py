@@ -1,0 +1,136 @@
+"""One timed Python operation, run as `python -m benchlib.peers TOOL OP FILE [DATA]` by
+`scripts/bench`; prints `{"seconds": ..., "bytes": ..., "tensors": ...}` (the operation
+alone: not the interpreter's start nor the imports).
+
+  tensorfile    open | read | load-torch      (the package: pip install ./crates/tensorfile-py)
+  safetensors   open | read | load-torch
+  ztensor       open | read                   (pip ztensor==0.1.4, the zTensor 0.1 reference)
+  torch-export  read                          (torch.export.load(FILE).state_dict + constants)
+  torch-load    read                          (torch.load(FILE, weights_only=True, mmap=True))
+  executorch    read                          (deserialize_pte_binary: every constant)
+
+`read` touches every byte of every tensor (a sum of 8-byte words where the size allows).
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def touch(array) -> int:
+    """Bytes of `array` after reading them all."""
+    raw = np.asarray(array).reshape(-1).view(np.uint8)
+    n = raw.size - raw.size % 8
+    if n:
+        raw[:n].view(np.uint64).sum()
+    if raw.size > n:
+        raw[n:].sum()
+    return int(raw.size)
+
+
+def touch_torch(t) -> int:
+    import torch
+
+    flat = t.detach().reshape(-1).contiguous().view(torch.uint8)
+    return touch(flat.numpy())
+
+
+def run(tool: str, op: str, path: str, data: str | None):
+    if tool == "tensorfile":
+        import tensorfile
+
+        if op == "open":
+            start = time.perf_counter()
+            with tensorfile.open(path, data=data) as f:
+                n = len(f.keys())
+            return time.perf_counter() - start, 0, n
+        if op == "read":
+            start = time.perf_counter()
+            with tensorfile.open(path, data=data) as f:
+                arrays = [f[name].numpy(raw=True) for name in f]
+            total = sum(touch(a) for a in arrays)
+            return time.perf_counter() - start, total, len(arrays)
+        if op == "load-torch":
+            import torch  # noqa: F401 (imported before the clock starts, as safetensors' is)
+
+            start = time.perf_counter()
+            tensors = tensorfile.load_file(path, framework="torch")
+            total = sum(touch_torch(t) for t in tensors.values())
+            return time.perf_counter() - start, total, len(tensors)
+    if tool == "safetensors":
+        from safetensors import safe_open
+
+        if op == "open":
+            start = time.perf_counter()
+            with safe_open(path, framework="np") as f:
+                n = len(f.keys())
+            return time.perf_counter() - start, 0, n
+        if op == "read":
+            import torch  # safetensors' numpy side has no bfloat16
+            from safetensors.torch import load_file
+
+            start = time.perf_counter()
+            tensors = load_file(path)
+            total = sum(touch_torch(t) for t in tensors.values())
+            return time.perf_counter() - start, total, len(tensors)
+        if op == "load-torch":
+            from safetensors.torch import load_file
+
+            start = time.perf_counter()
+            tensors = load_file(path)
+            total = sum(touch_torch(t) for t in tensors.values())
+            return time.perf_counter() - start, total, len(tensors)
+    if tool == "ztensor":
+        import ztensor
+
+        start = time.perf_counter()
+        with ztensor.Reader(path) as r:
+            names = r.get_tensor_names()
+            if op == "open":
+                return time.perf_counter() - start, 0, len(names)
+            total = 0
+            for name in names:
+                # (its `to="torch"` crashes the interpreter on bfloat16: numpy, via ml_dtypes)
+                total += touch(r.read_tensor(name))
+        return time.perf_counter() - start, total, len(names)
+    if tool == "torch-export":
+        import torch
+
+        start = time.perf_counter()
+        ep = torch.export.load(path)
+        tensors = [*ep.state_dict.values(), *[c for c in ep.constants.values() if isinstance(c, torch.Tensor)]]
+        total = sum(touch_torch(t) for t in tensors)
+        return time.perf_counter() - start, total, len(tensors)
+    if tool == "torch-load":
+        import torch
+
+        start = time.perf_counter()
+        value = torch.load(path, weights_only=True, mmap=True)
+        tensors = [v for v in value.values() if isinstance(v, torch.Tensor)]
+        total = sum(touch_torch(t) for t in tensors)
+        return time.perf_counter() - start, total, len(tensors)
+    if tool == "executorch":
+        from executorch.exir._serialize._program import deserialize_pte_binary
+
+        start = time.perf_counter()
+        with open(path, "rb") as f:
+            blob = f.read()
+        program = deserialize_pte_binary(blob)
+        program = getattr(program, "program", program)
+        buffers = [bytes(b.storage) for b in program.constant_buffer]
+        total = sum(touch(np.frombuffer(b, np.uint8)) for b in buffers)
+        return time.perf_counter() - start, total, len(buffers)
+    raise SystemExit(f"unknown {tool} {op}")
+
+
+def main() -> None:
+    tool, op, path = sys.argv[1:4]
+    data = sys.argv[4] if len(sys.argv) > 4 else None
+    seconds, nbytes, tensors = run(tool, op, path, data)
+    print(json.dumps({"seconds": seconds, "bytes": nbytes, "tensors": tensors}))
+
+
+if __name__ == "__main__":
+    main()

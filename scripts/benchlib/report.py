@@ -1,0 +1,106 @@
+"""BENCHMARKS.md from the measured rows: the machine, the command, a table per workload, and
+the targets of the performance issue with the ratio each reached in this run."""
+
+import datetime
+
+
+def mib(n) -> str:
+    return f"{n / 2**20:.0f}"
+
+
+def ms(s) -> str:
+    return "-" if s is None else (f"{s * 1e3:.1f}" if s < 10 else f"{s:.1f} s")
+
+
+def find(results, workload, group, label):
+    for r in results:
+        if r["workload"] == workload and r["group"] == group and r["label"] == label:
+            return r
+    return None
+
+
+def ratio(results, workload, group, ours, peer, mode="warm"):
+    a, b = find(results, workload, group, ours), find(results, workload, group, peer)
+    if not a or not b or not a[mode] or not b[mode]:
+        return None
+    return b[mode] / a[mode]
+
+
+def targets(results) -> list:
+    """(target, measured, ok)."""
+    out = []
+
+    def add(text, value, goal, fmt="{:.2f}x"):
+        if value is not None:
+            out.append((text, fmt.format(value), value >= goal))
+
+    add("open many-small .safetensors at least as fast as the safetensors crate",
+        ratio(results, "many-small", "open .safetensors", "tensorfile (Rust)", "safetensors (Rust)"), 1.0)
+    for w in ("llama-1b", "many-small"):
+        for fmt in ("safetensors", "zt"):
+            add(f"{w}: read .{fmt} warm, at least 0.9 of the bare map",
+                ratio(results, w, f"read .{fmt}", "tensorfile (Rust)", "bare memory map (Rust)"), 0.9)
+        add(f"{w}: read .zt warm, at least 3x the zTensor 0.1 crate",
+            ratio(results, w, "read .zt", "tensorfile (Rust)", "ztensor (Rust)"), 3.0)
+        add(f"{w}: read .zt warm, at least 3x pip ztensor 0.1.4",
+            ratio(results, w, "read .zt (Python)", "tensorfile", "ztensor 0.1.4 (pip)"), 3.0)
+        add(f"{w}: read .safetensors warm, at least the safetensors crate's speed",
+            ratio(results, w, "read .safetensors", "tensorfile (Rust)", "safetensors (Rust)"), 1.0)
+        add(f"{w}: write .zt raw, at least 0.8 of write_all",
+            ratio(results, w, "write .zt", "tensorfile raw", "plain write_all"), 0.8)
+        add(f"{w}: zstd on all cores, at least 1.7x one thread",
+            ratio(results, w, "write .zt zstd", "tensorfile zstd, all cores", "tensorfile zstd, one thread"), 1.7)
+        add(f"{w}: Python load into torch at least as fast as safetensors.torch.load_file",
+            ratio(results, w, "load into torch (Python)", "tensorfile.load_file", "safetensors.torch.load_file"), 1.0)
+    add("llama-1b: .pt2 weights at least 5x torch.export.load",
+        ratio(results, "llama-1b", "read .pt2 (Python)", "tensorfile", "torch.export.load"), 5.0)
+    add("mobilenet: .pt2 weights at least 5x torch.export.load",
+        ratio(results, "mobilenet", "read .pt2", "tensorfile (Python)", "torch.export.load"), 5.0)
+    add("mobilenet: .pte constants at least 10x deserialize_pte_binary",
+        ratio(results, "mobilenet", "read .pte", "tensorfile (Python)", "deserialize_pte_binary"), 10.0)
+    converts = [r for r in results if r["group"] == "convert"]
+    if converts:
+        worst = max(converts, key=lambda r: r["peak_anon"])
+        out.append((f"llama-1b: convert between formats, peak anonymous memory under 256 MiB (worst: {worst['label']})",
+                    f"{mib(worst['peak_anon'])} MiB", worst["peak_anon"] < 256 * 2**20))
+    return out
+
+
+def render(results, files, machine, command, elapsed, quick) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Made by `{command}` on {now}, in {elapsed / 60:.1f} minutes"
+        + (" (quick: small workloads; not the numbers the targets are judged on)." if quick else "."),
+        "",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB, Linux "
+        f"{machine['kernel']}, Python {machine['python']}.",
+        "",
+        "Each row is the median of its repetitions, timed inside its own process; rows run interleaved.",
+        "Warm: the file was read just before; cold: `posix_fadvise(DONTNEED)` dropped it from the page",
+        "cache first. Peak anon: the most anonymous memory (RssAnon) the process held. Ratios compare",
+        "rows of one run: these machines are noisy, and only ratios carry over.",
+        "",
+        "## Targets",
+        "",
+        "| target | this run | met |",
+        "| --- | --- | --- |",
+    ]
+    for text, value, ok in targets(results):
+        lines.append(f"| {text} | {value} | {'yes' if ok else '**no**'} |")
+    for workload in dict.fromkeys(r["workload"] for r in results):
+        sizes = ", ".join(f"`.{k}` {v.stat().st_size / 1e6:.1f} MB" for k, v in files[workload].items())
+        lines += ["", f"## {workload}", "", f"Files: {sizes}.", "",
+                  "| operation | tool | warm ms | cold ms | GB/s warm | peak anon MiB | tensors |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in results:
+            if r["workload"] != workload:
+                continue
+            rate = f"{r['bytes'] / r['warm'] / 1e9:.2f}" if r["bytes"] and r["warm"] else "-"
+            lines.append(f"| {r['group']} | {r['label']} | {ms(r['warm'])} | {ms(r['cold'])} | {rate} | "
+                         f"{mib(r['peak_anon'])} | {r['tensors']} |")
+    lines += ["", "## Commands", "", "Each row's process, as run (from `scripts/`):", ""]
+    for r in results:
+        lines.append(f"- {r['workload']}, {r['group']}, {r['label']}: `{r['command']}`")
+    return "\n".join(lines) + "\n"
