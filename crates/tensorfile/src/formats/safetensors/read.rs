@@ -204,7 +204,10 @@ impl SafetensorsReader {
         for d in tensors {
             match entry(d, data_start) {
                 Ok(e) => entries.push(e),
-                Err((d, error)) => unreadable.push(Unreadable { name: d.name, dtype: d.dtype, shape: d.shape, error }),
+                Err(failed) => {
+                    let (d, error) = *failed;
+                    unreadable.push(Unreadable { name: d.name, dtype: d.dtype, shape: d.shape, error });
+                }
             }
         }
         Ok(SafetensorsReader { bytes, header_len, metadata: meta, entries, unreadable })
@@ -212,10 +215,10 @@ impl SafetensorsReader {
 }
 
 /// The entry a declaration describes, or the declaration back with what is wrong with it.
-fn entry(d: Declared, data_start: u64) -> Result<Entry, (Declared, Error)> {
+fn entry(d: Declared, data_start: u64) -> Result<Entry, Box<(Declared, Error)>> {
     let Some(dtype) = dtype_from_name(&d.dtype) else {
         let e = Error::invalid(Rule::UnknownDType, format!("unknown dtype {:?}", d.dtype));
-        return Err((d, e));
+        return Err(Box::new((d, e)));
     };
     match checked_entry(dtype, &d, data_start) {
         Ok((nbytes, storage)) => {
@@ -229,7 +232,7 @@ fn entry(d: Declared, data_start: u64) -> Result<Entry, (Declared, Error)> {
             };
             Ok(Entry { info, nbytes, storage })
         }
-        Err(e) => Err((d, e)),
+        Err(e) => Err(Box::new((d, e))),
     }
 }
 
