@@ -5,7 +5,8 @@
 //!
 //! Usage: bench_op TOOL OP FILE [OUT] [OPTION]
 //!   tensorfile  open | read | write-zt | write-zt-zstd | write-zt-zstd-1 | convert   (OUT for
-//!               writes and convert; its extension picks convert's format)
+//!               writes and convert; its extension picks convert's format) | zstd | zstd-1
+//!               (compress into a .zt that goes nowhere: the CPU work alone; -1: one thread)
 //!   safetensors open | read
 //!   ztensor     open | read
 //!   mmap        read              (sum every byte of the file: the warm-read limit)
@@ -33,6 +34,28 @@ fn sum(bytes: &[u8]) -> u64 {
         total = total.wrapping_add(u64::from_le_bytes(w.try_into().unwrap()));
     }
     words.remainder().iter().fold(total, |t, &b| t.wrapping_add(u64::from(b)))
+}
+
+/// An output that keeps nothing: where bytes go when only producing them is measured.
+struct Discard(u64);
+
+impl Write for Discard {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for Discard {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        if let std::io::SeekFrom::Start(p) = pos {
+            self.0 = p;
+        }
+        Ok(self.0)
+    }
 }
 
 struct Outcome {
@@ -63,13 +86,18 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             }
             Outcome { bytes, tensors, sum: total }
         }
-        "write-zt" | "write-zt-zstd" | "write-zt-zstd-1" => {
-            let out = out.expect("OUT");
+        "write-zt" | "write-zt-zstd" | "write-zt-zstd-1" | "zstd" | "zstd-1" => {
             let compression = if op == "write-zt" { Compression::None } else { Compression::Zstd(3) };
             let write = WriteOptions { compression, checksum: ChecksumKind::None, ..WriteOptions::default() };
             let options = ConvertOptions { write, ..ConvertOptions::default() };
             let run = || {
-                let mut f = AtomicFile::create(out).expect("create");
+                if op.starts_with("zstd") {
+                    // Compression alone: the .zt goes to a sink, no disk in the way.
+                    let mut sink = Discard(0);
+                    convert_to_writer(&file, &mut sink, Format::Zt, &options, &mut |_| {}).expect("write");
+                    return;
+                }
+                let mut f = AtomicFile::create(out.expect("OUT")).expect("create");
                 {
                     let mut w = f.writer();
                     convert_to_writer(&file, &mut w, Format::Zt, &options, &mut |_| {}).expect("write");
@@ -77,7 +105,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
                 }
                 f.commit().expect("commit");
             };
-            if op == "write-zt-zstd-1" {
+            if op.ends_with("-1") {
                 rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool").install(run);
             } else {
                 run();

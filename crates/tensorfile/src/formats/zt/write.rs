@@ -6,7 +6,9 @@
 //! `data_endianness` (raw multi-byte data) and `checksum`, then other keys sorted, and the
 //! index length as a little-endian u64.
 
+use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
 
 use super::cbor::Encoder;
 use super::index::KNOWN_KEYS;
@@ -24,6 +26,20 @@ struct Written {
     checksum: Option<Checksum>,
 }
 
+/// A tensor being compressed on the thread pool: its input size and where its stored bytes
+/// and checksum will arrive.
+struct Pending {
+    input_bytes: u64,
+    result: Receiver<Result<(Vec<u8>, Option<Checksum>)>>,
+}
+
+/// While compressing, tensors are handed to the thread pool as they arrive and written out
+/// in order as they finish, so that several small tensors compress at once and the writing
+/// of one overlaps the compression of the next. At most this much input is in flight...
+const MAX_PENDING_BYTES: u64 = 64 << 20;
+/// ...in at most this many tensors.
+const MAX_PENDING: usize = 1024;
+
 /// A streaming `.zt` writer.
 pub struct ZtWriter<'w> {
     out: Box<dyn Output + 'w>,
@@ -33,6 +49,9 @@ pub struct ZtWriter<'w> {
     dtype_names: Vec<&'static str>,
     written: Vec<Written>,
     options: WriteOptions,
+    /// Compressed tensors not yet written, in plan order after `written`.
+    pending: VecDeque<Pending>,
+    pending_bytes: u64,
 }
 
 const ZEROS: [u8; ALIGNMENT as usize] = [0; ALIGNMENT as usize];
@@ -55,7 +74,33 @@ impl<'w> ZtWriter<'w> {
             dtype_names,
             written: Vec::with_capacity(plan.len()),
             options: options.clone(),
+            pending: VecDeque::new(),
+            pending_bytes: 0,
         })
+    }
+
+    /// Append one blob at the next aligned offset.
+    fn emit(&mut self, stored: &[u8], checksum: Option<Checksum>) -> Result<()> {
+        let pad = self.pos.next_multiple_of(ALIGNMENT) - self.pos;
+        self.out.write_all(&ZEROS[..pad as usize])?;
+        self.pos += pad;
+        self.out.write_all(stored)?;
+        self.written.push(Written {
+            offset: self.pos,
+            size: stored.len() as u64,
+            raw: self.options.compression == Compression::None,
+            checksum,
+        });
+        self.pos += stored.len() as u64;
+        Ok(())
+    }
+
+    /// Write out the oldest pending tensor once it is compressed.
+    fn emit_oldest(&mut self) -> Result<()> {
+        let Some(p) = self.pending.pop_front() else { return Ok(()) };
+        self.pending_bytes -= p.input_bytes;
+        let (stored, checksum) = wait(&p.result)?;
+        self.emit(&stored, checksum)
     }
 
     fn stored_bytes<'d>(&self, info: &TensorInfo, data: &'d TensorData) -> Result<std::borrow::Cow<'d, [u8]>> {
@@ -129,26 +174,36 @@ impl<'w> ZtWriter<'w> {
 
 impl FormatWriter for ZtWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
-        let info =
-            self.plan.get(self.written.len()).ok_or_else(|| Error::usage("more tensors written than planned"))?.clone();
+        let planned = self.written.len() + self.pending.len();
+        let info = self.plan.get(planned).ok_or_else(|| Error::usage("more tensors written than planned"))?.clone();
         check_data(&info, data).map_err(|e| e.for_tensor(&info.name))?;
-        let stored = self.stored_bytes(&info, data).map_err(|e| e.for_tensor(&info.name))?;
-        let checksum = Checksum::compute(self.options.checksum, &stored);
-        let pad = self.pos.next_multiple_of(ALIGNMENT) - self.pos;
-        self.out.write_all(&ZEROS[..pad as usize])?;
-        self.pos += pad;
-        self.out.write_all(&stored)?;
-        self.written.push(Written {
-            offset: self.pos,
-            size: stored.len() as u64,
-            raw: self.options.compression == Compression::None,
-            checksum,
+        if self.options.compression == Compression::None {
+            let stored = self.stored_bytes(&info, data).map_err(|e| e.for_tensor(&info.name))?;
+            let checksum = Checksum::compute(self.options.checksum, &stored);
+            return self.emit(&stored, checksum);
+        }
+        let (tx, rx) = sync_channel(1);
+        let job = (self.options.clone(), info.clone(), data.clone());
+        rayon::spawn(move || {
+            let (options, info, data) = job;
+            let result = compressed(&options, &info, &data).map_err(|e| e.for_tensor(&info.name));
+            let _ = tx.send(result);
         });
-        self.pos += stored.len() as u64;
+        let input_bytes = data.len();
+        self.pending.push_back(Pending { input_bytes, result: rx });
+        self.pending_bytes += input_bytes;
+        // Two tensors stay in flight whatever their size, so that writing one overlaps
+        // compressing the next.
+        while self.pending.len() > 2 && (self.pending_bytes > MAX_PENDING_BYTES || self.pending.len() > MAX_PENDING) {
+            self.emit_oldest()?;
+        }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
+        while !self.pending.is_empty() {
+            self.emit_oldest()?;
+        }
         if self.written.len() != self.plan.len() {
             let missing = &self.plan[self.written.len()].name;
             return Err(Error::usage(format!(
@@ -162,5 +217,36 @@ impl FormatWriter for ZtWriter<'_> {
         self.out.write_all(&(index.len() as u64).to_le_bytes())?;
         self.out.flush()?;
         Ok(())
+    }
+}
+
+/// A tensor's compressed bytes and their checksum (run on the thread pool).
+fn compressed(options: &WriteOptions, info: &TensorInfo, data: &TensorData) -> Result<(Vec<u8>, Option<Checksum>)> {
+    let Compression::Zstd(level) = options.compression else {
+        return Err(Error::usage("compressed() without compression"));
+    };
+    let stored = match data {
+        TensorData::Dense(bytes) => zstd_frames::compress(bytes, level)?,
+        TensorData::Sparse(s) => zstd_frames::compress(&sparse::encode(s, info.dtype, ByteOrder::Little), level)?,
+    };
+    let checksum = Checksum::compute(options.checksum, &stored);
+    Ok((stored, checksum))
+}
+
+/// The result of a job on the thread pool. A thread of the pool waiting here runs other
+/// jobs meanwhile (the job it waits for may be queued behind it: blocking would deadlock a
+/// one-thread pool).
+fn wait<T>(result: &Receiver<Result<T>>) -> Result<T> {
+    loop {
+        match result.try_recv() {
+            Ok(r) => return r,
+            Err(TryRecvError::Disconnected) => return Err(Error::usage("a compression job died")),
+            Err(TryRecvError::Empty) => match rayon::yield_now() {
+                // Not a pool thread: block until the job is done.
+                None => return result.recv().map_err(|_| Error::usage("a compression job died"))?,
+                Some(rayon::Yield::Idle) => std::thread::yield_now(),
+                Some(rayon::Yield::Executed) => {}
+            },
+        }
     }
 }
