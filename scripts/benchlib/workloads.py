@@ -158,7 +158,7 @@ def export_weights_pt2(source: Path, dest: Path) -> None:
 def mobilenet(folder: Path) -> dict:
     files = {"pt2": folder / "mobilenet.pt2", "pte": folder / "mobilenet.pte",
              "pte+ptd": folder / "mobilenet_external.pte"}
-    if all(p.exists() for p in files.values()):
+    if all(p.exists() for p in files.values()) and (folder / "mobilenet_external.ptd").exists():
         return files
     import torch
     import torchvision
@@ -174,6 +174,7 @@ def mobilenet(folder: Path) -> dict:
     files["pte+ptd"].write_bytes(program.buffer)
     data_dir = folder / "mobilenet_data"
     shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir()
     program.write_tensor_data_to_file(str(data_dir))
     ptd = next(data_dir.glob("*.ptd"))
     ptd.rename(folder / "mobilenet_external.ptd")

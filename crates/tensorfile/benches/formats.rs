@@ -1,0 +1,130 @@
+//! `cargo bench -p tensorfile`: the library's hot paths on in-memory workloads made here,
+//! against the Rust peers in the same run (the safetensors crate, the zTensor 0.1 reference
+//! crate). `scripts/bench` measures whole files, cold caches, memory and the Python peers.
+
+use std::hint::black_box;
+use std::io::Cursor;
+
+use divan::Bencher;
+use tensorfile::formats::{Compression, Format, WriteOptions, write_to_vec};
+use tensorfile::model::{ChecksumKind, TensorData, TensorInfo};
+use tensorfile::source::Bytes;
+use tensorfile::{DType, TensorFile};
+
+fn main() {
+    divan::main();
+}
+
+/// `count` float32 tensors of `elements` each, deterministic.
+fn tensors(count: usize, elements: u64) -> Vec<(TensorInfo, TensorData)> {
+    (0..count)
+        .map(|i| {
+            let info = TensorInfo::dense(format!("layers.{}.weight.{i}", i / 100), DType::Float32, vec![elements]);
+            let bytes: Vec<u8> = (0..elements * 4).map(|b| (b as u8).wrapping_mul(31).wrapping_add(i as u8)).collect();
+            (info, TensorData::Dense(Bytes::from_vec(bytes)))
+        })
+        .collect()
+}
+
+fn file(format: Format, count: usize, elements: u64) -> Vec<u8> {
+    let options = WriteOptions { checksum: ChecksumKind::None, ..WriteOptions::default() };
+    write_to_vec(format, &tensors(count, elements), &options).unwrap()
+}
+
+fn sum(bytes: &[u8]) -> u64 {
+    bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap())).fold(0, u64::wrapping_add)
+}
+
+/// Opening and listing 10,000 small tensors: index work only.
+mod open_many {
+    use super::*;
+
+    #[divan::bench]
+    fn tensorfile_safetensors(b: Bencher) {
+        let data = Bytes::from_vec(file(Format::Safetensors, 10_000, 256));
+        b.bench(|| TensorFile::from_bytes(black_box(data.clone())).unwrap().entries().len());
+    }
+
+    #[divan::bench]
+    fn safetensors_crate(b: Bencher) {
+        let data = file(Format::Safetensors, 10_000, 256);
+        b.bench(|| safetensors::SafeTensors::deserialize(black_box(&data)).unwrap().len());
+    }
+
+    #[divan::bench]
+    fn tensorfile_zt(b: Bencher) {
+        let data = Bytes::from_vec(file(Format::Zt, 10_000, 256));
+        b.bench(|| TensorFile::from_bytes(black_box(data.clone())).unwrap().entries().len());
+    }
+
+    #[divan::bench]
+    fn ztensor_crate(b: Bencher) {
+        let data = file(Format::Zt, 10_000, 256);
+        b.bench(|| ztensor::ZTensorReader::new(Cursor::new(black_box(&data[..]))).unwrap().list_tensors().len());
+    }
+}
+
+/// Reading every byte of 64 tensors of 1 MiB.
+mod read_all {
+    use super::*;
+
+    #[divan::bench]
+    fn tensorfile_zt(b: Bencher) {
+        let f = TensorFile::from_bytes(Bytes::from_vec(file(Format::Zt, 64, 1 << 18))).unwrap();
+        b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().dense().unwrap())).fold(0, u64::wrapping_add));
+    }
+
+    #[divan::bench]
+    fn ztensor_crate(b: Bencher) {
+        let data = file(Format::Zt, 64, 1 << 18);
+        let mut r = ztensor::ZTensorReader::new(Cursor::new(&data[..])).unwrap();
+        let names: Vec<String> = r.list_tensors().iter().map(|t| t.name.clone()).collect();
+        b.bench_local(|| {
+            names.iter().map(|n| sum(&r.read_raw_tensor_data_by_name(n).unwrap())).fold(0, u64::wrapping_add)
+        });
+    }
+
+    #[divan::bench]
+    fn tensorfile_safetensors(b: Bencher) {
+        let f = TensorFile::from_bytes(Bytes::from_vec(file(Format::Safetensors, 64, 1 << 18))).unwrap();
+        b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().dense().unwrap())).fold(0, u64::wrapping_add));
+    }
+
+    #[divan::bench]
+    fn safetensors_crate(b: Bencher) {
+        let data = file(Format::Safetensors, 64, 1 << 18);
+        let st = safetensors::SafeTensors::deserialize(&data).unwrap();
+        let names = st.names();
+        b.bench(|| names.iter().map(|n| sum(st.tensor(n).unwrap().data())).fold(0, u64::wrapping_add));
+    }
+}
+
+/// Writing 64 MiB as `.zt`: raw, and zstd on the thread pool against one thread.
+mod write_zt {
+    use super::*;
+
+    fn write(compression: Compression) -> usize {
+        let options = WriteOptions { compression, checksum: ChecksumKind::None, ..WriteOptions::default() };
+        write_to_vec(Format::Zt, black_box(&WORKLOAD.with(|w| w.clone())), &options).unwrap().len()
+    }
+
+    thread_local! {
+        static WORKLOAD: Vec<(TensorInfo, TensorData)> = tensors(16, 1 << 20);
+    }
+
+    #[divan::bench(sample_count = 10)]
+    fn raw() -> usize {
+        write(Compression::None)
+    }
+
+    #[divan::bench(sample_count = 10)]
+    fn zstd_all_threads() -> usize {
+        write(Compression::Zstd(3))
+    }
+
+    #[divan::bench(sample_count = 10)]
+    fn zstd_one_thread() -> usize {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        pool.install(|| write(Compression::Zstd(3)))
+    }
+}
