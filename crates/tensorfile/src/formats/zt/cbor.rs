@@ -5,6 +5,8 @@
 //! before anything is reserved. The encoder writes what the zTensor 0.1 reference writes:
 //! shortest-form integers and lengths, definite arrays, indefinite maps.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result, Rule};
 use crate::limits::MAX_NESTING;
 use crate::model::MetaValue;
@@ -17,6 +19,52 @@ pub fn decode(input: &[u8]) -> Result<MetaValue> {
         return Err(bad(format!("{} bytes after the index's CBOR item", input.len() - d.pos)));
     }
     Ok(v)
+}
+
+/// The index as an array of entries, each a map's pairs with its text keys: the keys in
+/// `known` are returned without a copy (an index of 50,000 entries has 400,000 of them).
+/// `Ok(None)` when the top item is not an array; an entry that is not a map, or a key that
+/// is not text, is reported with `Err(position, what)` inside.
+pub type IndexPairs = Vec<(Cow<'static, str>, MetaValue)>;
+
+#[allow(clippy::type_complexity)]
+pub fn decode_index(
+    input: &[u8],
+    known: &[&'static str],
+) -> Result<Option<Vec<Result<IndexPairs, (usize, &'static str)>>>> {
+    let mut d = Decoder { input, pos: 0 };
+    let (major, _, head) = d.head()?;
+    if major != 4 {
+        // Not an array: decode it all the same, so that a malformed item is still reported as such.
+        decode(input)?;
+        return Ok(None);
+    }
+    let mut entries = Vec::new();
+    let mut position = 0;
+    loop {
+        match head {
+            Head::Value(n) if position as u64 >= n => break,
+            Head::Value(n) => {
+                if position == 0 && n > d.remaining() as u64 {
+                    return Err(Error::invalid(
+                        Rule::Truncated,
+                        format!("CBOR array of {n} items, {} bytes left", d.remaining()),
+                    ));
+                }
+            }
+            Head::Indefinite => {
+                if d.at_break()? {
+                    break;
+                }
+            }
+        }
+        entries.push(d.index_entry(position, known)?);
+        position += 1;
+    }
+    if d.pos != input.len() {
+        return Err(bad(format!("{} bytes after the index's CBOR item", input.len() - d.pos)));
+    }
+    Ok(Some(entries))
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -106,6 +154,73 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(out)
             }
+        }
+    }
+
+    /// One entry of the index: a map with text keys, or (inside the `Ok`) what is wrong.
+    #[allow(clippy::type_complexity)]
+    fn index_entry(
+        &mut self,
+        position: usize,
+        known: &[&'static str],
+    ) -> Result<Result<IndexPairs, (usize, &'static str)>> {
+        let start = self.pos;
+        let (major, _, head) = self.head()?;
+        if major != 5 {
+            self.pos = start;
+            self.item(1)?;
+            return Ok(Err((position, "is not a map")));
+        }
+        let mut pairs = Vec::with_capacity(10);
+        let mut count = 0u64;
+        let mut key_not_text = false;
+        loop {
+            match head {
+                Head::Value(n) => {
+                    if count == 0 && n > (self.remaining() / 2) as u64 {
+                        return Err(Error::invalid(
+                            Rule::Truncated,
+                            format!("CBOR map of {n} pairs, {} bytes left", self.remaining()),
+                        ));
+                    }
+                    if count >= n {
+                        break;
+                    }
+                }
+                Head::Indefinite => {
+                    if self.at_break()? {
+                        break;
+                    }
+                }
+            }
+            count += 1;
+            let key = self.key(known)?;
+            let value = self.item(2)?;
+            match key {
+                Some(k) => pairs.push((k, value)),
+                None => key_not_text = true,
+            }
+        }
+        Ok(if key_not_text { Err((position, "has a key that is not text")) } else { Ok(pairs) })
+    }
+
+    /// A map key: text (known keys without a copy), or `None` for any other item.
+    fn key(&mut self, known: &[&'static str]) -> Result<Option<Cow<'static, str>>> {
+        let start = self.pos;
+        let (major, _, head) = self.head()?;
+        if let (3, Head::Value(len)) = (major, &head) {
+            let raw = self.bytes_of_len(*len)?;
+            if let Some(k) = known.iter().find(|k| k.as_bytes() == raw) {
+                return Ok(Some(Cow::Borrowed(k)));
+            }
+            let text =
+                std::str::from_utf8(raw).map_err(|_| Error::invalid(Rule::BadUtf8, "CBOR text string is not UTF-8"))?;
+            return Ok(Some(Cow::Owned(text.to_string())));
+        }
+        self.pos = start;
+        match self.item(2)? {
+            MetaValue::Text(t) => Ok(Some(Cow::Owned(t))),
+            _ => Ok(None),
         }
     }
 

@@ -1,5 +1,7 @@
 //! The CBOR index: parsing it, and interpreting each entry's fields.
 
+use std::borrow::Cow;
+
 use super::{cbor, dtype_from_name, zstd_frames};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
@@ -27,7 +29,7 @@ pub struct IndexEntry {
     pub offset: u64,
     pub size: u64,
     /// Every other key, in file order.
-    pub fields: Vec<(String, MetaValue)>,
+    pub fields: Vec<(Cow<'static, str>, MetaValue)>,
 }
 
 impl IndexEntry {
@@ -38,36 +40,29 @@ impl IndexEntry {
 
 /// Parse the index: an array of maps with text keys.
 pub fn parse(bytes: &[u8]) -> Result<Vec<IndexEntry>> {
-    let items = match cbor::decode(bytes)? {
-        MetaValue::Array(items) => items,
-        _ => return Err(Error::invalid(Rule::BadField, "the index is not a CBOR array")),
+    let Some(items) = cbor::decode_index(bytes, &KNOWN_KEYS)? else {
+        return Err(Error::invalid(Rule::BadField, "the index is not a CBOR array"));
     };
     if items.len() > MAX_ENTRIES {
         return Err(Error::invalid(Rule::TooManyEntries, format!("{} entries (limit {MAX_ENTRIES})", items.len())));
     }
-    items.into_iter().enumerate().map(|(i, item)| parse_entry(i, item)).collect()
+    items.into_iter().map(parse_entry).collect()
 }
 
-fn parse_entry(position: usize, item: MetaValue) -> Result<IndexEntry> {
-    let where_ = || format!("index entry {position}");
-    let MetaValue::Map(pairs) = item else {
-        return Err(Error::invalid(Rule::BadField, format!("{} is not a map", where_())));
-    };
-    let mut fields = Vec::with_capacity(pairs.len());
-    for (k, v) in pairs {
-        let MetaValue::Text(key) = k else {
-            return Err(Error::invalid(Rule::BadField, format!("{} has a key that is not text", where_())));
-        };
-        if fields.iter().any(|(seen, _)| *seen == key) {
-            return Err(Error::invalid(Rule::BadField, format!("{} has the key {key:?} twice", where_())));
-        }
-        fields.push((key, v));
+fn parse_entry(item: Result<cbor::IndexPairs, (usize, &'static str)>) -> Result<IndexEntry> {
+    let mut fields =
+        item.map_err(|(position, what)| Error::invalid(Rule::BadField, format!("index entry {position} {what}")))?;
+    // Duplicate keys, by sorting (a hostile entry may hold many thousands of keys).
+    let mut keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_ref()).collect();
+    keys.sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::invalid(Rule::BadField, format!("an index entry has the key {:?} twice", w[0])));
     }
     let mut take = |key: &str| fields.iter().position(|(k, _)| k == key).map(|i| fields.remove(i).1);
     let name = match take("name") {
         Some(MetaValue::Text(s)) => s,
-        Some(_) => return Err(Error::invalid(Rule::BadField, format!("{}: name is not text", where_()))),
-        None => return Err(Error::invalid(Rule::MissingField, format!("{} has no name", where_()))),
+        Some(_) => return Err(Error::invalid(Rule::BadField, "an index entry's name is not text")),
+        None => return Err(Error::invalid(Rule::MissingField, "an index entry has no name")),
     };
     let mut uint = |key: &str| match take(key) {
         Some(v) => as_u64(&v).ok_or_else(|| {
@@ -188,7 +183,12 @@ pub fn interpret(e: &IndexEntry, stored: &[u8]) -> Result<Interpreted> {
         dtype,
         shape,
         layout,
-        extra: e.fields.iter().filter(|(k, _)| !consumed.contains(&k.as_str())).cloned().collect(),
+        extra: e
+            .fields
+            .iter()
+            .filter(|(k, _)| !consumed.contains(&k.as_ref()))
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
     };
     let nbytes = info.nbytes()?;
     if encoding == Encoding::Raw && e.size != stored_len_raw(&info, form, nbytes)? {
