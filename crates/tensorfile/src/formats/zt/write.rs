@@ -26,12 +26,17 @@ struct Written {
     checksum: Option<Checksum>,
 }
 
-/// A tensor being compressed on the thread pool: its input size and where its stored bytes
-/// and checksum will arrive.
+/// Consecutive tensors being compressed by one job on the thread pool: their input size,
+/// their number, and where their stored bytes and checksums will arrive.
 struct Pending {
     input_bytes: u64,
-    result: Receiver<Result<(Vec<u8>, Option<Checksum>)>>,
+    tensors: usize,
+    result: Receiver<Result<Vec<(Vec<u8>, Option<Checksum>)>>>,
 }
+
+/// Small tensors are gathered into one job until they hold this much input (a job per 9 KB
+/// tensor costs as much as compressing it); a larger tensor makes a job of its own.
+const BATCH_BYTES: u64 = 1 << 20;
 
 /// While compressing, tensors are handed to the thread pool as they arrive and written out
 /// in order as they finish, so that several small tensors compress at once and the writing
@@ -52,6 +57,10 @@ pub struct ZtWriter<'w> {
     /// Compressed tensors not yet written, in plan order after `written`.
     pending: VecDeque<Pending>,
     pending_bytes: u64,
+    pending_tensors: usize,
+    /// Tensors gathered for the next job, in plan order after `pending`.
+    batch: Vec<(TensorInfo, TensorData)>,
+    batch_bytes: u64,
 }
 
 const ZEROS: [u8; ALIGNMENT as usize] = [0; ALIGNMENT as usize];
@@ -76,6 +85,9 @@ impl<'w> ZtWriter<'w> {
             options: options.clone(),
             pending: VecDeque::new(),
             pending_bytes: 0,
+            pending_tensors: 0,
+            batch: Vec::new(),
+            batch_bytes: 0,
         })
     }
 
@@ -95,12 +107,36 @@ impl<'w> ZtWriter<'w> {
         Ok(())
     }
 
-    /// Write out the oldest pending tensor once it is compressed.
+    /// Write out the oldest pending job's tensors once they are compressed.
     fn emit_oldest(&mut self) -> Result<()> {
         let Some(p) = self.pending.pop_front() else { return Ok(()) };
         self.pending_bytes -= p.input_bytes;
-        let (stored, checksum) = wait(&p.result)?;
-        self.emit(&stored, checksum)
+        self.pending_tensors -= p.tensors;
+        for (stored, checksum) in wait(&p.result)? {
+            self.emit(&stored, checksum)?;
+        }
+        Ok(())
+    }
+
+    /// Hand the gathered tensors to the thread pool as one job.
+    fn flush_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let (tensors, input_bytes) = (batch.len(), std::mem::take(&mut self.batch_bytes));
+        let options = self.options.clone();
+        let (tx, rx) = sync_channel(1);
+        rayon::spawn(move || {
+            let result = batch
+                .iter()
+                .map(|(info, data)| compressed(&options, info, data).map_err(|e| e.for_tensor(&info.name)))
+                .collect();
+            let _ = tx.send(result);
+        });
+        self.pending.push_back(Pending { input_bytes, tensors, result: rx });
+        self.pending_bytes += input_bytes;
+        self.pending_tensors += tensors;
     }
 
     fn stored_bytes<'d>(&self, info: &TensorInfo, data: &'d TensorData) -> Result<std::borrow::Cow<'d, [u8]>> {
@@ -174,7 +210,7 @@ impl<'w> ZtWriter<'w> {
 
 impl FormatWriter for ZtWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
-        let planned = self.written.len() + self.pending.len();
+        let planned = self.written.len() + self.pending_tensors + self.batch.len();
         let info = self.plan.get(planned).ok_or_else(|| Error::usage("more tensors written than planned"))?.clone();
         check_data(&info, data).map_err(|e| e.for_tensor(&info.name))?;
         if self.options.compression == Compression::None {
@@ -182,17 +218,12 @@ impl FormatWriter for ZtWriter<'_> {
             let checksum = Checksum::compute(self.options.checksum, &stored);
             return self.emit(&stored, checksum);
         }
-        let (tx, rx) = sync_channel(1);
-        let job = (self.options.clone(), info.clone(), data.clone());
-        rayon::spawn(move || {
-            let (options, info, data) = job;
-            let result = compressed(&options, &info, &data).map_err(|e| e.for_tensor(&info.name));
-            let _ = tx.send(result);
-        });
-        let input_bytes = data.len();
-        self.pending.push_back(Pending { input_bytes, result: rx });
-        self.pending_bytes += input_bytes;
-        // Two tensors stay in flight whatever their size, so that writing one overlaps
+        self.batch_bytes += data.len();
+        self.batch.push((info, data.clone()));
+        if self.batch_bytes >= BATCH_BYTES {
+            self.flush_batch();
+        }
+        // Two jobs stay in flight whatever their size, so that writing one overlaps
         // compressing the next.
         while self.pending.len() > 2 && (self.pending_bytes > MAX_PENDING_BYTES || self.pending.len() > MAX_PENDING) {
             self.emit_oldest()?;
@@ -201,6 +232,7 @@ impl FormatWriter for ZtWriter<'_> {
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
+        self.flush_batch();
         while !self.pending.is_empty() {
             self.emit_oldest()?;
         }
