@@ -31,8 +31,11 @@ struct Written {
 struct Pending {
     input_bytes: u64,
     tensors: usize,
-    result: Receiver<Result<Vec<(Vec<u8>, Option<Checksum>)>>>,
+    result: Receiver<Result<Vec<Stored>>>,
 }
+
+/// A tensor's bytes as stored, and their checksum.
+type Stored = (Vec<u8>, Option<Checksum>);
 
 /// Small tensors are gathered into one job until they hold this much input (a job per 9 KB
 /// tensor costs as much as compressing it); a larger tensor makes a job of its own.
@@ -253,7 +256,7 @@ impl FormatWriter for ZtWriter<'_> {
 }
 
 /// A tensor's compressed bytes and their checksum (run on the thread pool).
-fn compressed(options: &WriteOptions, info: &TensorInfo, data: &TensorData) -> Result<(Vec<u8>, Option<Checksum>)> {
+fn compressed(options: &WriteOptions, info: &TensorInfo, data: &TensorData) -> Result<Stored> {
     let Compression::Zstd(level) = options.compression else {
         return Err(Error::usage("compressed() without compression"));
     };
