@@ -142,9 +142,14 @@ pub fn convert_to_writer(
     let mut writer = format.writer(Box::new(out), &infos, &write_options)?;
     let mut done_bytes = 0;
     for (index, info) in &planned {
-        let data = if options.verify { src.read_verified(*index)? } else { src.read_index(*index)? };
-        writer.write(&data)?;
-        done_bytes += data.len();
+        if info.layout.is_sparse() {
+            let data = if options.verify { src.read_verified(*index)? } else { src.read_index(*index)? };
+            writer.write(&data)?;
+        } else {
+            // In pieces: a large compressed tensor is never whole in memory.
+            writer.write_chunks(&mut || src.read_chunks(*index, options.verify))?;
+        }
+        done_bytes += src.entries()[*index].nbytes;
         progress(Progress { done_bytes, total_bytes, tensor: &info.name });
     }
     writer.finish()?;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
-use crate::model::{Entry, TensorData, Unreadable};
+use crate::model::{Chunks, Entry, TensorData, Unreadable};
 use crate::source::Bytes;
 
 /// A tensor file, opened and validated; its format is recognised from its content.
@@ -131,6 +131,16 @@ impl TensorFile {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         self.reader.read(index, verify).map_err(|e| self.context(e.for_tensor(&entry.info.name)))
+    }
+
+    /// Decode dense entry `index` in pieces (see [`Chunks`]): a large compressed tensor is
+    /// never whole in memory. With `verify`, its stored checksum is checked first.
+    pub fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
+        let entry =
+            self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        let name = entry.info.name.clone();
+        let pieces = self.reader.read_chunks(index, verify).map_err(|e| self.context(e.for_tensor(&name)))?;
+        Ok(Box::new(pieces.map(move |piece| piece.map_err(|e| self.context(e.for_tensor(&name))))))
     }
 
     fn context(&self, e: Error) -> Error {

@@ -19,7 +19,9 @@ use std::io::{Seek, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result, Rule};
-use crate::model::{ByteOrder, ChecksumKind, Entry, Layout, MetaValue, TensorData, TensorInfo, Unreadable};
+use crate::model::{
+    ByteOrder, ChecksumKind, Chunks, Entry, Layout, MetaValue, TensorData, TensorInfo, Unreadable, gather,
+};
 use crate::source::Bytes;
 
 /// The file formats this library knows.
@@ -201,6 +203,13 @@ pub trait FormatReader: Send + Sync {
     fn unreadable(&self) -> &[Unreadable];
     /// Decode entry `index`; with `verify`, check its stored checksum first.
     fn read(&self, index: usize, verify: bool) -> Result<TensorData>;
+    /// Decode dense entry `index` in pieces (see [`Chunks`]); with `verify`, check its stored
+    /// checksum first. Formats whose tensors can be large and compressed decode them a
+    /// piece at a time; the default hands over the whole tensor as one piece.
+    fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
+        let data = self.read(index, verify)?;
+        Ok(Box::new(std::iter::once(data.dense().cloned())))
+    }
     /// The reader itself, for format-specific operations (`TensorFile::reader_as`).
     fn as_any(&self) -> &dyn Any;
     /// Problems of the file beyond its entries (rules a consumer checks at load), for
@@ -276,8 +285,35 @@ pub fn write_to_vec(format: Format, tensors: &[(TensorInfo, TensorData)], option
 pub trait FormatWriter {
     /// Write the next planned tensor.
     fn write(&mut self, data: &TensorData) -> Result<()>;
+    /// Write the next planned tensor, dense, from its pieces: `open` yields them, and may be
+    /// called again by a writer that needs two passes over the data. Writers that can stream
+    /// keep no more than a few pieces in memory; the default gathers the tensor whole.
+    fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let data = gather(open()?)?;
+        self.write(&TensorData::Dense(data))
+    }
     /// Write what follows the last tensor and flush. Errors if tensors are missing.
     fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// The bytes a planned tensor handed over in pieces must add up to: its dense size (pieces
+/// are for dense tensors only).
+pub(crate) fn streamed_size(info: &TensorInfo) -> Result<u64> {
+    if info.layout.is_sparse() {
+        return Err(Error::usage("dense pieces for a sparse tensor"));
+    }
+    info.nbytes()
+}
+
+/// Check that pieces adding up to `got` bytes were what `info` promises (`want` bytes).
+pub(crate) fn check_streamed(info: &TensorInfo, got: u64, want: u64) -> Result<()> {
+    if got != want {
+        return Err(Error::usage(format!(
+            "{got} bytes given in pieces, dtype {} and shape {:?} need {want}",
+            info.dtype, info.shape
+        )));
+    }
+    Ok(())
 }
 
 /// Check that `data` is what `info` promises.

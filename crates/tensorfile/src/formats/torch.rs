@@ -3,7 +3,8 @@
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
-use crate::model::DType;
+use crate::model::{DType, Layout};
+use crate::source::Bytes;
 
 /// A tensor as a view of a storage: shape, strides and offset in elements.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,27 @@ impl View {
             expected = expected.saturating_mul(d);
         }
         true
+    }
+
+    /// How an entry describes the view: dense when row-major, else strided.
+    pub fn layout(&self) -> Layout {
+        if self.is_contiguous() {
+            Layout::Dense
+        } else {
+            Layout::Strided { strides: self.strides.clone(), storage_offset: self.storage_offset }
+        }
+    }
+
+    /// The view's elements in row-major order: a slice of `storage` when the view is
+    /// contiguous, else gathered into a new buffer. Errors if the view leaves the storage.
+    pub fn bytes_of(&self, storage: &Bytes) -> Result<Bytes> {
+        let (start, span) = self.check_within(storage.len() as u64)?;
+        if self.is_contiguous() {
+            // Contiguous: the elements' span is exactly the view's bytes.
+            storage.slice(start, span)
+        } else {
+            Ok(Bytes::from_vec(self.gather(storage)))
+        }
     }
 
     /// Check the view lies inside a storage of `storage_bytes` bytes; return the byte range

@@ -40,6 +40,29 @@ impl TensorData {
     }
 }
 
+/// A dense tensor's decoded bytes in pieces, in order: joined, they are the contiguous,
+/// row-major, little-endian bytes [`TensorData::Dense`] would hold. Readers hand a large
+/// compressed tensor over this way so that it never sits whole in memory; a tensor stored
+/// plainly comes as one piece borrowed from the file.
+pub type Chunks<'a> = Box<dyn Iterator<Item = Result<Bytes>> + 'a>;
+
+/// All the pieces joined: the single piece itself when there is one (no copy).
+pub fn gather(mut chunks: Chunks<'_>) -> Result<Bytes> {
+    let Some(first) = chunks.next().transpose()? else {
+        return Ok(Bytes::from_vec(Vec::new()));
+    };
+    let Some(second) = chunks.next().transpose()? else {
+        return Ok(first);
+    };
+    let mut all = Vec::with_capacity(first.len() + second.len());
+    all.extend_from_slice(&first);
+    all.extend_from_slice(&second);
+    for chunk in chunks {
+        all.extend_from_slice(&chunk?);
+    }
+    Ok(Bytes::from_vec(all))
+}
+
 /// A sparse tensor's components, validated against its shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SparseData {

@@ -184,6 +184,45 @@ impl Checksum {
     }
 }
 
+/// A checksum computed over bytes that arrive in pieces.
+pub struct ChecksumHasher(HasherState);
+
+enum HasherState {
+    None,
+    Crc32c(u32),
+    Sha256(Box<sha2::Sha256>),
+}
+
+impl ChecksumHasher {
+    pub fn new(kind: ChecksumKind) -> Self {
+        use sha2::Digest;
+        ChecksumHasher(match kind {
+            ChecksumKind::None => HasherState::None,
+            ChecksumKind::Crc32c => HasherState::Crc32c(0),
+            ChecksumKind::Sha256 => HasherState::Sha256(Box::new(sha2::Sha256::new())),
+        })
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        use sha2::Digest;
+        match &mut self.0 {
+            HasherState::None => {}
+            HasherState::Crc32c(c) => *c = crc32c::crc32c_append(*c, bytes),
+            HasherState::Sha256(h) => h.update(bytes),
+        }
+    }
+
+    /// The checksum of everything given, as [`Checksum::compute`] would give it whole.
+    pub fn finish(self) -> Option<Checksum> {
+        use sha2::Digest;
+        match self.0 {
+            HasherState::None => None,
+            HasherState::Crc32c(c) => Some(Checksum::Crc32c(c)),
+            HasherState::Sha256(h) => Some(Checksum::Sha256(h.finalize().into())),
+        }
+    }
+}
+
 impl fmt::Display for Checksum {
     /// The zTensor spelling: `crc32c:0x1234ABCD`, `sha256:<64 lowercase hex>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -245,4 +284,26 @@ pub struct Unreadable {
     pub dtype: String,
     pub shape: Vec<u64>,
     pub error: crate::Error,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_of_pieces_equal_checksums_of_the_whole() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for kind in [ChecksumKind::None, ChecksumKind::Crc32c, ChecksumKind::Sha256] {
+            for cuts in [vec![], vec![0], vec![1, 2, 3], vec![4096, 9999], vec![10_000]] {
+                let mut h = ChecksumHasher::new(kind);
+                let mut start = 0;
+                for &cut in &cuts {
+                    h.update(&data[start..cut]);
+                    start = cut;
+                }
+                h.update(&data[start..]);
+                assert_eq!(h.finish(), Checksum::compute(kind, &data), "{kind:?} cut at {cuts:?}");
+            }
+        }
+    }
 }

@@ -5,9 +5,10 @@ mod dtype;
 mod entry;
 mod meta;
 
-pub use data::{SparseData, TensorData};
+pub use data::{Chunks, SparseData, TensorData, gather};
 pub use dtype::DType;
 pub use entry::{
-    ByteOrder, Checksum, ChecksumKind, Encoding, Entry, Kind, Layout, SparseFormat, Storage, TensorInfo, Unreadable,
+    ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Encoding, Entry, Kind, Layout, SparseFormat, Storage,
+    TensorInfo, Unreadable,
 };
 pub use meta::MetaValue;

@@ -2,10 +2,11 @@
 //! folder, each entry's data at a multiple of 64 bytes (padded by an `FB` extra field), zip64
 //! end records always present.
 
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 
 use super::ALIGNMENT;
 use crate::error::{Error, Result};
+use crate::model::Chunks;
 
 struct Central {
     name: Vec<u8>,
@@ -38,13 +39,26 @@ impl<W: Write> ZipWriter<W> {
 
     /// Add record `name` (under the root) holding `data`, stored.
     pub fn add(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        let crc32 = crc32fast::hash(data);
+        let (full, head) = self.local_header(name, data.len() as u64, crc32)?;
+        let header_offset = self.pos;
+        self.put(&head)?;
+        debug_assert_eq!(self.pos % ALIGNMENT, 0);
+        self.put(data)?;
+        self.central.push(Central { name: full, crc32, size: data.len() as u64, header_offset });
+        Ok(())
+    }
+
+    /// Offset of the CRC-32 in a local header.
+    const LOCAL_CRC_AT: u64 = 14;
+
+    /// The full name and the local header of a stored record of `size` bytes, padded so
+    /// that its data starts at a multiple of the alignment.
+    fn local_header(&self, name: &str, size: u64, crc32: u32) -> Result<(Vec<u8>, Vec<u8>)> {
         let full =
             if self.root.is_empty() { name.as_bytes().to_vec() } else { format!("{}/{name}", self.root).into_bytes() };
         let name_len =
             u16::try_from(full.len()).map_err(|_| Error::usage(format!("zip entry name too long: {name}")))?;
-        let size = data.len() as u64;
-        let crc32 = crc32fast::hash(data);
-        let header_offset = self.pos;
         let wide = size >= WIDE;
         // zip64 sizes in the local header when needed, then padding to the alignment.
         let zip64_len = if wide { 20 } else { 0 };
@@ -57,6 +71,7 @@ impl<W: Write> ZipWriter<W> {
         head.extend_from_slice(&0x0800u16.to_le_bytes()); // UTF-8 names
         head.extend_from_slice(&0u16.to_le_bytes()); // stored
         head.extend_from_slice(&[0; 4]); // time, date
+        debug_assert_eq!(head.len() as u64, Self::LOCAL_CRC_AT);
         head.extend_from_slice(&crc32.to_le_bytes());
         let small = if wide { WIDE as u32 } else { size as u32 };
         head.extend_from_slice(&small.to_le_bytes());
@@ -73,11 +88,7 @@ impl<W: Write> ZipWriter<W> {
         head.extend_from_slice(b"FB");
         head.extend_from_slice(&(pad as u16).to_le_bytes());
         head.resize(head.len() + pad as usize, b'Z');
-        self.put(&head)?;
-        debug_assert_eq!(self.pos % ALIGNMENT, 0);
-        self.put(data)?;
-        self.central.push(Central { name: full, crc32, size, header_offset });
-        Ok(())
+        Ok((full, head))
     }
 
     /// Write the central directory and end records; return the output.
@@ -152,6 +163,37 @@ impl<W: Write> ZipWriter<W> {
     }
 }
 
+impl<W: Write + Seek> ZipWriter<W> {
+    /// Add record `name` holding `size` bytes that arrive in pieces, stored: the data is
+    /// written as it comes and the CRC-32 filled into the local header afterwards, so the
+    /// record never sits whole in memory. Errors if the pieces add up to another size.
+    pub fn add_streamed(&mut self, name: &str, size: u64, pieces: Chunks<'_>) -> Result<()> {
+        let (full, head) = self.local_header(name, size, 0)?;
+        let header_offset = self.pos;
+        self.put(&head)?;
+        let mut crc = crc32fast::Hasher::new();
+        let mut written = 0u64;
+        for piece in pieces {
+            let piece = piece?;
+            written += piece.len() as u64;
+            if written > size {
+                break;
+            }
+            crc.update(&piece);
+            self.put(&piece)?;
+        }
+        if written != size {
+            return Err(Error::usage(format!("zip record {name}: {written} bytes given, {size} declared")));
+        }
+        let crc32 = crc.finalize();
+        self.out.seek(SeekFrom::Start(header_offset + Self::LOCAL_CRC_AT))?;
+        self.out.write_all(&crc32.to_le_bytes())?;
+        self.out.seek(SeekFrom::Start(self.pos))?;
+        self.central.push(Central { name: full, crc32, size, header_offset });
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::read::{Archive, is_safe_name};
@@ -173,6 +215,35 @@ mod tests {
         assert_eq!(&*z.read(e, true).unwrap(), &[7u8; 1000][..]);
         assert_eq!(&*z.read(z.record("a").unwrap(), true).unwrap(), b"hello");
         assert_eq!(z.records_under("data/"), ["data/b"]);
+    }
+
+    #[test]
+    fn streamed_records_get_their_crc_afterwards() {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut w = ZipWriter::new(&mut out, "archive");
+        let pieces: Vec<Result<Bytes>> = vec![Ok(Bytes::from_vec(vec![1; 100])), Ok(Bytes::from_vec(vec![2; 50]))];
+        w.add_streamed("data/0", 150, Box::new(pieces.into_iter())).unwrap();
+        w.add("after", b"tail").unwrap();
+        let short: Vec<Result<Bytes>> = vec![Ok(Bytes::from_vec(vec![3; 10]))];
+        assert!(w.add_streamed("data/1", 11, Box::new(short.into_iter())).is_err(), "fewer bytes than declared");
+        let long: Vec<Result<Bytes>> = vec![Ok(Bytes::from_vec(vec![3; 12]))];
+        assert!(w.add_streamed("data/1", 11, Box::new(long.into_iter())).is_err(), "more bytes than declared");
+
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut w = ZipWriter::new(&mut out, "archive");
+        let pieces: Vec<Result<Bytes>> = vec![Ok(Bytes::from_vec(vec![1; 100])), Ok(Bytes::from_vec(vec![2; 50]))];
+        w.add_streamed("data/0", 150, Box::new(pieces.into_iter())).unwrap();
+        w.add("after", b"tail").unwrap();
+        w.finish().unwrap();
+        let bytes = out.into_inner();
+        let mut want = vec![1u8; 100];
+        want.extend_from_slice(&[2; 50]);
+        // The first record's local header starts the file: its CRC was filled in.
+        assert_eq!(bytes[14..18], crc32fast::hash(&want).to_le_bytes());
+        let z = Archive::open(Bytes::from_vec(bytes)).unwrap();
+        // `read(.., true)` checks the central directory's CRC.
+        assert_eq!(&*z.read(z.record("data/0").unwrap(), true).unwrap(), &want[..]);
+        assert_eq!(&*z.read(z.record("after").unwrap(), true).unwrap(), b"tail");
     }
 
     #[test]

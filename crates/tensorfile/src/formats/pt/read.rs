@@ -8,7 +8,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::torch::View;
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::DType;
-use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::pickle::{self, Pickled, TensorRef};
 use crate::source::Bytes;
 use crate::swap;
@@ -202,14 +202,7 @@ impl PtReader {
             storage_offset: t.storage_offset,
         };
         let (start, _) = view.check_within(storage_bytes)?;
-        let info = TensorInfo {
-            layout: if view.is_contiguous() {
-                Layout::Dense
-            } else {
-                Layout::Strided { strides: view.strides.clone(), storage_offset: view.storage_offset }
-            },
-            ..TensorInfo::dense(name, t.dtype, t.shape.clone())
-        };
+        let info = TensorInfo { layout: view.layout(), ..TensorInfo::dense(name, t.dtype, t.shape.clone()) };
         let nbytes = info.nbytes()?;
         let storage = Storage {
             offset: data_offset + start,
@@ -243,21 +236,9 @@ impl PtReader {
             (StorageSource::Raw { offset, len }, _) => self.bytes.slice(*offset, *len)?,
             (StorageSource::Record(_), None) => return Err(Error::usage("zip record in a file without a zip")),
         };
-        let nbytes = crate::checked::mul(t.view.shape.iter().product(), t.dtype_size(), "tensor size")?;
-        let bytes = if t.view.is_contiguous() {
-            let start = t.view.storage_offset * t.dtype_size();
-            storage.slice(start, nbytes)?
-        } else {
-            Bytes::from_vec(t.view.gather(&storage))
-        };
+        let bytes = t.view.bytes_of(&storage)?;
         let unit = t.view.dtype.swap_unit();
         Ok(if self.big_endian && unit > 1 { Bytes::from_vec(swap::swapped(&bytes, unit)) } else { bytes })
-    }
-}
-
-impl PtTensor {
-    fn dtype_size(&self) -> u64 {
-        self.view.dtype.size().unwrap_or(1)
     }
 }
 

@@ -5,8 +5,8 @@
 use super::check_supported;
 use crate::error::{Error, Result};
 use crate::formats::torch::row_major_strides;
-use crate::formats::{FormatWriter, Output, WriteOptions, check_data};
-use crate::model::{DType, TensorData, TensorInfo};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data, streamed_size};
+use crate::model::{Chunks, DType, TensorData, TensorInfo};
 use crate::zip::ZipWriter;
 
 /// The record folder name; PyTorch accepts any.
@@ -149,6 +149,15 @@ impl FormatWriter for PtWriter<'_> {
         check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
         let zip = self.zip.as_mut().ok_or_else(|| Error::usage("writer already finished"))?;
         zip.add(&format!("data/{}", self.next), data.dense()?)?;
+        self.next += 1;
+        Ok(())
+    }
+
+    fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
+        let size = streamed_size(info).map_err(|e| e.for_tensor(&info.name))?;
+        let zip = self.zip.as_mut().ok_or_else(|| Error::usage("writer already finished"))?;
+        zip.add_streamed(&format!("data/{}", self.next), size, open()?).map_err(|e| e.for_tensor(&info.name))?;
         self.next += 1;
         Ok(())
     }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::FormatReader;
 use crate::formats::pt::StorageSource;
 use crate::formats::torch::View;
-use crate::model::{Entry, Layout, Storage, TensorInfo};
+use crate::model::{Entry, Storage, TensorInfo};
 
 impl Pt2Reader {
     /// AOTInductor's weights stored on disk (`package_constants_on_disk_format` =
@@ -64,14 +64,8 @@ impl Pt2Reader {
             StorageSource::Raw { len, .. } => *len,
         };
         view.check_within(storage_bytes)?;
-        let info = TensorInfo {
-            layout: if view.is_contiguous() {
-                Layout::Dense
-            } else {
-                Layout::Strided { strides: view.strides.clone(), storage_offset: view.storage_offset }
-            },
-            ..TensorInfo::dense(String::new(), view.dtype, view.shape.clone())
-        };
+        let info =
+            TensorInfo { layout: view.layout(), ..TensorInfo::dense(String::new(), view.dtype, view.shape.clone()) };
         let nbytes = info.nbytes()?;
         let stored = reader.entries()[0].storage.clone();
         Ok((nested, Entry { info, nbytes, storage: Storage { len: nbytes, ..stored } }, view))

@@ -10,7 +10,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::pt::{PtReader, PtTensor};
 use crate::formats::torch::View;
 use crate::formats::{FileSummary, Format, FormatReader, Structure};
-use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::Bytes;
 use crate::swap;
 use crate::zip::{Archive, ZipEntry};
@@ -260,11 +260,7 @@ impl Pt2Reader {
                 }
                 let (start, _) = view.check_within(record.size)?;
                 let info = TensorInfo {
-                    layout: if view.is_contiguous() {
-                        Layout::Dense
-                    } else {
-                        Layout::Strided { strides: view.strides.clone(), storage_offset: view.storage_offset }
-                    },
+                    layout: view.layout(),
                     ..TensorInfo::dense(p.fqn.clone(), view.dtype, view.shape.clone())
                 };
                 let nbytes = info.nbytes()?;
@@ -403,13 +399,7 @@ impl FormatReader for Pt2Reader {
             }
             TensorSource::Record { record, view } => {
                 let storage = self.archive.read(record, verify)?;
-                let elem = view.dtype.size().unwrap_or(1);
-                let bytes = if view.is_contiguous() {
-                    let nbytes: u64 = view.shape.iter().product::<u64>() * elem;
-                    storage.slice(view.storage_offset * elem, nbytes)?
-                } else {
-                    Bytes::from_vec(view.gather(&storage))
-                };
+                let bytes = view.bytes_of(&storage)?;
                 let unit = view.dtype.swap_unit();
                 Ok(TensorData::Dense(if self.big_endian && unit > 1 {
                     Bytes::from_vec(swap::swapped(&bytes, unit))

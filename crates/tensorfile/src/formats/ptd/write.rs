@@ -20,8 +20,8 @@ use crate::checked;
 use crate::error::{Error, Result};
 use crate::flatbuf::{self, Table, Value, new_table};
 use crate::formats::executorch::{SEGMENT_ALIGNMENT, TensorLayout, flat_tensor_schema, scalar_type_of};
-use crate::formats::{FormatWriter, Output, WriteOptions, check_data};
-use crate::model::{Kind, Layout, TensorData, TensorInfo};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::model::{Chunks, Kind, Layout, TensorData, TensorInfo, gather};
 use crate::source::Bytes;
 
 /// A streaming `.ptd` writer.
@@ -112,6 +112,32 @@ impl<'w> PtdWriter<'w> {
     }
 }
 
+/// While its owned pieces hold at most this much, a tensor streamed into a `.ptd` is kept
+/// between the pass that hashes it and the pass that writes it, instead of decoded twice.
+const KEEP_OWNED_BYTES: u64 = 64 << 20;
+
+impl PtdWriter<'_> {
+    /// Record the next planned tensor, of `len` bytes with content `digest`: in the segment
+    /// of an identical earlier tensor, or in a new segment that `write` fills.
+    fn store(&mut self, digest: [u8; 32], len: u64, write: impl FnOnce(&mut dyn Output) -> Result<()>) -> Result<()> {
+        let segment = match self.by_content.get(&digest) {
+            Some(&s) => s,
+            None => {
+                let offset = checked::align_up(self.end, SEGMENT_ALIGNMENT)?;
+                let pad = offset - self.end;
+                self.out.write_all(&vec![0u8; pad as usize])?;
+                write(&mut *self.out)?;
+                self.end = offset + len;
+                self.segments.push((offset, len));
+                self.by_content.insert(digest, self.segments.len() - 1);
+                self.segments.len() - 1
+            }
+        };
+        self.segment_of.push(segment);
+        Ok(())
+    }
+}
+
 impl FormatWriter for PtdWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
         let info =
@@ -128,21 +154,54 @@ impl FormatWriter for PtdWriter<'_> {
         };
         let bytes: &[u8] = permuted.as_deref().unwrap_or(row_major);
         let digest: [u8; 32] = Sha256::digest(bytes).into();
-        let segment = match self.by_content.get(&digest) {
-            Some(&s) => s,
-            None => {
-                let offset = checked::align_up(self.end, SEGMENT_ALIGNMENT)?;
-                let pad = offset - self.end;
-                self.out.write_all(&vec![0u8; pad as usize])?;
-                self.out.write_all(bytes)?;
-                self.end = offset + bytes.len() as u64;
-                self.segments.push((offset, bytes.len() as u64));
-                self.by_content.insert(digest, self.segments.len() - 1);
-                self.segments.len() - 1
-            }
+        self.store(digest, bytes.len() as u64, |out| Ok(out.write_all(bytes)?))
+    }
+
+    /// Two passes over the pieces: the first finds the content's digest (identical tensors
+    /// share a segment), the second, only for new content, writes it. The pieces of the
+    /// first pass are kept for the second while they are few or borrowed from the file;
+    /// otherwise they are asked for again.
+    fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let Some(info) = self.plan.get(self.segment_of.len()) else {
+            return Err(Error::usage("more tensors written than planned"));
         };
-        self.segment_of.push(segment);
-        Ok(())
+        if matches!(info.layout, Layout::DimOrder(_)) {
+            // Permuting needs the whole tensor.
+            let data = gather(open()?)?;
+            return self.write(&TensorData::Dense(data));
+        }
+        let name = info.name.clone();
+        let want = streamed_size(info).map_err(|e| e.for_tensor(&name))?;
+        let mut hasher = Sha256::new();
+        let (mut got, mut kept, mut kept_owned, mut keep) = (0u64, Vec::new(), 0u64, true);
+        for piece in open()? {
+            let piece = piece?;
+            got += piece.len() as u64;
+            hasher.update(&piece);
+            if keep {
+                kept_owned += if piece.is_mapped() { 0 } else { piece.len() as u64 };
+                keep = kept_owned <= KEEP_OWNED_BYTES;
+                kept.push(piece);
+            }
+            if !keep {
+                kept.clear();
+            }
+        }
+        check_streamed(info, got, want).map_err(|e| e.for_tensor(&name))?;
+        let digest: [u8; 32] = hasher.finalize().into();
+        self.store(digest, want, |out| {
+            let mut again = 0u64;
+            let pieces: Chunks<'_> = if keep { Box::new(kept.into_iter().map(Ok)) } else { open()? };
+            for piece in pieces {
+                let piece = piece?;
+                again += piece.len() as u64;
+                if again > want {
+                    break;
+                }
+                out.write_all(&piece)?;
+            }
+            check_streamed(&TensorInfo::blob(&name, want), again, want).map_err(|e| e.for_tensor(&name))
+        })
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

@@ -7,9 +7,9 @@ use serde_json::{Map, Value, json};
 
 use super::{check_supported, dtype_name};
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FormatWriter, Output, WriteOptions, check_data};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
 use crate::limits::MAX_SAFETENSORS_HEADER;
-use crate::model::{TensorData, TensorInfo};
+use crate::model::{Chunks, TensorData, TensorInfo};
 
 /// A streaming safetensors writer.
 pub struct SafetensorsWriter<'w> {
@@ -68,6 +68,23 @@ impl FormatWriter for SafetensorsWriter<'_> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
         check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
         self.out.write_all(data.dense()?)?;
+        self.next += 1;
+        Ok(())
+    }
+
+    fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
+        let want = streamed_size(info).map_err(|e| e.for_tensor(&info.name))?;
+        let mut got = 0u64;
+        for chunk in open()? {
+            let chunk = chunk?;
+            got += chunk.len() as u64;
+            if got > want {
+                break;
+            }
+            self.out.write_all(&chunk)?;
+        }
+        check_streamed(info, got, want).map_err(|e| e.for_tensor(&info.name))?;
         self.next += 1;
         Ok(())
     }

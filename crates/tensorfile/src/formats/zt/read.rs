@@ -4,10 +4,11 @@ use super::index::{self, BlobForm, IndexEntry, Interpreted};
 use super::sparse::{self, SparseShape};
 use super::validate::{self, Placement};
 use super::{MAGIC, zstd_frames};
+use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::limits::MAX_ZT_INDEX;
-use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, TensorData, Unreadable};
+use crate::model::{ByteOrder, Chunks, Encoding, Entry, Layout, MetaValue, TensorData, Unreadable};
 use crate::source::Bytes;
 use crate::swap;
 
@@ -90,6 +91,33 @@ impl ZtReader {
     }
 }
 
+impl ZtReader {
+    /// Entry `index` and its blob's form; with `verify`, its stored bytes checked against
+    /// its checksum first.
+    fn checked_entry(&self, index: usize, verify: bool) -> Result<(&Entry, BlobForm)> {
+        let (entry, (form, unknown_checksum)) = self
+            .entries
+            .get(index)
+            .zip(self.forms.get(index))
+            .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        if verify {
+            if let Some(c) = &entry.storage.checksum {
+                let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
+                if !c.matches(&stored) {
+                    return Err(Error::invalid(Rule::ChecksumMismatch, format!("stored bytes do not match {c}")));
+                }
+            }
+            if let Some(s) = unknown_checksum {
+                return Err(Error::invalid(
+                    Rule::BadChecksum,
+                    format!("cannot verify checksum {s:?}: unknown algorithm"),
+                ));
+            }
+        }
+        Ok((entry, *form))
+    }
+}
+
 fn describe_unreadable(e: &IndexEntry, error: Error) -> Unreadable {
     let field = |k: &str| e.fields.iter().find(|(key, _)| key == k).map(|(_, v)| v);
     let dtype = match field("dtype") {
@@ -133,32 +161,14 @@ impl FormatReader for ZtReader {
     }
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
-        let (entry, (form, unknown_checksum)) = self
-            .entries
-            .get(index)
-            .zip(self.forms.get(index))
-            .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        if verify {
-            if let Some(c) = &entry.storage.checksum {
-                let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
-                if !c.matches(&stored) {
-                    return Err(Error::invalid(Rule::ChecksumMismatch, format!("stored bytes do not match {c}")));
-                }
-            }
-            if let Some(s) = unknown_checksum {
-                return Err(Error::invalid(
-                    Rule::BadChecksum,
-                    format!("cannot verify checksum {s:?}: unknown algorithm"),
-                ));
-            }
-        }
-        let blob = self.decoded_blob(entry, *form)?;
+        let (entry, form) = self.checked_entry(index, verify)?;
+        let blob = self.decoded_blob(entry, form)?;
         let order = entry.storage.byte_order;
         match &entry.info.layout {
             Layout::Sparse { format, nnz } => {
                 let shape =
                     SparseShape { format: *format, dtype: entry.info.dtype, shape: &entry.info.shape, nnz: *nnz };
-                Ok(TensorData::Sparse(sparse::decode(&blob, *form, order, &shape)?))
+                Ok(TensorData::Sparse(sparse::decode(&blob, form, order, &shape)?))
             }
             _ => {
                 let unit = entry.info.dtype.swap_unit();
@@ -168,6 +178,29 @@ impl FormatReader for ZtReader {
                     Ok(TensorData::Dense(blob))
                 }
             }
+        }
+    }
+
+    /// Compressed tensors are decoded a piece at a time and big-endian ones swapped a piece
+    /// at a time; raw little-endian ones come whole from the map.
+    fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
+        let (entry, _) = self.checked_entry(index, verify)?;
+        if entry.info.layout.is_sparse() {
+            return Err(Error::unsupported("a sparse tensor read as dense pieces"));
+        }
+        let range = checked::range_within(entry.storage.offset, entry.storage.len, self.bytes.len(), "blob")?;
+        let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
+        let unit = entry.info.dtype.swap_unit();
+        match entry.storage.encoding {
+            Encoding::Zstd => zstd_frames::decompress_pieces(&self.bytes[range], entry.nbytes),
+            _ if entry.storage.byte_order == ByteOrder::Big && unit > 1 => {
+                let pieces = (0..stored.len()).step_by(zstd_frames::CHUNK).map(move |start| {
+                    let end = stored.len().min(start + zstd_frames::CHUNK);
+                    Ok(Bytes::from_vec(swap::swapped(&stored[start..end], unit)))
+                });
+                Ok(Box::new(pieces))
+            }
+            _ => Ok(Box::new(std::iter::once(Ok(stored)))),
         }
     }
 }

@@ -14,8 +14,9 @@ use super::cbor::Encoder;
 use super::index::KNOWN_KEYS;
 use super::{ALIGNMENT, MAGIC, check_supported, dtype_name, sparse, zstd_frames};
 use crate::error::{Error, Result};
-use crate::formats::{Compression, FormatWriter, Output, WriteOptions, check_data};
-use crate::model::{ByteOrder, Checksum, Layout, MetaValue, TensorData, TensorInfo};
+use crate::formats::{Compression, FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::model::{ByteOrder, Checksum, ChecksumHasher, Chunks, Layout, MetaValue, TensorData, TensorInfo, gather};
+use crate::source::Bytes;
 use crate::swap;
 
 /// What the index records of one written blob.
@@ -26,26 +27,42 @@ struct Written {
     checksum: Option<Checksum>,
 }
 
-/// Consecutive tensors being compressed by one job on the thread pool: their input size,
-/// their number, and where their stored bytes and checksums will arrive.
+/// A blob being written in pieces: where it started, its bytes so far and their checksum.
+struct OpenBlob {
+    offset: u64,
+    size: u64,
+    checksum: ChecksumHasher,
+}
+
+/// What one job on the thread pool compresses.
+enum Job {
+    /// Consecutive whole tensors, each stored as one frame.
+    Tensors,
+    /// One [`CHUNK`](zstd_frames::CHUNK) of a large tensor, stored as one frame of its blob.
+    Frame { first: bool, last: bool },
+}
+
+/// A job handed to the thread pool: its input size, what it is, and where its stored bytes
+/// (and, for whole tensors, their checksums) will arrive.
 struct Pending {
     input_bytes: u64,
-    tensors: usize,
+    job: Job,
     result: Receiver<Result<Vec<Stored>>>,
 }
 
-/// A tensor's bytes as stored, and their checksum.
+/// A tensor's (or a frame's) bytes as stored, and their checksum.
 type Stored = (Vec<u8>, Option<Checksum>);
 
 /// Small tensors are gathered into one job until they hold this much input (a job per 9 KB
-/// tensor costs as much as compressing it); a larger tensor makes a job of its own.
+/// tensor costs as much as compressing it).
 const BATCH_BYTES: u64 = 1 << 20;
 
-/// While compressing, tensors are handed to the thread pool as they arrive and written out
-/// in order as they finish, so that several small tensors compress at once and the writing
-/// of one overlaps the compression of the next. At most this much input is in flight...
+/// While compressing, jobs are handed to the thread pool as tensors arrive and written out
+/// in order as they finish, so that several compress at once and the writing of one overlaps
+/// the compression of the next. At most this much input is in flight (memory stays near
+/// twice this, whatever the tensors' sizes)...
 const MAX_PENDING_BYTES: u64 = 64 << 20;
-/// ...in at most this many tensors.
+/// ...in at most this many jobs.
 const MAX_PENDING: usize = 1024;
 
 /// A streaming `.zt` writer.
@@ -57,13 +74,16 @@ pub struct ZtWriter<'w> {
     dtype_names: Vec<&'static str>,
     written: Vec<Written>,
     options: WriteOptions,
-    /// Compressed tensors not yet written, in plan order after `written`.
+    /// Jobs whose stored bytes are not yet written, in plan order after `written`.
     pending: VecDeque<Pending>,
     pending_bytes: u64,
-    pending_tensors: usize,
+    /// Tensors handed over but not yet in `written` (in `pending` or `batch`).
+    accepted: usize,
     /// Tensors gathered for the next job, in plan order after `pending`.
     batch: Vec<(TensorInfo, TensorData)>,
     batch_bytes: u64,
+    /// The large tensor whose frames are being written.
+    open_blob: Option<OpenBlob>,
 }
 
 const ZEROS: [u8; ALIGNMENT as usize] = [0; ALIGNMENT as usize];
@@ -88,82 +108,223 @@ impl<'w> ZtWriter<'w> {
             options: options.clone(),
             pending: VecDeque::new(),
             pending_bytes: 0,
-            pending_tensors: 0,
+            accepted: 0,
             batch: Vec::new(),
             batch_bytes: 0,
+            open_blob: None,
         })
     }
 
-    /// Append one blob at the next aligned offset.
-    fn emit(&mut self, stored: &[u8], checksum: Option<Checksum>) -> Result<()> {
+    fn compressing(&self) -> bool {
+        self.options.compression != Compression::None
+    }
+
+    /// The next planned tensor, counted as handed over.
+    fn accept(&mut self) -> Result<TensorInfo> {
+        let info = self
+            .plan
+            .get(self.written.len() + self.accepted)
+            .ok_or_else(|| Error::usage("more tensors written than planned"))?
+            .clone();
+        self.accepted += 1;
+        Ok(info)
+    }
+
+    /// Start a blob at the next aligned offset.
+    fn begin_blob(&mut self) -> Result<()> {
         let pad = self.pos.next_multiple_of(ALIGNMENT) - self.pos;
         self.out.write_all(&ZEROS[..pad as usize])?;
         self.pos += pad;
-        self.out.write_all(stored)?;
-        self.written.push(Written {
-            offset: self.pos,
-            size: stored.len() as u64,
-            raw: self.options.compression == Compression::None,
-            checksum,
-        });
-        self.pos += stored.len() as u64;
+        self.open_blob =
+            Some(OpenBlob { offset: self.pos, size: 0, checksum: ChecksumHasher::new(self.options.checksum) });
         Ok(())
     }
 
-    /// Write out the oldest pending job's tensors once they are compressed.
+    /// Append bytes to the open blob.
+    fn blob_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let blob = self.open_blob.as_mut().ok_or_else(|| Error::usage("no blob is open"))?;
+        blob.checksum.update(bytes);
+        blob.size += bytes.len() as u64;
+        self.out.write_all(bytes)?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Close the open blob: the next planned tensor is written.
+    fn end_blob(&mut self) -> Result<()> {
+        let blob = self.open_blob.take().ok_or_else(|| Error::usage("no blob is open"))?;
+        let raw = !self.compressing();
+        self.written.push(Written { offset: blob.offset, size: blob.size, raw, checksum: blob.checksum.finish() });
+        self.accepted -= 1;
+        Ok(())
+    }
+
+    /// Append one whole blob whose checksum is known.
+    fn emit(&mut self, stored: &[u8], checksum: Option<Checksum>) -> Result<()> {
+        self.begin_blob()?;
+        let offset = self.pos;
+        self.out.write_all(stored)?;
+        self.pos += stored.len() as u64;
+        self.open_blob = None;
+        let raw = !self.compressing();
+        self.written.push(Written { offset, size: stored.len() as u64, raw, checksum });
+        self.accepted -= 1;
+        Ok(())
+    }
+
+    /// Write out the oldest job's bytes once they are compressed.
     fn emit_oldest(&mut self) -> Result<()> {
         let Some(p) = self.pending.pop_front() else { return Ok(()) };
         self.pending_bytes -= p.input_bytes;
-        self.pending_tensors -= p.tensors;
-        for (stored, checksum) in wait(&p.result)? {
-            self.emit(&stored, checksum)?;
+        let stored = wait(&p.result)?;
+        match p.job {
+            Job::Tensors => {
+                for (bytes, checksum) in stored {
+                    self.emit(&bytes, checksum)?;
+                }
+            }
+            Job::Frame { first, last } => {
+                if first {
+                    self.begin_blob()?;
+                }
+                for (bytes, _) in stored {
+                    self.blob_bytes(&bytes)?;
+                }
+                if last {
+                    self.end_blob()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Hand a job to the thread pool, then write out finished jobs while too much is in
+    /// flight. Two jobs stay in flight whatever their size, so that writing one overlaps
+    /// compressing the next.
+    fn spawn(
+        &mut self,
+        job: Job,
+        input_bytes: u64,
+        work: impl FnOnce() -> Result<Vec<Stored>> + Send + 'static,
+    ) -> Result<()> {
+        let (tx, rx) = sync_channel(1);
+        rayon::spawn(move || {
+            let _ = tx.send(work());
+        });
+        self.pending.push_back(Pending { input_bytes, job, result: rx });
+        self.pending_bytes += input_bytes;
+        while self.pending.len() > 2 && (self.pending_bytes > MAX_PENDING_BYTES || self.pending.len() > MAX_PENDING) {
+            self.emit_oldest()?;
         }
         Ok(())
     }
 
     /// Hand the gathered tensors to the thread pool as one job.
-    fn flush_batch(&mut self) {
+    fn flush_batch(&mut self) -> Result<()> {
         if self.batch.is_empty() {
-            return;
+            return Ok(());
         }
         let batch = std::mem::take(&mut self.batch);
-        let (tensors, input_bytes) = (batch.len(), std::mem::take(&mut self.batch_bytes));
+        let input_bytes = std::mem::take(&mut self.batch_bytes);
         let options = self.options.clone();
-        let (tx, rx) = sync_channel(1);
-        rayon::spawn(move || {
-            let result = batch
+        self.spawn(Job::Tensors, input_bytes, move || {
+            batch
                 .iter()
                 .map(|(info, data)| compressed(&options, info, data).map_err(|e| e.for_tensor(&info.name)))
-                .collect();
-            let _ = tx.send(result);
-        });
-        self.pending.push_back(Pending { input_bytes, tensors, result: rx });
-        self.pending_bytes += input_bytes;
-        self.pending_tensors += tensors;
+                .collect()
+        })
     }
 
-    fn stored_bytes<'d>(&self, info: &TensorInfo, data: &'d TensorData) -> Result<std::borrow::Cow<'d, [u8]>> {
-        use std::borrow::Cow;
-        let order = self.options.byte_order;
-        let zstd = match self.options.compression {
-            Compression::Zstd(level) => Some(level),
-            Compression::None => None,
+    /// Hand one frame of a large tensor to the thread pool.
+    fn spawn_frame(&mut self, input: Bytes, first: bool, last: bool) -> Result<()> {
+        let Compression::Zstd(level) = self.options.compression else {
+            return Err(Error::usage("a frame without compression"));
         };
-        match (data, zstd) {
-            (TensorData::Dense(bytes), None) => {
-                let unit = info.dtype.swap_unit();
-                if order == ByteOrder::Big && unit > 1 {
-                    Ok(Cow::Owned(swap::swapped(bytes, unit)))
-                } else {
-                    Ok(Cow::Borrowed(&bytes[..]))
+        self.spawn(Job::Frame { first, last }, input.len() as u64, move || {
+            Ok(vec![(zstd_frames::compress(&input, level)?, None)])
+        })
+    }
+
+    /// Write a raw dense tensor of `want` bytes from its pieces, swapped to big-endian a
+    /// piece at a time when asked.
+    fn write_raw_pieces(&mut self, info: &TensorInfo, want: u64, pieces: Chunks<'_>) -> Result<()> {
+        let unit = info.dtype.swap_unit();
+        let swap = self.options.byte_order == ByteOrder::Big && unit > 1;
+        self.begin_blob()?;
+        let mut got = 0u64;
+        // The start of an element cut by the end of a piece, when swapping.
+        let mut carry: Vec<u8> = Vec::with_capacity(unit);
+        for piece in pieces {
+            let piece = piece?;
+            got += piece.len() as u64;
+            if got > want {
+                break;
+            }
+            if !swap {
+                self.blob_bytes(&piece)?;
+                continue;
+            }
+            let mut rest = &piece[..];
+            if !carry.is_empty() {
+                let n = (unit - carry.len()).min(rest.len());
+                carry.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                if carry.len() == unit {
+                    self.blob_bytes(&swap::swapped(&carry, unit))?;
+                    carry.clear();
                 }
             }
-            (TensorData::Dense(bytes), Some(level)) => Ok(Cow::Owned(zstd_frames::compress(bytes, level)?)),
-            (TensorData::Sparse(s), None) => Ok(Cow::Owned(sparse::encode(s, info.dtype, order))),
-            (TensorData::Sparse(s), Some(level)) => {
-                Ok(Cow::Owned(zstd_frames::compress(&sparse::encode(s, info.dtype, ByteOrder::Little), level)?))
+            let whole = rest.len() / unit * unit;
+            for part in rest[..whole].chunks(zstd_frames::CHUNK) {
+                self.blob_bytes(&swap::swapped(part, unit))?;
+            }
+            carry.extend_from_slice(&rest[whole..]);
+        }
+        check_streamed(info, got, want)?;
+        self.end_blob()
+    }
+
+    /// Write a large dense tensor of `want` bytes as frames of exactly `CHUNK` input bytes
+    /// (the last one shorter), whatever the sizes of the pieces it arrives in.
+    fn write_framed_pieces(&mut self, info: &TensorInfo, want: u64, pieces: Chunks<'_>) -> Result<()> {
+        const CHUNK: u64 = zstd_frames::CHUNK as u64;
+        self.flush_batch()?;
+        let mut sent = 0u64;
+        let mut partial: Vec<u8> = Vec::new();
+        let mut got = 0u64;
+        for piece in pieces {
+            let piece = piece?;
+            got += piece.len() as u64;
+            if got > want {
+                break;
+            }
+            let mut rest = &piece[..];
+            let mut offset = 0u64;
+            while !rest.is_empty() {
+                let room = (CHUNK - partial.len() as u64) as usize;
+                if partial.is_empty() && (rest.len() as u64 >= CHUNK || sent + rest.len() as u64 == want) {
+                    // A whole frame (or the whole last one) inside this piece: no copy.
+                    let n = rest.len().min(CHUNK as usize);
+                    let frame = piece.slice(offset, n as u64)?;
+                    sent += n as u64;
+                    self.spawn_frame(frame, sent == n as u64, sent == want)?;
+                    rest = &rest[n..];
+                    offset += n as u64;
+                    continue;
+                }
+                let n = rest.len().min(room);
+                partial.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                offset += n as u64;
+                if partial.len() as u64 == CHUNK || sent + partial.len() as u64 == want {
+                    let frame = Bytes::from_vec(std::mem::take(&mut partial));
+                    let n = frame.len() as u64;
+                    sent += n;
+                    self.spawn_frame(frame, sent == n, sent == want)?;
+                }
             }
         }
+        check_streamed(info, got, want)
     }
 
     fn index(&self) -> Vec<u8> {
@@ -211,36 +372,64 @@ impl<'w> ZtWriter<'w> {
     }
 }
 
-impl FormatWriter for ZtWriter<'_> {
-    fn write(&mut self, data: &TensorData) -> Result<()> {
-        let planned = self.written.len() + self.pending_tensors + self.batch.len();
-        let info = self.plan.get(planned).ok_or_else(|| Error::usage("more tensors written than planned"))?.clone();
-        check_data(&info, data).map_err(|e| e.for_tensor(&info.name))?;
-        if self.options.compression == Compression::None {
-            let stored = self.stored_bytes(&info, data).map_err(|e| e.for_tensor(&info.name))?;
-            let checksum = Checksum::compute(self.options.checksum, &stored);
-            return self.emit(&stored, checksum);
+impl ZtWriter<'_> {
+    /// Write a dense tensor of `want` bytes from its pieces: raw as they come, compressed in
+    /// frames when large, else gathered whole into the next job.
+    fn write_dense(&mut self, info: &TensorInfo, want: u64, pieces: Chunks<'_>) -> Result<()> {
+        if !self.compressing() {
+            return self.write_raw_pieces(info, want, pieces);
         }
+        if want >= zstd_frames::SPLIT_AT {
+            return self.write_framed_pieces(info, want, pieces);
+        }
+        let data = gather(pieces)?;
+        check_streamed(info, data.len() as u64, want)?;
+        self.add_to_batch(info.clone(), TensorData::Dense(data))
+    }
+
+    fn add_to_batch(&mut self, info: TensorInfo, data: TensorData) -> Result<()> {
         self.batch_bytes += data.len();
-        self.batch.push((info, data.clone()));
+        self.batch.push((info, data));
         if self.batch_bytes >= BATCH_BYTES {
-            self.flush_batch();
-        }
-        // Two jobs stay in flight whatever their size, so that writing one overlaps
-        // compressing the next.
-        while self.pending.len() > 2 && (self.pending_bytes > MAX_PENDING_BYTES || self.pending.len() > MAX_PENDING) {
-            self.emit_oldest()?;
+            self.flush_batch()?;
         }
         Ok(())
     }
+}
+
+impl FormatWriter for ZtWriter<'_> {
+    fn write(&mut self, data: &TensorData) -> Result<()> {
+        let info = self.accept()?;
+        let name = info.name.clone();
+        check_data(&info, data).map_err(|e| e.for_tensor(&name))?;
+        let done = match data {
+            TensorData::Dense(bytes) => {
+                self.write_dense(&info, bytes.len() as u64, Box::new(std::iter::once(Ok(bytes.clone()))))
+            }
+            TensorData::Sparse(s) if !self.compressing() => {
+                let stored = sparse::encode(s, info.dtype, self.options.byte_order);
+                let checksum = Checksum::compute(self.options.checksum, &stored);
+                self.emit(&stored, checksum)
+            }
+            TensorData::Sparse(_) => self.add_to_batch(info, data.clone()),
+        };
+        done.map_err(|e| e.for_tensor(&name))
+    }
+
+    fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let info = self.accept()?;
+        let want = streamed_size(&info).map_err(|e| e.for_tensor(&info.name))?;
+        let pieces = open()?;
+        self.write_dense(&info, want, pieces).map_err(|e| e.for_tensor(&info.name))
+    }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
-        self.flush_batch();
+        self.flush_batch()?;
         while !self.pending.is_empty() {
             self.emit_oldest()?;
         }
-        if self.written.len() != self.plan.len() {
-            let missing = &self.plan[self.written.len()].name;
+        if self.written.len() != self.plan.len() || self.open_blob.is_some() {
+            let missing = self.plan.get(self.written.len()).map_or("", |i| i.name.as_str());
             return Err(Error::usage(format!(
                 "writer finished after {} of {} tensors (next: {missing:?})",
                 self.written.len(),

@@ -1,10 +1,10 @@
-//! zstd for tensor blobs: compression split into independent frames across threads, and
-//! decompression into a buffer of exactly the declared size, never more.
+//! zstd for tensor blobs: frames of large tensors compressed independently (on the thread
+//! pool, by the writer), and decompression into exactly the declared size, never more:
+//! whole (frames decoded in parallel straight into their place) or in pieces.
 //!
 //! A blob is a sequence of standard zstd frames. Small tensors get one frame (as the
-//! reference writes); large ones are cut into [`CHUNK`]-byte pieces compressed in parallel,
-//! each piece a frame that states its decoded size. Any zstd decoder reads the concatenation
-//! (the reference does); ours decodes such frames in parallel straight into their place.
+//! reference writes); large ones are cut into [`CHUNK`]-byte pieces, each a frame that
+//! states its decoded size. Any zstd decoder reads the concatenation (the reference does).
 
 use rayon::prelude::*;
 use std::io::Read;
@@ -12,6 +12,8 @@ use zstd::zstd_safe;
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
+use crate::model::Chunks;
+use crate::source::Bytes;
 
 /// Bytes of input per frame when a tensor is split for parallel compression.
 pub const CHUNK: usize = 4 << 20;
@@ -20,16 +22,13 @@ fn bad(detail: impl Into<String>) -> Error {
     Error::invalid(Rule::BadCompressedData, detail)
 }
 
-/// Compress `data` at `level`; frames of [`CHUNK`] bytes in parallel when it is large.
+/// Tensors of at least this many bytes are stored as frames of [`CHUNK`] input bytes each
+/// (the last one shorter); smaller ones as one frame, as the reference writes them.
+pub const SPLIT_AT: u64 = 2 * CHUNK as u64;
+
+/// One frame of `data` at `level`.
 pub fn compress(data: &[u8], level: i32) -> Result<Vec<u8>> {
-    if data.len() < 2 * CHUNK || rayon::current_num_threads() < 2 {
-        return zstd::bulk::compress(data, level).map_err(Error::from);
-    }
-    let frames: Vec<Vec<u8>> =
-        data.par_chunks(CHUNK).map(|chunk| zstd::bulk::compress(chunk, level)).collect::<std::io::Result<_>>()?;
-    let mut out = Vec::with_capacity(frames.iter().map(Vec::len).sum());
-    frames.iter().for_each(|f| out.extend_from_slice(f));
-    Ok(out)
+    zstd::bulk::compress(data, level).map_err(Error::from)
 }
 
 /// One frame of a blob: where it is and what it says it decodes to.
@@ -119,18 +118,159 @@ pub fn decompress(stored: &[u8], expected: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Frames this large or smaller are decoded whole, several at once, when a blob is read in
+/// pieces; a blob with a larger frame (or frames that do not state their size) is decoded
+/// by one streaming decoder, [`CHUNK`] bytes at a time.
+const MAX_PIECE_FRAME: u64 = 16 << 20;
+
+/// Decode `stored` into exactly `expected` bytes, handed over in pieces of at most
+/// [`MAX_PIECE_FRAME`] bytes, so that a large tensor is never whole in memory. The same
+/// checks as [`decompress`], made before the first piece where the frames allow it and
+/// otherwise as the pieces come.
+pub fn decompress_pieces(stored: &[u8], expected: u64) -> Result<Chunks<'_>> {
+    let bound = zstd_safe::decompress_bound(stored).map_err(|code| bad(zstd_safe::get_error_name(code)))?;
+    if bound < expected {
+        return Err(size_mismatch(expected, format!("at most {bound}")));
+    }
+    let frames = frames(stored)?;
+    let sized = frames.iter().all(|f| f.content.is_some_and(|c| c <= MAX_PIECE_FRAME));
+    if !sized {
+        let decoder = zstd::stream::read::Decoder::with_buffer(stored).map_err(|e| bad(e.to_string()))?;
+        return Ok(Box::new(StreamPieces { decoder, left: expected, done: false }));
+    }
+    let declared = frames.iter().try_fold(0u64, |acc, f| acc.checked_add(f.content.unwrap_or(0)));
+    if declared != Some(expected) {
+        return Err(size_mismatch(expected, declared.map_or("more than 2^64".into(), |d| d.to_string())));
+    }
+    let window = rayon::current_num_threads().max(1);
+    let mut ready = std::collections::VecDeque::new();
+    let mut next = 0;
+    Ok(Box::new(std::iter::from_fn(move || {
+        if ready.is_empty() && next < frames.len() {
+            // Decode the next few frames at once, each into its own piece.
+            let end = frames.len().min(next + window);
+            let decoded: Vec<Result<Bytes>> = frames[next..end].par_iter().map(|f| decode_frame(stored, f)).collect();
+            next = end;
+            ready.extend(decoded);
+        }
+        let piece = ready.pop_front()?;
+        if piece.is_err() {
+            // Stop after the first error.
+            next = frames.len();
+            ready.clear();
+        }
+        Some(piece)
+    })))
+}
+
+fn size_mismatch(expected: u64, got: String) -> Error {
+    Error::invalid(Rule::DecompressedSizeMismatch, format!("zstd data decodes to {got} bytes, {expected} declared"))
+}
+
+/// One frame whose stated size is at most [`MAX_PIECE_FRAME`], decoded.
+fn decode_frame(stored: &[u8], f: &Frame) -> Result<Bytes> {
+    let n = checked::to_usize(f.content.unwrap_or(0), "zstd frame")?;
+    let mut out = vec![0u8; n];
+    let got = zstd_safe::decompress(&mut out[..], &stored[f.start..f.start + f.len])
+        .map_err(|code| bad(zstd_safe::get_error_name(code)))?;
+    if got != n {
+        return Err(Error::invalid(
+            Rule::DecompressedSizeMismatch,
+            format!("a zstd frame declaring {n} bytes decodes to {got}"),
+        ));
+    }
+    Ok(Bytes::from_vec(out))
+}
+
+/// Pieces from one streaming decoder: [`CHUNK`] bytes at a time, exactly `left` in all.
+struct StreamPieces<'a> {
+    decoder: zstd::stream::read::Decoder<'a, &'a [u8]>,
+    left: u64,
+    done: bool,
+}
+
+impl StreamPieces<'_> {
+    fn next_piece(&mut self) -> Result<Option<Bytes>> {
+        if self.left == 0 {
+            // Nothing may follow the declared size.
+            self.done = true;
+            let mut probe = [0u8; 1];
+            return match self.decoder.read(&mut probe) {
+                Ok(0) => Ok(None),
+                Ok(_) => Err(size_mismatch(0, "more".into())),
+                Err(e) => Err(bad(e.to_string())),
+            };
+        }
+        let n = CHUNK.min(usize::try_from(self.left).unwrap_or(CHUNK));
+        let mut piece = vec![0u8; n];
+        self.decoder.read_exact(&mut piece).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::invalid(
+                Rule::DecompressedSizeMismatch,
+                "zstd data decodes to fewer bytes than declared".to_string(),
+            ),
+            _ => bad(e.to_string()),
+        })?;
+        self.left -= n as u64;
+        Ok(Some(Bytes::from_vec(piece)))
+    }
+}
+
+impl Iterator for StreamPieces<'_> {
+    type Item = Result<Bytes>;
+    fn next(&mut self) -> Option<Result<Bytes>> {
+        if self.done {
+            return None;
+        }
+        let piece = self.next_piece();
+        if piece.is_err() {
+            self.done = true;
+        }
+        piece.transpose()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `data` as the writer stores a large tensor: a frame per [`CHUNK`] bytes.
+    fn framed(data: &[u8]) -> Vec<u8> {
+        data.chunks(CHUNK).flat_map(|c| compress(c, 3).unwrap()).collect()
+    }
+
+    fn joined(pieces: Chunks<'_>) -> Result<Vec<u8>> {
+        let mut all = Vec::new();
+        for p in pieces {
+            let p = p?;
+            assert!(p.len() as u64 <= MAX_PIECE_FRAME, "a piece of {} bytes", p.len());
+            all.extend_from_slice(&p);
+        }
+        Ok(all)
+    }
+
     #[test]
     fn large_inputs_split_into_frames_and_round_trip() {
         let data: Vec<u8> = (0..(3 * CHUNK + 123)).map(|i| (i % 251) as u8).collect();
-        let z = compress(&data, 3).unwrap();
-        let n_frames = frames(&z).unwrap().len();
-        assert!(n_frames == 4 || rayon::current_num_threads() < 2, "{n_frames} frames");
+        let z = framed(&data);
+        assert_eq!(frames(&z).unwrap().len(), 4);
         assert_eq!(declared_content_size(&z).unwrap(), Some(data.len() as u64));
         assert_eq!(decompress(&z, data.len() as u64).unwrap(), data);
+        assert_eq!(joined(decompress_pieces(&z, data.len() as u64).unwrap()).unwrap(), data);
+        let short = decompress_pieces(&z, data.len() as u64 - 1).err().unwrap();
+        assert_eq!(short.rule(), Some(Rule::DecompressedSizeMismatch));
+    }
+
+    #[test]
+    fn one_large_frame_decodes_in_pieces() {
+        // One frame larger than a piece (as the reference writes any tensor): streamed.
+        let data: Vec<u8> = (0..(MAX_PIECE_FRAME as usize + 5 * CHUNK / 2)).map(|i| (i / 7 % 253) as u8).collect();
+        let z = compress(&data, 1).unwrap();
+        assert_eq!(frames(&z).unwrap().len(), 1);
+        assert_eq!(joined(decompress_pieces(&z, data.len() as u64).unwrap()).unwrap(), data);
+        for wrong in [data.len() as u64 - 1, data.len() as u64 + 1] {
+            let err = decompress_pieces(&z, wrong).and_then(joined).unwrap_err();
+            assert_eq!(err.rule(), Some(Rule::DecompressedSizeMismatch), "{wrong}");
+        }
     }
 
     #[test]
@@ -144,6 +284,11 @@ mod tests {
         assert_eq!(decompress(&z, 100_000).unwrap(), data);
         assert_eq!(decompress(&z, 99_999).unwrap_err().rule(), Some(Rule::DecompressedSizeMismatch));
         assert_eq!(decompress(&z, 100_001).unwrap_err().rule(), Some(Rule::DecompressedSizeMismatch));
+        assert_eq!(joined(decompress_pieces(&z, 100_000).unwrap()).unwrap(), data);
+        for wrong in [99_999, 100_001] {
+            let err = decompress_pieces(&z, wrong).and_then(joined).unwrap_err();
+            assert_eq!(err.rule(), Some(Rule::DecompressedSizeMismatch), "{wrong}");
+        }
     }
 
     #[test]
