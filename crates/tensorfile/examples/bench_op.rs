@@ -4,8 +4,9 @@
 //! where `seconds` covers the operation alone (not the process start).
 //!
 //! Usage: bench_op TOOL OP FILE [OUT] [OPTION]
-//!   tensorfile  open | read | write-zt | write-zt-zstd | write-zt-zstd-1 | convert   (OUT for
-//!               writes and convert; its extension picks convert's format) | zstd | zstd-1
+//!   tensorfile  open | read | write-zt | write-zt-zstd | write-zt-zstd-1 | convert |
+//!               convert-zstd (OUT for writes and conversions; its extension picks the format;
+//!               -zstd: compressed, for .zt) | zstd | zstd-1
 //!               (compress into a .zt that goes nowhere: the CPU work alone; -1: one thread)
 //!   safetensors open | read
 //!   ztensor     open | read
@@ -112,9 +113,13 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             }
             Outcome { bytes: file.entries().iter().map(|e| e.nbytes).sum(), tensors, sum: 0 }
         }
-        "convert" => {
-            let report =
-                convert_file(&file, out.expect("OUT"), &ConvertOptions::default(), &mut |_| {}).expect("convert");
+        "convert" | "convert-zstd" => {
+            let compression = if op == "convert" { Compression::None } else { Compression::Zstd(3) };
+            let options = ConvertOptions {
+                write: WriteOptions { compression, ..WriteOptions::default() },
+                ..ConvertOptions::default()
+            };
+            let report = convert_file(&file, out.expect("OUT"), &options, &mut |_| {}).expect("convert");
             Outcome { bytes: report.bytes, tensors: report.tensors, sum: 0 }
         }
         other => panic!("unknown tensorfile op {other}"),
