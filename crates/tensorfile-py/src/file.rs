@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use tensorfile::TensorFile;
 use tensorfile::facts::FileFacts;
 use tensorfile::model::{Entry, Layout, MetaValue};
+use tensorfile::{Depth, TensorFile};
 
 use crate::errors::IntoPy;
 
@@ -113,10 +113,13 @@ impl NativeFile {
         FileFacts::of(&self.file).to_json(&self.path).to_string()
     }
 
-    /// Check everything the file lets us check (checksums, structure); one message per problem.
-    fn verify(&self, py: Python<'_>) -> Vec<String> {
+    /// Check the structure and every stored checksum, and with `deep` decode every tensor
+    /// too; one message per problem.
+    #[pyo3(signature = (deep = true))]
+    fn verify(&self, py: Python<'_>, deep: bool) -> Vec<String> {
         let file = self.file.clone();
-        py.detach(move || file.verify()).into_iter().map(|e| e.to_string()).collect()
+        let depth = if deep { Depth::Deep } else { Depth::Checksums };
+        py.detach(move || file.verify_with(depth)).problems.into_iter().map(|e| e.to_string()).collect()
     }
 
     fn __len__(&self) -> usize {

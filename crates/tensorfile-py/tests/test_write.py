@@ -88,3 +88,17 @@ def test_convert(tmp_path):
             assert a[name].tobytes() == b[name].tobytes()
     with pytest.raises(tensorfile.UnsupportedError):
         tensorfile.convert(src, tmp_path / "strict.zt")
+
+
+def test_verify_finds_a_flipped_byte_at_either_depth(tmp_path):
+    path = tmp_path / "crc.zt"
+    tensorfile.save_file({"a": np.arange(100, dtype=np.float32)}, path, checksum="crc32c")
+    with tensorfile.open(path) as f:
+        assert f.verify() == [] and f.verify(deep=False) == []
+        offset = f.entries()[0]["offset"]
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 1
+    path.write_bytes(bytes(data))
+    with tensorfile.open(path) as f:
+        for problems in (f.verify(), f.verify(deep=False)):
+            assert len(problems) == 1 and "[checksum-mismatch]" in problems[0], problems

@@ -150,19 +150,59 @@ impl TensorFile {
         }
     }
 
-    /// Check everything: every entry decodes, every checksum matches, nothing is unreadable.
-    /// Returns every problem found (empty when the file is sound).
+    /// Check everything: every checksum matches, every entry decodes, nothing is
+    /// unreadable, every load-time rule holds ([`Depth::Deep`]). Returns every problem found
+    /// (empty when the file is sound).
     pub fn verify(&self) -> Vec<Error> {
-        let mut problems = Vec::new();
-        for u in self.unreadable() {
-            problems.push(self.context(u.error.clone().for_tensor(&u.name)));
-        }
-        for i in 0..self.entries().len() {
-            if let Err(e) = self.read_verified(i) {
-                problems.push(e);
+        self.verify_with(Depth::Deep).problems
+    }
+
+    /// Check the file as thoroughly as `depth` says.
+    pub fn verify_with(&self, depth: Depth) -> Verification {
+        let mut problems: Vec<Error> =
+            self.unreadable().iter().map(|u| self.context(u.error.clone().for_tensor(&u.name))).collect();
+        let (bad_sums, checksums) = self.reader.verify_checksums();
+        problems.extend(bad_sums.into_iter().map(|e| self.context(e)));
+        problems.extend(self.reader.check().into_iter().map(|e| self.context(e)));
+        let mut decoded_bytes = 0;
+        if depth == Depth::Deep {
+            for (i, entry) in self.entries().iter().enumerate() {
+                // Checksums were checked above: decode only.
+                let decoded = if entry.info.layout.is_sparse() {
+                    self.read_index(i).map(|d| d.len())
+                } else {
+                    self.read_chunks(i, false)
+                        .and_then(|pieces| pieces.map(|p| p.map(|p| p.len() as u64)).sum::<Result<u64>>())
+                };
+                match decoded {
+                    Ok(n) => decoded_bytes += n,
+                    Err(e) => problems.push(e),
+                }
             }
         }
-        problems.extend(self.reader.check().into_iter().map(|e| self.context(e)));
-        problems
+        Verification { problems, checksums, decoded_bytes }
     }
+}
+
+/// How thoroughly [`TensorFile::verify_with`] checks a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// The structure (every rule checked when the file is opened, and the rules a consumer
+    /// checks at load) and every stored checksum against the bytes it covers; compressed
+    /// tensors are not decoded.
+    Checksums,
+    /// Also decode every entry (in pieces: memory stays bounded), so that every tensor is
+    /// known to be readable with exactly its declared size.
+    Deep,
+}
+
+/// What [`TensorFile::verify_with`] found.
+#[derive(Debug)]
+pub struct Verification {
+    /// Every problem, each naming the file (and the tensor or record when one is involved).
+    pub problems: Vec<Error>,
+    /// Stored checksums checked (zTensor checksums, zip CRC-32s).
+    pub checksums: usize,
+    /// Bytes of tensor data decoded ([`Depth::Deep`]).
+    pub decoded_bytes: u64,
 }

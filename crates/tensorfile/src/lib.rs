@@ -32,6 +32,6 @@ mod swap;
 pub mod zip;
 
 pub use error::{Error, ErrorKind, Result, Rule};
-pub use file::TensorFile;
+pub use file::{Depth, TensorFile, Verification};
 pub use formats::{Compression, Format, WriteOptions};
 pub use model::{DType, Entry, Kind, Layout, TensorData, TensorInfo};

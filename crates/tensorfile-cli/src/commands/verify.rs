@@ -1,15 +1,17 @@
-//! `tensorfile verify FILE`: check everything a file says about itself.
+//! `tensorfile verify FILE [--deep]`: check everything a file says about itself.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
-use tensorfile::{Kind, TensorFile};
+use tensorfile::{Depth, Kind, TensorFile, Verification};
 
 use super::Outcome;
 use crate::render;
 
-/// Check a file: every entry decodes and matches its stored checksum.
+/// Check a file: its structure (every rule of its format, and what a consumer checks when
+/// it loads it) and every stored checksum (zTensor checksums, zip CRC-32s); with `--deep`,
+/// also decode every tensor.
 ///
 /// Prints each problem (file, tensor, what is wrong and the rule broken) and exits 1 when
 /// there is any, or when the file cannot be opened at all.
@@ -20,6 +22,10 @@ pub struct Args {
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]
     data: Option<PathBuf>,
+    /// Also decode every tensor (decompress, gather views, check sparse indices), in
+    /// pieces so that memory stays bounded.
+    #[arg(long)]
+    deep: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -27,12 +33,11 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
-    let problems = file.verify();
+    let depth = if args.deep { Depth::Deep } else { Depth::Checksums };
+    let Verification { problems, checksums, decoded_bytes } = file.verify_with(depth);
     let entries = file.entries();
     let tensors = entries.iter().filter(|e| e.info.kind == Kind::Tensor).count();
     let blobs = entries.len() - tensors;
-    let checksums = entries.iter().filter(|e| e.storage.checksum.is_some()).count();
-    let bytes: u64 = entries.iter().map(|e| e.nbytes).sum();
     let path = args.file.display().to_string();
     if args.json {
         let problems: Vec<_> = problems
@@ -45,20 +50,25 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             "tensors": tensors,
             "blobs": blobs,
             "unreadable": file.unreadable().len(),
+            "deep": args.deep,
             "checksums": checksums,
-            "data_bytes": bytes,
+            "decoded_bytes": decoded_bytes,
             "problems": problems,
         });
         render::json(out, &value)?;
     } else if problems.is_empty() {
+        let decoded = if args.deep {
+            format!("{} decoded", render::size(decoded_bytes))
+        } else {
+            "not decoded (--deep decodes every tensor)".to_string()
+        };
         writeln!(
             out,
-            "OK {}: {}, {}, {} verified, {} decoded",
+            "OK {}: {}, {}, {} verified, {decoded}",
             render::printable(&path),
             render::count(tensors, "tensor"),
             render::count(blobs, "blob"),
             render::count(checksums, "checksum"),
-            render::size(bytes)
         )?;
     } else {
         for p in &problems {

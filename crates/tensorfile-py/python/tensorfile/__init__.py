@@ -212,9 +212,10 @@ class File(Mapping):
         """Entries that cannot be read, with their dtype, shape and the reason."""
         return self._file.unreadable()
 
-    def verify(self) -> list:
-        """Every problem found checking checksums and structure (empty when all is well)."""
-        return self._file.verify()
+    def verify(self, deep: bool = True) -> list:
+        """Every problem found checking the structure and every stored checksum, and with
+        `deep` decoding every tensor too (empty when all is well)."""
+        return self._file.verify(deep)
 
     def __getitem__(self, name: str) -> Tensor:
         return Tensor(self._file, name)

@@ -217,6 +217,12 @@ pub trait FormatReader: Send + Sync {
     fn check(&self) -> Vec<Error> {
         Vec::new()
     }
+    /// Check every checksum the file stores against the bytes it covers, decoding only what
+    /// the checksum is computed over: the problems found and how many checksums were
+    /// checked. The default: the format stores none.
+    fn verify_checksums(&self) -> (Vec<Error>, usize) {
+        (Vec::new(), 0)
+    }
 }
 
 /// Compression for writers that support it.

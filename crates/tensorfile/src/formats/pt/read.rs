@@ -269,6 +269,11 @@ impl FormatReader for PtReader {
         &self.unreadable
     }
 
+    /// The CRC-32 of every record of the zip (the format before PyTorch 1.6 has none).
+    fn verify_checksums(&self) -> (Vec<Error>, usize) {
+        self.archive.as_ref().map_or((Vec::new(), 0), crate::zip::verify_records)
+    }
+
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let t = self.tensors.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         Ok(TensorData::Dense(self.tensor_bytes(t, verify)?))

@@ -388,6 +388,18 @@ impl FormatReader for Pt2Reader {
         &self.unreadable
     }
 
+    /// The CRC-32 of every record of the archive, and of every record of the `torch.save`
+    /// files inside it.
+    fn verify_checksums(&self) -> (Vec<Error>, usize) {
+        let (mut problems, mut checked) = crate::zip::verify_records(&self.archive);
+        for (_, nested) in &self.nested {
+            let (p, c) = nested.verify_checksums();
+            problems.extend(p);
+            checked += c;
+        }
+        (problems, checked)
+    }
+
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let t = self.tensors.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         match &t.source {

@@ -181,6 +181,20 @@ impl FormatReader for ZtReader {
         }
     }
 
+    /// Every entry's checksum, over its stored (for zstd: compressed) bytes.
+    fn verify_checksums(&self) -> (Vec<Error>, usize) {
+        let mut problems = Vec::new();
+        let mut checked = 0;
+        for (i, entry) in self.entries.iter().enumerate() {
+            let has_checksum = entry.storage.checksum.is_some() || self.forms[i].1.is_some();
+            match self.checked_entry(i, true) {
+                Ok(_) => checked += usize::from(has_checksum),
+                Err(e) => problems.push(e.for_tensor(&entry.info.name)),
+            }
+        }
+        (problems, checked)
+    }
+
     /// Compressed tensors are decoded a piece at a time and big-endian ones swapped a piece
     /// at a time; raw little-endian ones come whole from the map.
     fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
