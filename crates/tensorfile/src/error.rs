@@ -73,6 +73,13 @@ pub enum Rule {
     /// A pickle that names a global (function or class) outside the allow-list: refused,
     /// never run.
     ForbiddenGlobal,
+    /// An archive entry whose name leaves the archive: an absolute path, a drive letter, or a
+    /// `..` component (what "zip slip" extraction exploits).
+    UnsafePath,
+    /// A tensor far larger than the bytes it comes from can justify: a strided view whose
+    /// elements repeat (stride 0) describing more than its storage holds, past
+    /// [`crate::limits::MAX_VIEW_EXPANSION`].
+    ExpansionTooLarge,
 }
 
 impl Rule {
@@ -109,8 +116,51 @@ impl Rule {
             Rule::TooManyEntries => "too-many-entries",
             Rule::BadPickle => "bad-pickle",
             Rule::ForbiddenGlobal => "forbidden-global",
+            Rule::UnsafePath => "unsafe-path",
+            Rule::ExpansionTooLarge => "expansion-too-large",
         }
     }
+
+    /// The rule whose [`Rule::id`] is `id`.
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.id() == id)
+    }
+
+    /// Every rule, in declaration order.
+    pub const ALL: [Rule; 32] = [
+        Rule::Truncated,
+        Rule::BadMagic,
+        Rule::UnknownFormat,
+        Rule::HeaderTooLarge,
+        Rule::BadCbor,
+        Rule::TooDeep,
+        Rule::BadJson,
+        Rule::BadUtf8,
+        Rule::MissingField,
+        Rule::BadField,
+        Rule::UnknownDType,
+        Rule::UnknownEncoding,
+        Rule::UnknownLayout,
+        Rule::UnknownByteOrder,
+        Rule::Misaligned,
+        Rule::OutOfBounds,
+        Rule::Overlap,
+        Rule::DuplicateName,
+        Rule::ShapeOverflow,
+        Rule::SizeMismatch,
+        Rule::ChecksumMismatch,
+        Rule::BadChecksum,
+        Rule::BadCompressedData,
+        Rule::DecompressedSizeMismatch,
+        Rule::NotTiled,
+        Rule::BadMetadata,
+        Rule::BadSparse,
+        Rule::TooManyEntries,
+        Rule::BadPickle,
+        Rule::ForbiddenGlobal,
+        Rule::UnsafePath,
+        Rule::ExpansionTooLarge,
+    ];
 }
 
 impl fmt::Display for Rule {
@@ -271,5 +321,64 @@ impl std::error::Error for Error {
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::new(ErrorKind::Io(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rule;
+
+    /// A number for every variant, its place in `Rule::ALL`: a rule added to the enum does not
+    /// compile until it is numbered here (and then belongs at that place in `Rule::ALL`).
+    fn position(r: Rule) -> usize {
+        match r {
+            Rule::Truncated => 0,
+            Rule::BadMagic => 1,
+            Rule::UnknownFormat => 2,
+            Rule::HeaderTooLarge => 3,
+            Rule::BadCbor => 4,
+            Rule::TooDeep => 5,
+            Rule::BadJson => 6,
+            Rule::BadUtf8 => 7,
+            Rule::MissingField => 8,
+            Rule::BadField => 9,
+            Rule::UnknownDType => 10,
+            Rule::UnknownEncoding => 11,
+            Rule::UnknownLayout => 12,
+            Rule::UnknownByteOrder => 13,
+            Rule::Misaligned => 14,
+            Rule::OutOfBounds => 15,
+            Rule::Overlap => 16,
+            Rule::DuplicateName => 17,
+            Rule::ShapeOverflow => 18,
+            Rule::SizeMismatch => 19,
+            Rule::ChecksumMismatch => 20,
+            Rule::BadChecksum => 21,
+            Rule::BadCompressedData => 22,
+            Rule::DecompressedSizeMismatch => 23,
+            Rule::NotTiled => 24,
+            Rule::BadMetadata => 25,
+            Rule::BadSparse => 26,
+            Rule::TooManyEntries => 27,
+            Rule::BadPickle => 28,
+            Rule::ForbiddenGlobal => 29,
+            Rule::UnsafePath => 30,
+            Rule::ExpansionTooLarge => 31,
+        }
+    }
+
+    #[test]
+    fn every_rule_round_trips_through_its_id() {
+        for (i, r) in Rule::ALL.into_iter().enumerate() {
+            assert_eq!(position(r), i, "{r:?} out of place in Rule::ALL");
+            assert_eq!(Rule::from_id(r.id()), Some(r));
+            assert_eq!(r.to_string(), r.id());
+        }
+        let mut ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), Rule::ALL.len(), "two rules share an id");
+        assert_eq!(Rule::from_id("no-such-rule"), None);
+        assert_eq!(Rule::from_id("Truncated"), None, "ids are kebab-case");
     }
 }

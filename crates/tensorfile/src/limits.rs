@@ -19,3 +19,8 @@ pub const MAX_ENTRIES: usize = 10_000_000;
 
 /// Most dimensions of one tensor.
 pub const MAX_RANK: usize = 64;
+
+/// Most bytes a strided view whose elements repeat (stride 0) may expand its storage into:
+/// reading such a view materializes every repeat, which a few bytes could otherwise make
+/// terabytes. Views that do not repeat elements are never larger than their storage.
+pub const MAX_VIEW_EXPANSION: u64 = 1 << 30;

@@ -3,6 +3,7 @@
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
+use crate::limits::MAX_VIEW_EXPANSION;
 use crate::model::{DType, Layout};
 use crate::source::Bytes;
 
@@ -74,6 +75,18 @@ impl View {
                 format!(
                     "view of shape {:?}, strides {:?}, offset {} reaches byte {end} of a {storage_bytes}-byte storage",
                     self.shape, self.strides, self.storage_offset
+                ),
+            ));
+        }
+        // Inside its storage, a view holds more bytes than the storage only when its elements
+        // repeat (stride 0): reading it materializes every repeat, so bound what it may claim.
+        let dense = checked::mul(numel, elem, "view size")?;
+        if dense > storage_bytes.max(MAX_VIEW_EXPANSION) {
+            return Err(Error::invalid(
+                Rule::ExpansionTooLarge,
+                format!(
+                    "view of shape {:?}, strides {:?} repeats a {storage_bytes}-byte storage into {dense} bytes (limit {MAX_VIEW_EXPANSION})",
+                    self.shape, self.strides
                 ),
             ));
         }
@@ -203,5 +216,14 @@ mod tests {
         let huge =
             View { dtype: DType::Float32, shape: vec![1 << 40, 2], strides: vec![1 << 40, 1], storage_offset: 0 };
         assert!(huge.check_within(1 << 20).is_err());
+    }
+
+    #[test]
+    fn repeating_views_are_bounded() {
+        let view = |n: u64| View { dtype: DType::Float32, shape: vec![n, 3], strides: vec![0, 1], storage_offset: 0 };
+        // expand(): a row repeated, as torch saves it.
+        assert_eq!(view(1000).check_within(12).unwrap(), (0, 12));
+        // 4 TiB from 12 bytes: refused before anything is allocated.
+        assert_eq!(view(1 << 38).check_within(12).unwrap_err().rule(), Some(Rule::ExpansionTooLarge));
     }
 }

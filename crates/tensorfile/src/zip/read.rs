@@ -186,6 +186,12 @@ impl Archive {
         let entries = central_entries(&bytes)?;
         let mut by_name = HashMap::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
+            if leaves_archive(&e.name) {
+                return Err(Error::invalid(
+                    Rule::UnsafePath,
+                    format!("zip entry {:?} leaves the archive (absolute path or `..`)", e.name),
+                ));
+            }
             if by_name.insert(e.name.clone(), i).is_some() {
                 return Err(Error::invalid(Rule::DuplicateName, format!("zip entry {:?} appears twice", e.name)));
             }
@@ -309,7 +315,13 @@ fn inflate(raw: &[u8], e: &ZipEntry) -> Result<Vec<u8>> {
     let mut d = flate2::read::DeflateDecoder::new(raw);
     let bad_data =
         |err: std::io::Error| Error::invalid(Rule::BadCompressedData, format!("zip entry {:?}: {err}", e.name));
-    d.read_exact(&mut out).map_err(bad_data)?;
+    d.read_exact(&mut out).map_err(|err| match err.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::invalid(
+            Rule::DecompressedSizeMismatch,
+            format!("zip entry {:?} inflates to fewer than its declared {} bytes", e.name, e.size),
+        ),
+        _ => bad_data(err),
+    })?;
     let mut probe = [0u8; 1];
     if d.read(&mut probe).map_err(bad_data)? != 0 {
         return Err(Error::invalid(
@@ -318,6 +330,16 @@ fn inflate(raw: &[u8], e: &ZipEntry) -> Result<Vec<u8>> {
         ));
     }
     Ok(out)
+}
+
+/// Whether an entry name points outside the archive when extracted: an absolute path (`/x`,
+/// `\\x`), a drive (`C:x`), or a `..` component. Archives holding one are refused: PyTorch
+/// never writes them, and tools that extract them write outside their folder.
+fn leaves_archive(name: &str) -> bool {
+    let b = name.as_bytes();
+    name.starts_with(['/', '\\'])
+        || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
+        || name.split(['/', '\\']).any(|c| c == "..")
 }
 
 /// Whether an entry name is safe to use as a relative path: no absolute paths, no `..`.

@@ -57,8 +57,10 @@ pub fn view(meta: &Json) -> Result<View> {
 
 /// Parse a config file: `{"config": {fqn: payload}}`, in file order.
 pub fn parse(text: &str) -> Result<Vec<Result<Payload, (String, Error)>>> {
-    let j: Json =
-        serde_json::from_str(text).map_err(|e| Error::invalid(Rule::BadJson, format!("payload config: {e}")))?;
+    let j: Json = serde_json::from_str(text).map_err(|e| {
+        let rule = if e.to_string().contains("recursion limit") { Rule::TooDeep } else { Rule::BadJson };
+        Error::invalid(rule, format!("payload config: {e}"))
+    })?;
     let map = j
         .get("config")
         .and_then(Json::as_object)

@@ -1,0 +1,44 @@
+//! The cases, one module per folder of the corpus.
+
+mod pickle;
+mod pt;
+mod pt2;
+mod ptd;
+mod pte;
+mod safetensors;
+mod zt;
+
+use std::path::PathBuf;
+
+use crate::case::{Case, Folder};
+
+/// The committed fixtures (files made by the real tools), read-only.
+pub struct Fixtures {
+    dir: PathBuf,
+}
+
+impl Fixtures {
+    pub fn new(dir: PathBuf) -> Fixtures {
+        Fixtures { dir }
+    }
+
+    /// `tests/fixtures/<path>`.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+        let p = self.dir.join(path);
+        std::fs::read(&p).map_err(|e| format!("fixture {}: {e}", p.display()))
+    }
+}
+
+/// Every case of every folder.
+pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
+    let folders: Vec<Folder> = vec![
+        zt::cases(fx)?,
+        safetensors::cases(fx)?,
+        pte::cases(fx)?,
+        ptd::cases(fx)?,
+        pt::cases(fx)?,
+        pt2::cases(fx)?,
+        pickle::cases(fx)?,
+    ];
+    Ok(folders.into_iter().flat_map(|f| f.cases).collect())
+}

@@ -1,0 +1,176 @@
+//! The conformance corpus (`tests/conformance/`, written by `cargo run -p conformance`):
+//! every valid file opens, verifies clean and reads; every invalid file is refused with the
+//! exact rule its manifest names, at the stage it names.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tensorfile::source::Bytes;
+use tensorfile::{Format, Rule, TensorFile};
+
+/// The folders of the corpus: one per format, and `pickle` (pickles inside `.pt` files).
+const FOLDERS: [&str; 7] = ["zt", "safetensors", "pte", "ptd", "pt", "pt2", "pickle"];
+
+/// The families of attacks the corpus must cover, at least one case each.
+const REQUIRED_FAMILIES: [&str; 20] = [
+    "valid",
+    "truncation",
+    "past-end",
+    "overflow",
+    "overlap",
+    "misaligned",
+    "duplicate-name",
+    "bad-utf8",
+    "deep-nesting",
+    "malformed-cbor",
+    "malformed-flatbuffer",
+    "out-of-range-index",
+    "zip-bomb",
+    "zstd-bomb",
+    "path-escape",
+    "forbidden-global",
+    "memo-explosion",
+    "malformed-pickle",
+    "malformed-zip",
+    "checksum",
+];
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance")
+}
+
+struct Case {
+    file: String,
+    format: Format,
+    family: String,
+    /// `None` for a valid file.
+    expect: Option<(Rule, String)>,
+}
+
+fn text<'a>(v: &'a Value, key: &str, what: &str) -> &'a str {
+    v[key].as_str().unwrap_or_else(|| panic!("{what}: no string {key:?}"))
+}
+
+fn manifest() -> (Vec<Case>, BTreeSet<String>) {
+    let path = corpus().join("MANIFEST.json");
+    let raw = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (generate it: cargo run -p conformance)", path.display()));
+    let m: Value = serde_json::from_str(&raw).expect("MANIFEST.json is JSON");
+    let families: BTreeSet<String> =
+        m["families"].as_array().expect("families").iter().map(|f| text(f, "id", "family").to_string()).collect();
+    let cases = m["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            let file = text(c, "file", "case").to_string();
+            let format =
+                Format::from_name(text(c, "format", &file)).unwrap_or_else(|| panic!("{file}: unknown format"));
+            let stage = text(c, "stage", &file).to_string();
+            let expect = match text(c, "expect", &file) {
+                "valid" => None,
+                id => Some((Rule::from_id(id).unwrap_or_else(|| panic!("{file}: unknown rule {id:?}")), stage)),
+            };
+            let family = text(c, "family", &file).to_string();
+            Case { file, format, family, expect }
+        })
+        .collect();
+    (cases, families)
+}
+
+/// What happens to one case (the error that refuses it), or why that is not what the
+/// manifest says.
+fn check(c: &Case) -> Result<String, String> {
+    let data = std::fs::read(corpus().join(&c.file)).map_err(|e| format!("missing: {e}"))?;
+    // Whatever the format says, no file may panic any reader.
+    tensorfile::formats::exercise(&data, None);
+    let opened = TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), c.format);
+    let rule_of = |e: &tensorfile::Error| e.rule().map_or_else(|| format!("no rule ({e})"), |r| r.id().to_string());
+    match &c.expect {
+        None => {
+            let f = opened.map_err(|e| format!("valid file refused: {} [{}]", e, rule_of(&e)))?;
+            if let Some(p) = f.verify().first() {
+                return Err(format!("valid file fails verify: {p} [{}]", rule_of(p)));
+            }
+            for i in 0..f.entries().len() {
+                f.read_verified(i).map_err(|e| format!("valid file: entry {i} does not read: {e}"))?;
+            }
+            let detected = Format::detect(&data).map_err(|e| format!("valid file not recognised: {e}"))?;
+            if detected != c.format {
+                return Err(format!("valid file recognised as {detected}, not {}", c.format));
+            }
+            Ok(format!("{} entries read", f.entries().len()))
+        }
+        Some((rule, stage)) => {
+            let error = match (stage.as_str(), opened) {
+                ("open", Ok(_)) => return Err("accepted: expected to be refused at open".into()),
+                ("open", Err(e)) => e,
+                ("verify", Err(e)) => {
+                    return Err(format!("refused at open ({}), expected at verify: {e}", rule_of(&e)));
+                }
+                ("verify", Ok(f)) => match f.verify().into_iter().next() {
+                    None => return Err("accepted: verify found nothing".into()),
+                    Some(e) => e,
+                },
+                (other, _) => return Err(format!("unknown stage {other:?}")),
+            };
+            let got = rule_of(&error);
+            if got == rule.id() {
+                Ok(error.to_string())
+            } else {
+                Err(format!("refused for {got}, expected {}: {error}", rule.id()))
+            }
+        }
+    }
+}
+
+#[test]
+fn every_case_gets_its_outcome() {
+    let (cases, _) = manifest();
+    let mut failures = Vec::new();
+    for c in &cases {
+        // Shown with `--nocapture`: what refuses each file.
+        match check(c) {
+            Ok(outcome) => println!("{}: {outcome}", c.file),
+            Err(why) => failures.push(format!("{}: {why}", c.file)),
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} cases fail:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+#[test]
+fn the_manifest_covers_every_folder_and_family() {
+    let (cases, declared) = manifest();
+    for folder in FOLDERS {
+        for kind in ["valid", "invalid"] {
+            let prefix = format!("{kind}/{folder}/");
+            assert!(cases.iter().any(|c| c.file.starts_with(&prefix)), "no {kind} case in {folder}/");
+        }
+    }
+    for format in Format::ALL {
+        assert!(cases.iter().any(|c| c.format == format), "no case of format {format}");
+    }
+    let used: BTreeSet<&str> = cases.iter().map(|c| c.family.as_str()).collect();
+    for f in &used {
+        assert!(declared.contains(*f), "family {f} is not declared in the manifest");
+    }
+    for f in REQUIRED_FAMILIES {
+        assert!(used.contains(f), "no case of the family {f}");
+    }
+    // Every file on disk is a case (the generator's --check also catches strays).
+    let mut on_disk = Vec::new();
+    for kind in ["valid", "invalid"] {
+        for folder in std::fs::read_dir(corpus().join(kind)).expect("corpus folder").flatten() {
+            for file in std::fs::read_dir(folder.path()).expect("folder").flatten() {
+                let rel = file.path().strip_prefix(corpus()).expect("inside").to_string_lossy().replace('\\', "/");
+                on_disk.push(rel);
+            }
+        }
+    }
+    let listed: BTreeSet<&str> = cases.iter().map(|c| c.file.as_str()).collect();
+    for f in &on_disk {
+        assert!(listed.contains(f.as_str()), "{f} is not in the manifest");
+    }
+    assert!(cases.iter().all(|c| c.file.starts_with("valid/") == c.expect.is_none()), "valid/ holds only valid files");
+}
