@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use case::Case;
 
 /// Files under the corpus root the generator does not own.
-const KEPT: [&str; 1] = ["README.md"];
+const KEPT: [&str; 2] = ["README.md", ".gitattributes"];
 
 fn usage() -> ExitCode {
     eprintln!("usage: conformance [--check] [--root REPOSITORY]");
