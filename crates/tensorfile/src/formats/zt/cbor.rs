@@ -8,72 +8,51 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result, Rule};
-use crate::limits::MAX_NESTING;
+use crate::limits::{MAX_NESTING, MAX_RANK};
 use crate::model::MetaValue;
 
 /// Decode exactly one CBOR item filling all of `input`.
 pub fn decode(input: &[u8]) -> Result<MetaValue> {
-    let mut d = Decoder { input, pos: 0 };
+    let mut d = Decoder::new(input);
     let v = d.item(0)?;
-    if d.pos != input.len() {
-        return Err(bad(format!("{} bytes after the index's CBOR item", input.len() - d.pos)));
-    }
+    d.finish()?;
     Ok(v)
-}
-
-/// The index as an array of entries, each a map's pairs with its text keys: the keys in
-/// `known` are returned without a copy (an index of 50,000 entries has 400,000 of them).
-/// `Ok(None)` when the top item is not an array; an entry that is not a map, or a key that
-/// is not text, is reported with `Err(position, what)` inside.
-pub type IndexPairs = Vec<(Cow<'static, str>, MetaValue)>;
-
-#[allow(clippy::type_complexity)]
-pub fn decode_index(
-    input: &[u8],
-    known: &[&'static str],
-) -> Result<Option<Vec<Result<IndexPairs, (usize, &'static str)>>>> {
-    let mut d = Decoder { input, pos: 0 };
-    let (major, _, head) = d.head()?;
-    if major != 4 {
-        // Not an array: decode it all the same, so that a malformed item is still reported as such.
-        decode(input)?;
-        return Ok(None);
-    }
-    let mut entries = Vec::new();
-    let mut position = 0;
-    loop {
-        match head {
-            Head::Value(n) if position as u64 >= n => break,
-            Head::Value(n) => {
-                if position == 0 && n > d.remaining() as u64 {
-                    return Err(Error::invalid(
-                        Rule::Truncated,
-                        format!("CBOR array of {n} items, {} bytes left", d.remaining()),
-                    ));
-                }
-            }
-            Head::Indefinite => {
-                if d.at_break()? {
-                    break;
-                }
-            }
-        }
-        entries.push(d.index_entry(position, known)?);
-        position += 1;
-    }
-    if d.pos != input.len() {
-        return Err(bad(format!("{} bytes after the index's CBOR item", input.len() - d.pos)));
-    }
-    Ok(Some(entries))
 }
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::invalid(Rule::BadCbor, msg)
 }
 
-struct Decoder<'a> {
+/// Reads CBOR items one after another from `input`.
+pub struct Decoder<'a> {
     input: &'a [u8],
     pos: usize,
+}
+
+/// The major type of arrays.
+pub const ARRAY: u8 = 4;
+/// The major type of maps.
+pub const MAP: u8 = 5;
+
+/// The length of an array or map.
+#[derive(Clone, Copy)]
+pub enum Len {
+    Definite(u64),
+    Indefinite,
+}
+
+/// An item read in the form its reader expected, or, when it has another form, decoded as a
+/// generic value (boxed: the expected form is the common one, and is kept small).
+pub enum Typed<T> {
+    Found(T),
+    Other(Box<MetaValue>),
+}
+
+/// A map key: one the caller recognises, other text, or an item of another type.
+pub enum MapKey<'a, K> {
+    Known(K),
+    Text(Cow<'a, str>),
+    NotText,
 }
 
 /// What the initial byte announces.
@@ -85,6 +64,18 @@ enum Head {
 }
 
 impl<'a> Decoder<'a> {
+    pub fn new(input: &'a [u8]) -> Self {
+        Decoder { input, pos: 0 }
+    }
+
+    /// Refuse bytes left after the last item read.
+    pub fn finish(&self) -> Result<()> {
+        if self.pos != self.input.len() {
+            return Err(bad(format!("{} bytes after the index's CBOR item", self.input.len() - self.pos)));
+        }
+        Ok(())
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.input.len()).ok_or_else(|| {
             Error::invalid(Rule::Truncated, format!("CBOR item needs {n} bytes at index byte {}", self.pos))
@@ -157,74 +148,169 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// One entry of the index: a map with text keys, or (inside the `Ok`) what is wrong.
-    #[allow(clippy::type_complexity)]
-    fn index_entry(
-        &mut self,
-        position: usize,
-        known: &[&'static str],
-    ) -> Result<Result<IndexPairs, (usize, &'static str)>> {
+    /// The head of an array (`major` is [`ARRAY`]) or a map ([`MAP`]): its length, with a
+    /// definite length checked against the bytes that remain (every item takes at least one
+    /// byte, every pair two). `None`, with nothing consumed, when the next item is another.
+    pub fn container(&mut self, major: u8) -> Result<Option<Len>> {
         let start = self.pos;
-        let (major, _, head) = self.head()?;
-        if major != 5 {
+        let (found, _, head) = self.head()?;
+        if found != major {
             self.pos = start;
-            self.item(1)?;
-            return Ok(Err((position, "is not a map")));
+            return Ok(None);
         }
-        let mut pairs = Vec::with_capacity(10);
-        let mut count = 0u64;
-        let mut key_not_text = false;
-        loop {
-            match head {
-                Head::Value(n) => {
-                    if count == 0 && n > (self.remaining() / 2) as u64 {
-                        return Err(Error::invalid(
-                            Rule::Truncated,
-                            format!("CBOR map of {n} pairs, {} bytes left", self.remaining()),
-                        ));
-                    }
-                    if count >= n {
-                        break;
-                    }
+        match head {
+            Head::Indefinite => Ok(Some(Len::Indefinite)),
+            Head::Value(n) => {
+                let (items, room) = if major == MAP {
+                    ("pairs", (self.remaining() / 2) as u64)
+                } else {
+                    ("items", self.remaining() as u64)
+                };
+                if n > room {
+                    let kind = if major == MAP { "map" } else { "array" };
+                    return Err(Error::invalid(
+                        Rule::Truncated,
+                        format!("CBOR {kind} of {n} {items}, {} bytes left", self.remaining()),
+                    ));
                 }
-                Head::Indefinite => {
-                    if self.at_break()? {
-                        break;
-                    }
-                }
-            }
-            count += 1;
-            let key = self.key(known)?;
-            let value = self.item(2)?;
-            match key {
-                Some(k) => pairs.push((k, value)),
-                None => key_not_text = true,
+                Ok(Some(Len::Definite(n)))
             }
         }
-        Ok(if key_not_text { Err((position, "has a key that is not text")) } else { Ok(pairs) })
     }
 
-    /// A map key: text (known keys without a copy), or `None` for any other item.
-    fn key(&mut self, known: &[&'static str]) -> Result<Option<Cow<'static, str>>> {
+    /// Whether a container of length `len` holds another item after the `done` already read
+    /// (for an indefinite length, this consumes the break that ends it).
+    pub fn has_next(&mut self, len: Len, done: u64) -> Result<bool> {
+        match len {
+            Len::Definite(n) => Ok(done < n),
+            Len::Indefinite => Ok(!self.at_break()?),
+        }
+    }
+
+    /// Skip one item at nesting `depth`, with every check decoding it makes.
+    pub fn skip(&mut self, depth: usize) -> Result<()> {
+        self.item(depth).map(drop)
+    }
+
+    // The readers below take the item in the form their caller expects without building a
+    // generic value. When the item has another form, or is malformed, they go back to its
+    // start and decode it as a generic value: errors are then reported exactly as decoding
+    // any item reports them.
+
+    /// A map key at nesting `depth`: one of the keys `known` recognises (from its bytes, before
+    /// any copy or UTF-8 check), other text, or not text at all.
+    pub fn key<K>(&mut self, depth: usize, known: impl Fn(&[u8]) -> Option<K>) -> Result<MapKey<'a, K>> {
         let start = self.pos;
-        let (major, _, head) = self.head()?;
-        if let (3, Head::Value(len)) = (major, &head) {
-            let raw = self.bytes_of_len(*len)?;
-            if let Some(k) = known.iter().find(|k| k.as_bytes() == raw) {
-                return Ok(Some(Cow::Borrowed(k)));
+        if depth <= MAX_NESTING {
+            if let Some(raw) = self.definite_text() {
+                if let Some(k) = known(raw) {
+                    return Ok(MapKey::Known(k));
+                }
+                if let Ok(text) = std::str::from_utf8(raw) {
+                    return Ok(MapKey::Text(Cow::Borrowed(text)));
+                }
             }
-            let text =
-                std::str::from_utf8(raw).map_err(|_| Error::invalid(Rule::BadUtf8, "CBOR text string is not UTF-8"))?;
-            return Ok(Some(Cow::Owned(text.to_string())));
         }
         self.pos = start;
-        match self.item(2)? {
-            MetaValue::Text(t) => Ok(Some(Cow::Owned(t))),
-            _ => Ok(None),
-        }
+        Ok(match self.item(depth)? {
+            MetaValue::Text(text) => match known(text.as_bytes()) {
+                Some(k) => MapKey::Known(k),
+                None => MapKey::Text(Cow::Owned(text)),
+            },
+            _ => MapKey::NotText,
+        })
     }
 
-    fn item(&mut self, depth: usize) -> Result<MetaValue> {
+    /// A text item at nesting `depth`, borrowed from the input. `previous`, when given, is
+    /// text this item often repeats (the same field of the previous entry): an item with the
+    /// same bytes is that text, and needs no UTF-8 check.
+    pub fn text(&mut self, depth: usize, previous: Option<&'a str>) -> Result<Typed<&'a str>> {
+        let start = self.pos;
+        if depth <= MAX_NESTING {
+            if let Some(raw) = self.definite_text() {
+                if let Some(p) = previous.filter(|p| p.as_bytes() == raw) {
+                    return Ok(Typed::Found(p));
+                }
+                if let Ok(text) = std::str::from_utf8(raw) {
+                    return Ok(Typed::Found(text));
+                }
+            }
+        }
+        self.pos = start;
+        self.other(depth)
+    }
+
+    /// An unsigned integer item at nesting `depth`.
+    pub fn uint(&mut self, depth: usize) -> Result<Typed<u64>> {
+        let start = self.pos;
+        if depth <= MAX_NESTING {
+            if let Some((0, value)) = self.definite_head() {
+                return Ok(Typed::Found(value));
+            }
+        }
+        self.pos = start;
+        self.other(depth)
+    }
+
+    /// An array of unsigned integers at nesting `depth` (a shape), of definite length.
+    pub fn uints(&mut self, depth: usize) -> Result<Typed<Vec<u64>>> {
+        let start = self.pos;
+        // The items are one level deeper than the array.
+        if depth < MAX_NESTING {
+            if let Some(values) = self.definite_uints() {
+                return Ok(Typed::Found(values));
+            }
+        }
+        self.pos = start;
+        self.other(depth)
+    }
+
+    fn other<T>(&mut self, depth: usize) -> Result<Typed<T>> {
+        Ok(Typed::Other(Box::new(self.item(depth)?)))
+    }
+
+    /// The next head when it holds a definite value: its major type and that value, consumed.
+    /// `None` for an indefinite length, a reserved encoding, or a head cut short.
+    fn definite_head(&mut self) -> Option<(u8, u64)> {
+        let (&first, rest) = self.input.get(self.pos..)?.split_first()?;
+        let (major, info) = (first >> 5, first & 0x1f);
+        let (value, width) = match info {
+            0..=23 => (u64::from(info), 0),
+            24..=27 => {
+                let width = 1usize << (info - 24);
+                let bytes = rest.get(..width)?;
+                (bytes.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b)), width)
+            }
+            _ => return None,
+        };
+        self.pos += 1 + width;
+        Some((major, value))
+    }
+
+    /// The bytes of a definite text string that lies whole in the input, consumed.
+    fn definite_text(&mut self) -> Option<&'a [u8]> {
+        let (3, len) = self.definite_head()? else { return None };
+        let raw = self.input.get(self.pos..)?.get(..usize::try_from(len).ok()?)?;
+        self.pos += raw.len();
+        Some(raw)
+    }
+
+    /// A definite array of unsigned integers, consumed.
+    fn definite_uints(&mut self) -> Option<Vec<u64>> {
+        let (ARRAY, n) = self.definite_head()? else { return None };
+        // A longer shape is refused anyway: it is left to the generic decoder (which also
+        // keeps this reservation small).
+        let n = usize::try_from(n).ok().filter(|&n| n <= MAX_RANK)?;
+        let mut values = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (0, value) = self.definite_head()? else { return None };
+            values.push(value);
+        }
+        Some(values)
+    }
+
+    /// One item at nesting `depth`, decoded as a generic value.
+    pub fn item(&mut self, depth: usize) -> Result<MetaValue> {
         if depth > MAX_NESTING {
             return Err(Error::invalid(Rule::TooDeep, format!("CBOR nested deeper than {MAX_NESTING}")));
         }
@@ -490,6 +576,58 @@ mod tests {
         );
         assert_eq!(decode(&[0x7f, 0x61, b'a', 0x61, b'b', 0xff]).unwrap(), "ab".into());
         assert_eq!(decode(&[0xf9, 0x3c, 0x00]).unwrap(), MetaValue::Float(1.0));
+    }
+
+    #[test]
+    fn typed_readers_take_the_expected_form() {
+        // "ab", 7, [2, 3] (the 3 in a non-shortest head), then the key "k".
+        let input = [0x62, b'a', b'b', 0x07, 0x82, 0x02, 0x18, 0x03, 0x61, b'k'];
+        let mut d = Decoder::new(&input);
+        assert!(matches!(d.text(2, None).unwrap(), Typed::Found("ab")));
+        assert!(matches!(d.uint(2).unwrap(), Typed::Found(7)));
+        assert!(matches!(d.uints(2).unwrap(), Typed::Found(v) if v == [2, 3]));
+        assert!(matches!(d.key(2, |k| (k == b"k").then_some(())).unwrap(), MapKey::Known(())));
+        d.finish().unwrap();
+        // Text equal to the previous value is that value.
+        let mut d = Decoder::new(&[0x62, b'a', b'b']);
+        assert!(matches!(d.text(2, Some("ab")).unwrap(), Typed::Found("ab")));
+    }
+
+    /// What `text` or `uints` reads from `input` (all of it): the generic value found, or
+    /// `None` when the item had the expected form.
+    fn other_form(input: &[u8], shape: bool) -> Result<Option<MetaValue>> {
+        fn other<T>(t: Typed<T>) -> Option<MetaValue> {
+            match t {
+                Typed::Found(_) => None,
+                Typed::Other(v) => Some(*v),
+            }
+        }
+        let mut d = Decoder::new(input);
+        let v = if shape { other(d.uints(2)?) } else { other(d.text(2, None)?) };
+        d.finish()?;
+        Ok(v)
+    }
+
+    #[test]
+    fn typed_readers_keep_other_forms_as_generic_values() {
+        // Indefinite text is still text; a number is kept as found.
+        assert_eq!(other_form(&[0x7f, 0x61, b'a', 0xff], false).unwrap(), Some("a".into()));
+        assert_eq!(other_form(&[0x01], false).unwrap(), Some(MetaValue::Int(1)));
+        // A shape with a negative or indefinite part, or too long for a shape.
+        assert_eq!(other_form(&[0x81, 0x20], true).unwrap(), Some(MetaValue::Array(vec![MetaValue::Int(-1)])));
+        assert_eq!(other_form(&[0x9f, 0x01, 0xff], true).unwrap(), Some(MetaValue::Array(vec![MetaValue::Int(1)])));
+        let long = [[0x98, 65].as_slice(), &[0x01; 65]].concat();
+        assert_eq!(other_form(&long, true).unwrap(), Some(MetaValue::Array(vec![MetaValue::Int(1); 65])));
+        // Malformed items are refused as a generic decode refuses them.
+        let rule = |input: &[u8], shape| other_form(input, shape).unwrap_err().rule().unwrap();
+        assert_eq!(rule(&[0x62, 0xff, 0xfe], false), Rule::BadUtf8);
+        assert_eq!(rule(&[0x65, b'a'], false), Rule::Truncated);
+        assert_eq!(rule(&[0x82, 0x01], true), Rule::Truncated);
+        assert_eq!(rule(&[0x81, 0x1c], true), Rule::BadCbor);
+        let mut d = Decoder::new(&[0x01]);
+        assert!(matches!(d.key(2, |_| Some(())).unwrap(), MapKey::NotText));
+        let mut d = Decoder::new(&[0x61, 0xff]);
+        assert_eq!(d.key(2, |_| None::<()>).err().and_then(|e| e.rule()), Some(Rule::BadUtf8));
     }
 
     #[test]

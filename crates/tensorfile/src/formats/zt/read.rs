@@ -46,7 +46,8 @@ impl ZtReader {
             ));
         }
         let index_start = len - 8 - index_len;
-        let raw = index::parse(&bytes.slice(index_start, index_len)?)?;
+        let index_bytes = bytes.slice(index_start, index_len)?;
+        let mut raw = index::parse(&index_bytes)?;
         let placements: Vec<Placement<'_>> =
             raw.iter().map(|e| Placement { name: &e.name, offset: e.offset, size: e.size }).collect();
         validate::check_placements(&placements, index_start)?;
@@ -54,7 +55,7 @@ impl ZtReader {
         let mut entries = Vec::with_capacity(raw.len());
         let mut forms = Vec::with_capacity(raw.len());
         let mut unreadable = Vec::new();
-        for e in &raw {
+        for e in &mut raw {
             // In bounds: checked by check_placements.
             let stored = bytes.slice(e.offset, e.size)?;
             match index::interpret(e, &stored) {
@@ -62,7 +63,7 @@ impl ZtReader {
                     entries.push(Entry { info, nbytes, storage });
                     forms.push((form, unknown_checksum));
                 }
-                Err(error) => unreadable.push(describe_unreadable(e, error)),
+                Err(error) => unreadable.push(describe_unreadable(&e.plain(), error)),
             }
         }
         Ok(ZtReader { bytes, index_len, entries, forms, unreadable })
