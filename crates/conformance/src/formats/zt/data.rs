@@ -60,6 +60,13 @@ pub(super) fn checksums_and_zstd(f: &mut Folder) {
         z(&rle_frame(0, 1 << 17, None), 1 << 40),
     );
     f.verify(
+        "zstd-frame-claims-a-terabyte",
+        F::ZstdBomb,
+        dsm,
+        "uint8 [2^40] declared, a frame header claiming 2^40 bytes over one RLE block of one byte",
+        z(&rle_frame(7, 1, Some(1 << 40)), 1 << 40),
+    );
+    f.verify(
         "zstd-lying-frame-size",
         F::ZstdBomb,
         Rule::BadCompressedData,

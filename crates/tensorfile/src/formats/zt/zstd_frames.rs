@@ -36,6 +36,52 @@ struct Frame {
     start: usize,
     len: usize,
     content: Option<u64>,
+    /// The most its blocks can decode to.
+    bound: u64,
+}
+
+/// The most bytes one zstd block decodes to (the format's block size limit).
+const BLOCK_MAX: u64 = 128 << 10;
+
+/// The most bytes `frame` (one whole frame, as `find_frame_compressed_size` measured it)
+/// can decode to: 128 KiB per block, 0 for a skippable frame. Computed from the blocks
+/// actually present, never from the size the header claims, so a few bytes claiming
+/// terabytes are refused before anything is allocated.
+fn frame_bound(frame: &[u8]) -> Result<u64> {
+    let corrupt = || bad("a frame's blocks do not fit in it");
+    let magic = u32::from_le_bytes(frame.get(..4).and_then(|m| m.try_into().ok()).ok_or_else(corrupt)?);
+    if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
+        return Ok(0);
+    }
+    let descriptor = *frame.get(4).ok_or_else(corrupt)?;
+    let single_segment = descriptor & 0x20 != 0;
+    let dictionary_id = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let content_size = match descriptor >> 6 {
+        0 => usize::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let mut pos = 5 + usize::from(!single_segment) + dictionary_id + content_size;
+    let mut blocks = 0u64;
+    loop {
+        let header = frame.get(pos..pos + 3).ok_or_else(corrupt)?;
+        let bits = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
+        let size = (bits >> 3) as usize;
+        pos += 3 + match (bits >> 1) & 3 {
+            1 => 1, // RLE: one byte repeated `size` times
+            3 => return Err(bad("a block of the reserved type")),
+            _ => size,
+        };
+        blocks += 1;
+        if bits & 1 == 1 {
+            break;
+        }
+    }
+    if pos > frame.len() {
+        return Err(corrupt());
+    }
+    Ok(blocks * BLOCK_MAX)
 }
 
 fn frames(stored: &[u8]) -> Result<Vec<Frame>> {
@@ -50,10 +96,22 @@ fn frames(stored: &[u8]) -> Result<Vec<Frame>> {
         }
         let content = zstd_safe::get_frame_content_size(&rest[..len])
             .map_err(|_| bad(format!("frame at byte {pos} has a corrupt header")))?;
-        out.push(Frame { start: pos, len, content });
+        let bound = frame_bound(&rest[..len])?;
+        if let Some(c) = content.filter(|&c| c > bound) {
+            return Err(Error::invalid(
+                Rule::DecompressedSizeMismatch,
+                format!("zstd frame at byte {pos} declares {c} bytes, its blocks hold at most {bound}"),
+            ));
+        }
+        out.push(Frame { start: pos, len, content, bound });
         pos += len;
     }
     Ok(out)
+}
+
+/// The most the frames of `stored` can decode to, from their blocks.
+fn decoded_bound(frames: &[Frame]) -> Result<u64> {
+    frames.iter().try_fold(0u64, |total, f| checked::add(total, f.bound, "zstd bound"))
 }
 
 /// The decoded size the frames declare, if every frame declares one.
@@ -74,12 +132,12 @@ pub fn decompress(stored: &[u8], expected: u64) -> Result<Vec<u8>> {
     let mismatch = |got: String| {
         Error::invalid(Rule::DecompressedSizeMismatch, format!("zstd data decodes to {got} bytes, {expected} declared"))
     };
-    let bound = zstd_safe::decompress_bound(stored).map_err(|code| bad(zstd_safe::get_error_name(code)))?;
+    let frames = frames(stored)?;
+    let bound = decoded_bound(&frames)?;
     if bound < expected {
         return Err(mismatch(format!("at most {bound}")));
     }
     let mut out = checked::zeroed(expected, bound, "decoded tensor")?;
-    let frames = frames(stored)?;
     if frames.iter().all(|f| f.content.is_some()) {
         let declared = frames.iter().try_fold(0u64, |acc, f| acc.checked_add(f.content.unwrap_or(0)));
         if declared != Some(expected) {
@@ -128,11 +186,11 @@ const MAX_PIECE_FRAME: u64 = 16 << 20;
 /// checks as [`decompress`], made before the first piece where the frames allow it and
 /// otherwise as the pieces come.
 pub fn decompress_pieces(stored: &[u8], expected: u64) -> Result<Chunks<'_>> {
-    let bound = zstd_safe::decompress_bound(stored).map_err(|code| bad(zstd_safe::get_error_name(code)))?;
+    let frames = frames(stored)?;
+    let bound = decoded_bound(&frames)?;
     if bound < expected {
         return Err(size_mismatch(expected, format!("at most {bound}")));
     }
-    let frames = frames(stored)?;
     let sized = frames.iter().all(|f| f.content.is_some_and(|c| c <= MAX_PIECE_FRAME));
     if !sized {
         let decoder = zstd::stream::read::Decoder::with_buffer(stored).map_err(|e| bad(e.to_string()))?;
@@ -288,6 +346,32 @@ mod tests {
         for wrong in [99_999, 100_001] {
             let err = decompress_pieces(&z, wrong).and_then(joined).unwrap_err();
             assert_eq!(err.rule(), Some(Rule::DecompressedSizeMismatch), "{wrong}");
+        }
+    }
+
+    /// One frame of one RLE block (`byte` repeated `n` times, n < 2^21) whose header
+    /// claims `claimed` bytes of content.
+    fn rle_frame(byte: u8, n: u32, claimed: u64) -> Vec<u8> {
+        let mut f = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        f.push(0xC0 | 0x20); // 8-byte content size, single segment
+        f.extend_from_slice(&claimed.to_le_bytes());
+        let block = (n << 3) | (1 << 1) | 1; // last block, RLE
+        f.extend_from_slice(&block.to_le_bytes()[..3]);
+        f.push(byte);
+        f
+    }
+
+    #[test]
+    fn a_frame_claiming_more_than_its_blocks_hold_is_refused_before_allocating() {
+        let honest = rle_frame(7, 1000, 1000);
+        assert_eq!(decompress(&honest, 1000).unwrap(), vec![7u8; 1000]);
+        assert_eq!(joined(decompress_pieces(&honest, 1000).unwrap()).unwrap(), vec![7u8; 1000]);
+        for claimed in [1 << 31, 1 << 40, 1 << 60] {
+            let liar = rle_frame(7, 1000, claimed);
+            let whole = decompress(&liar, claimed).unwrap_err();
+            assert_eq!(whole.rule(), Some(Rule::DecompressedSizeMismatch), "{claimed}: {whole}");
+            let pieces = decompress_pieces(&liar, claimed).err().unwrap();
+            assert_eq!(pieces.rule(), Some(Rule::DecompressedSizeMismatch), "{claimed}: {pieces}");
         }
     }
 
