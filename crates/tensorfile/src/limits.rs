@@ -2,8 +2,16 @@
 //!
 //! Beyond these, every allocation is bounded by what the input file justifies: lengths read
 //! from a file are checked against the bytes that remain before anything is reserved, and a
-//! decoded tensor is never larger than its declared shape (which must itself fit the file, or
-//! for compressed data, the bound the compressed frames themselves prove).
+//! decoded tensor is never larger than its declared shape, which must itself fit the file or,
+//! for compressed data, the bound the compressed data proves (zstd: 128 KiB per block
+//! present, whatever a frame header claims; deflate: [`MAX_DEFLATE_RATIO`] times the
+//! compressed bytes). The largest single allocation is therefore the largest tensor a file
+//! can justify, or a view's expansion up to [`MAX_VIEW_EXPANSION`]. Work is bounded too: a
+//! flatbuffer's decoding visits at most twice its bytes in values (shared subtrees cannot
+//! multiply it), and a pickle runs at most one opcode per input byte.
+//!
+//! Each limit is reported with its own rule (`header-too-large`, `too-deep`,
+//! `too-many-entries`, `expansion-too-large`, ...): see [`crate::Rule`].
 
 /// Deepest nesting of CBOR or JSON structures accepted in an index or header.
 pub const MAX_NESTING: usize = 64;
@@ -24,3 +32,20 @@ pub const MAX_RANK: usize = 64;
 /// reading such a view materializes every repeat, which a few bytes could otherwise make
 /// terabytes. Views that do not repeat elements are never larger than their storage.
 pub const MAX_VIEW_EXPANSION: u64 = 1 << 30;
+
+/// Most entries in one zip archive (`.pt2`, `torch.save` files).
+pub const MAX_ZIP_ENTRIES: u64 = 1_000_000;
+
+/// Deflate cannot compress better than about 1032:1: a zip entry claiming a larger ratio
+/// lies, and is refused before it is inflated.
+pub const MAX_DEFLATE_RATIO: u64 = 1100;
+
+/// Most memo entries a pickle may create; a real one needs far fewer (each costs input bytes).
+pub const MAX_PICKLE_MEMO: usize = 1 << 20;
+
+/// Most items on a pickle machine's stack.
+pub const MAX_PICKLE_STACK: usize = 1 << 22;
+
+/// Most non-tensor values of a `torch.save` file kept as metadata (a checkpoint's step
+/// counters, hyper-parameters...).
+pub const MAX_PICKLE_METADATA: usize = 10_000;

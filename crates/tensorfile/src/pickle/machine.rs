@@ -7,9 +7,7 @@ use super::value::{Container, Pickled, StorageRef, TensorRef, Value, items};
 use crate::error::{Error, Result, Rule};
 use crate::model::DType;
 
-/// Most memo entries and stack items; a pickle needs far fewer (each costs input bytes).
-const MAX_MEMO: usize = 1 << 20;
-const MAX_STACK: usize = 1 << 22;
+use crate::limits::{MAX_PICKLE_MEMO as MAX_MEMO, MAX_PICKLE_STACK as MAX_STACK};
 
 fn bad(detail: impl Into<String>) -> Error {
     Error::invalid(Rule::BadPickle, detail)

@@ -7,10 +7,7 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::source::Bytes;
 
-/// Deflate cannot compress better than about 1032:1; a larger claim is a lie.
-const MAX_DEFLATE_RATIO: u64 = 1100;
-/// Most entries in one archive.
-const MAX_ENTRIES: u64 = 1_000_000;
+use crate::limits::{MAX_DEFLATE_RATIO, MAX_ZIP_ENTRIES as MAX_ENTRIES};
 
 /// One entry of the central directory, checked against the file.
 #[derive(Debug, Clone)]

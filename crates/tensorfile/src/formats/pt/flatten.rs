@@ -8,8 +8,7 @@ use crate::limits::MAX_NESTING;
 use crate::model::MetaValue;
 use crate::pickle::{Container, Pickled, TensorRef, Value};
 
-/// Non-tensor leaves kept as metadata, at most.
-const MAX_METADATA: usize = 10_000;
+use crate::limits::MAX_PICKLE_METADATA as MAX_METADATA;
 
 /// What an unpickled object holds.
 #[derive(Debug, Default)]

@@ -24,7 +24,7 @@ struct Parser<'a> {
 }
 
 /// Deeper nesting than this is shown as written (and cannot exhaust the stack).
-const MAX_DEPTH: usize = 64;
+const MAX_DEPTH: usize = crate::limits::MAX_NESTING;
 
 impl Parser<'_> {
     fn eat(&mut self, c: u8) -> bool {
