@@ -186,6 +186,25 @@ def test_safetensors_converts_to_ztensor_that_ztensor_reads(tmp_path, options, e
             assert (meta.checksum or "").startswith(checksum), meta.name
 
 
+def test_a_large_compressed_tensor_in_several_frames_reads_in_the_reference(tmp_path):
+    """A tensor of 8 MiB or more is stored as independent 4 MiB zstd frames (compressed in
+    parallel, decoded in pieces); the reference reads the concatenation with its one
+    decoder, also when the writer gets it in pieces from another zstd .zt."""
+    rng = np.random.default_rng(5)
+    arrays = {"big": rng.standard_normal((2600, 1024)).astype(np.float32),
+              "small": np.arange(10, dtype=np.int16)}
+    src, out, again = tmp_path / "in.safetensors", tmp_path / "out.zt", tmp_path / "again.zt"
+    save_file(arrays, str(src))
+    convert_and_verify(src, out, "--compress", "zstd")
+    assert_same_arrays(read_ztensor(out), arrays)
+    big = next(m for m in ztensor.Reader(str(out)).list_tensors() if m.name == "big")
+    assert big.encoding == "zstd"
+    stored = out.read_bytes()[big.offset:big.offset + big.size]
+    assert stored.count(b"\x28\xb5\x2f\xfd") >= 3, "several zstd frames"
+    convert_and_verify(out, again, "--compress", "zstd")
+    assert again.read_bytes() == out.read_bytes()
+
+
 # --- safetensors -> safetensors -------------------------------------------------------------
 
 
