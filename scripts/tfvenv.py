@@ -16,7 +16,7 @@ TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
 LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest"]
 FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
 # Wanted by later fixtures; a failure to install them is only warned about.
-OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision"]
+OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision", "huggingface_hub"]
 
 
 def add_venv_argument(parser: argparse.ArgumentParser) -> None:
