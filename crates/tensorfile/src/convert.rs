@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
 use crate::model::{Layout, MetaValue, TensorInfo};
-use crate::output::AtomicFile;
+use crate::output::{AtomicFile, StagedFile};
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -118,6 +118,109 @@ fn carried_metadata(src: &TensorFile, options: &WriteOptions) -> WriteOptions {
     w
 }
 
+/// A conversion decided: what goes into the target, and how it is written.
+pub(crate) struct Prepared {
+    pub format: Format,
+    pub plan: Plan,
+    pub write: WriteOptions,
+    /// Keys of the source's file metadata that the target format has no place for.
+    pub dropped_metadata: Vec<String>,
+}
+
+/// Plan the conversion of `src` into `format` (errors name the source).
+pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions) -> Result<Prepared> {
+    let plan = plan(src, format, options.skip_unsupported).map_err(|e| match src.path() {
+        Some(p) => e.in_file(p),
+        None => e,
+    })?;
+    let dropped_metadata = if format.holds_file_metadata() {
+        Vec::new()
+    } else {
+        src.summary().metadata.into_iter().map(|(k, _)| k).collect()
+    };
+    Ok(Prepared { format, plan, write: carried_metadata(src, &options.write), dropped_metadata })
+}
+
+impl Prepared {
+    /// Decoded bytes of the planned tensors of `src`.
+    pub fn total_bytes(&self, src: &TensorFile) -> u64 {
+        self.plan.tensors.iter().map(|(i, _)| src.entries()[*i].nbytes).sum()
+    }
+
+    /// What the conversion did, once `done_bytes` are written.
+    pub fn report(self, done_bytes: u64) -> ConvertReport {
+        ConvertReport {
+            format: self.format,
+            tensors: self.plan.tensors.len(),
+            bytes: done_bytes,
+            skipped: self.plan.skipped,
+            dropped_metadata: self.dropped_metadata,
+        }
+    }
+}
+
+/// The progress of a conversion over one or several files: bytes done, reported after each
+/// tensor.
+pub(crate) struct Tally<'p> {
+    pub done: u64,
+    total: u64,
+    progress: &'p mut dyn FnMut(Progress<'_>),
+}
+
+impl<'p> Tally<'p> {
+    pub fn new(total: u64, progress: &'p mut dyn FnMut(Progress<'_>)) -> Self {
+        Tally { done: 0, total, progress }
+    }
+}
+
+/// Write `tensors` (planned entries of `src`, in the order the target stores them) into
+/// `out` as one complete file of `format`.
+pub(crate) fn write_tensors(
+    src: &TensorFile,
+    out: &mut dyn Output,
+    format: Format,
+    tensors: &[(usize, TensorInfo)],
+    write: &WriteOptions,
+    verify: bool,
+    tally: &mut Tally<'_>,
+) -> Result<()> {
+    let infos: Vec<TensorInfo> = tensors.iter().map(|(_, i)| i.clone()).collect();
+    let mut writer = format.writer(Box::new(out), &infos, write)?;
+    for (index, info) in tensors {
+        if info.layout.is_sparse() {
+            let data = if verify { src.read_verified(*index)? } else { src.read_index(*index)? };
+            writer.write(&data)?;
+        } else {
+            // In pieces: a large compressed tensor is never whole in memory.
+            writer.write_chunks(&mut || src.read_chunks(*index, verify))?;
+        }
+        tally.done += src.entries()[*index].nbytes;
+        (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: &info.name });
+    }
+    writer.finish()
+}
+
+/// Write `tensors` of `src` as a new file at `dest`, under a temporary name until the staged
+/// file is committed. Errors name the file they concern: the source for what it holds, `dest`
+/// for the writing.
+pub(crate) fn write_staged(
+    src: &TensorFile,
+    dest: &Path,
+    prepared: &Prepared,
+    tensors: &[(usize, TensorInfo)],
+    verify: bool,
+    tally: &mut Tally<'_>,
+) -> Result<StagedFile> {
+    let mut file = AtomicFile::create(dest)?;
+    {
+        let mut w = file.writer();
+        let written = write_tensors(src, &mut w, prepared.format, tensors, &prepared.write, verify, tally);
+        let flushed = w.flush().map_err(Error::from);
+        written.and(flushed).map_err(|e| e.in_file(dest))?;
+    }
+    file.stage()
+}
+
 /// Write every tensor of `src` into `out` as `format`.
 pub fn convert_to_writer(
     src: &TensorFile,
@@ -126,34 +229,10 @@ pub fn convert_to_writer(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<ConvertReport> {
-    let in_source = |e: Error| match src.path() {
-        Some(p) => e.in_file(p),
-        None => e,
-    };
-    let Plan { tensors: planned, skipped } = plan(src, format, options.skip_unsupported).map_err(in_source)?;
-    let write_options = carried_metadata(src, &options.write);
-    let dropped_metadata = if format.holds_file_metadata() {
-        Vec::new()
-    } else {
-        src.summary().metadata.into_iter().map(|(k, _)| k).collect()
-    };
-    let infos: Vec<TensorInfo> = planned.iter().map(|(_, i)| i.clone()).collect();
-    let total_bytes = planned.iter().map(|(i, _)| src.entries()[*i].nbytes).sum();
-    let mut writer = format.writer(Box::new(out), &infos, &write_options)?;
-    let mut done_bytes = 0;
-    for (index, info) in &planned {
-        if info.layout.is_sparse() {
-            let data = if options.verify { src.read_verified(*index)? } else { src.read_index(*index)? };
-            writer.write(&data)?;
-        } else {
-            // In pieces: a large compressed tensor is never whole in memory.
-            writer.write_chunks(&mut || src.read_chunks(*index, options.verify))?;
-        }
-        done_bytes += src.entries()[*index].nbytes;
-        progress(Progress { done_bytes, total_bytes, tensor: &info.name });
-    }
-    writer.finish()?;
-    Ok(ConvertReport { format, tensors: planned.len(), bytes: done_bytes, skipped, dropped_metadata })
+    let prepared = prepare(src, format, options)?;
+    let mut tally = Tally::new(prepared.total_bytes(src), progress);
+    write_tensors(src, out, format, &prepared.plan.tensors, &prepared.write, options.verify, &mut tally)?;
+    Ok(prepared.report(tally.done))
 }
 
 /// Convert `src` into a new file at `dest` (format from its extension), atomically. Errors
@@ -164,14 +243,8 @@ pub fn convert_file(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<ConvertReport> {
-    let format = Format::from_path(dest)?;
-    let mut file = AtomicFile::create(dest)?;
-    let report = {
-        let mut w = file.writer();
-        let r = convert_to_writer(src, &mut w, format, options, progress);
-        let flushed = w.flush().map_err(Error::from);
-        r.and_then(|r| flushed.map(|()| r)).map_err(|e| e.in_file(dest))?
-    };
-    file.commit()?;
-    Ok(report)
+    let prepared = prepare(src, Format::from_path(dest)?, options)?;
+    let mut tally = Tally::new(prepared.total_bytes(src), progress);
+    write_staged(src, dest, &prepared, &prepared.plan.tensors, options.verify, &mut tally)?.commit()?;
+    Ok(prepared.report(tally.done))
 }

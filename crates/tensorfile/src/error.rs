@@ -80,6 +80,10 @@ pub enum Rule {
     /// elements repeat (stride 0) describing more than its storage holds, past
     /// [`crate::limits::MAX_VIEW_EXPANSION`].
     ExpansionTooLarge,
+    /// The files of a sharded checkpoint do not fit together: its index and its shards
+    /// disagree (the index puts a tensor in a shard that does not hold it, or a shard holds a
+    /// tensor the index does not list), or the shards are of different formats.
+    ShardMismatch,
 }
 
 impl Rule {
@@ -118,6 +122,7 @@ impl Rule {
             Rule::ForbiddenGlobal => "forbidden-global",
             Rule::UnsafePath => "unsafe-path",
             Rule::ExpansionTooLarge => "expansion-too-large",
+            Rule::ShardMismatch => "shard-mismatch",
         }
     }
 
@@ -127,7 +132,7 @@ impl Rule {
     }
 
     /// Every rule, in declaration order.
-    pub const ALL: [Rule; 32] = [
+    pub const ALL: [Rule; 33] = [
         Rule::Truncated,
         Rule::BadMagic,
         Rule::UnknownFormat,
@@ -160,6 +165,7 @@ impl Rule {
         Rule::ForbiddenGlobal,
         Rule::UnsafePath,
         Rule::ExpansionTooLarge,
+        Rule::ShardMismatch,
     ];
 }
 
@@ -364,6 +370,7 @@ mod tests {
             Rule::ForbiddenGlobal => 29,
             Rule::UnsafePath => 30,
             Rule::ExpansionTooLarge => 31,
+            Rule::ShardMismatch => 32,
         }
     }
 

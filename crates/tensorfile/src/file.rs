@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::{Chunks, Entry, TensorData, Unreadable};
+use crate::shards::{self, ShardSet};
 use crate::source::Bytes;
 
 /// A tensor file, opened and validated; its format is recognised from its content.
@@ -21,14 +22,46 @@ fn path_size(path: &Path) -> u64 {
 }
 
 impl TensorFile {
-    /// Map `path` and open it.
+    /// Map `path` and open it. A folder, or the index of a sharded checkpoint
+    /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
+    /// (see [`crate::shards`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = Bytes::map_file(path)?;
-        Self::from_bytes(bytes).map_err(|e| e.in_file(path)).map(|mut f| {
+        let bytes = match Bytes::map_file(path) {
+            Ok(bytes) => bytes,
+            // A folder cannot be mapped: only then is it worth asking whether it is one.
+            Err(_) if path.is_dir() => return Self::from_set(ShardSet::open_folder(path), Some(path)),
+            Err(e) => return Err(e),
+        };
+        let format = match Format::detect(&bytes) {
+            Ok(format) => format,
+            Err(e) if e.rule() == Some(Rule::UnknownFormat) && shards::looks_like_index(&bytes) => {
+                return Self::from_set(ShardSet::open_index(path, &bytes), Some(path));
+            }
+            Err(e) => return Err(e.in_file(path)),
+        };
+        Self::from_bytes_as(bytes, format).map_err(|e| e.in_file(path)).map(|mut f| {
             f.path = Some(path.to_path_buf());
             f
         })
+    }
+
+    /// Open `paths` as one set: every tensor of every file, in that order. Files must be of
+    /// one format and share no tensor name.
+    pub fn open_many<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
+        Self::from_set(ShardSet::open_list(paths), None)
+    }
+
+    fn from_set(set: Result<ShardSet>, path: Option<&Path>) -> Result<Self> {
+        let in_path = |e: Error| match path {
+            Some(p) => e.in_file(p),
+            None => e,
+        };
+        let set = set.map_err(in_path)?;
+        let size = set.size();
+        let mut file = Self::from_reader(Box::new(set), size).map_err(in_path)?;
+        file.path = path.map(Path::to_path_buf);
+        Ok(file)
     }
 
     /// Open `path`; when it is an ExecuTorch program, `data` is the `.ptd` holding its
@@ -70,11 +103,18 @@ impl TensorFile {
         Ok(TensorFile { path: None, size, reader, by_name })
     }
 
+    /// The path it was opened from: the file, or for a set the index or folder (none for a
+    /// list of files).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
-    /// Size of the file in bytes.
+    /// For a set of files, the shard holding entry `index`.
+    pub fn shard_of(&self, index: usize) -> Option<&Path> {
+        self.reader_as::<ShardSet>()?.shard_of(index)
+    }
+
+    /// Size of the file in bytes (of every shard, for a set).
     pub fn size(&self) -> u64 {
         self.size
     }

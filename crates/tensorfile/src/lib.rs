@@ -12,7 +12,7 @@
 //! Layers, from the file up: [`source`] (bytes: a memory map or a buffer), [`formats`] (one
 //! module per format, each a reader and a streaming writer), [`model`] (format-neutral
 //! tensors), [`TensorFile`] (an opened file of any format), [`convert`] (any reader into any
-//! writer).
+//! writer), [`shards`] (a set of files as one: sharded checkpoints, read and written).
 
 pub mod checked;
 pub mod compare;
@@ -27,6 +27,7 @@ pub mod model;
 pub mod npy;
 pub mod output;
 pub mod pickle;
+pub mod shards;
 pub mod source;
 mod swap;
 pub mod zip;

@@ -49,3 +49,11 @@ pub const MAX_PICKLE_STACK: usize = 1 << 22;
 /// Most non-tensor values of a `torch.save` file kept as metadata (a checkpoint's step
 /// counters, hyper-parameters...).
 pub const MAX_PICKLE_METADATA: usize = 10_000;
+
+/// Largest index of a sharded checkpoint (`model.safetensors.index.json`): the JSON of a
+/// `weight_map` naming every tensor; the same bound as a safetensors header.
+pub const MAX_SHARD_INDEX: u64 = 100_000_000;
+
+/// Most files in one sharded checkpoint, and most files a folder opened as one may hold: five
+/// digits, as in `model-00001-of-99999.safetensors`.
+pub const MAX_SHARDS: usize = 99_999;

@@ -1,12 +1,14 @@
 //! Atomic output files: written under a temporary name in the destination's folder, synced,
 //! then renamed over the destination. An interrupted write leaves the old file untouched, and
 //! writing over a file that is being read (and mapped) is safe: the reader keeps the old one.
+//! Several files that must appear together (the shards of a checkpoint and their index) are
+//! each written and staged first, then committed one after the other.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use tempfile::NamedTempFile;
+use tempfile::{NamedTempFile, TempPath};
 
 use crate::error::{Error, Result};
 
@@ -53,10 +55,33 @@ impl AtomicFile {
 
     /// Sync the data, rename over the destination, and sync the folder.
     pub fn commit(self) -> Result<()> {
+        self.stage()?.commit()
+    }
+
+    /// Sync the data and close the file, still under its temporary name: the destination is
+    /// replaced only by [`StagedFile::commit`], and dropping the staged file deletes it.
+    pub fn stage(self) -> Result<StagedFile> {
+        self.tmp.as_file().sync_all().map_err(|e| Error::from(e).in_file(&self.dest))?;
+        Ok(StagedFile { tmp: self.tmp.into_temp_path(), dest: self.dest })
+    }
+}
+
+/// A file written and synced under a temporary name, its handle closed (so that many can wait
+/// together), not yet in place.
+pub struct StagedFile {
+    tmp: TempPath,
+    dest: PathBuf,
+}
+
+impl StagedFile {
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Rename over the destination, and sync the folder.
+    pub fn commit(self) -> Result<()> {
         let dest = self.dest;
-        let ctx = |e: std::io::Error| Error::from(e).in_file(&dest);
-        self.tmp.as_file().sync_all().map_err(ctx)?;
-        self.tmp.persist(&dest).map_err(|e| ctx(e.error))?;
+        self.tmp.persist(&dest).map_err(|e| Error::from(e.error).in_file(&dest))?;
         #[cfg(unix)]
         if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
             // Make the rename itself durable; not every filesystem allows syncing a folder.

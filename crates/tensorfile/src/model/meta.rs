@@ -29,6 +29,25 @@ impl MetaValue {
         }
     }
 
+    /// A JSON value as metadata: integers as `Int`, other numbers as `Float`, objects as maps
+    /// with text keys.
+    pub fn from_json(v: &Json) -> MetaValue {
+        match v {
+            Json::Null => MetaValue::Null,
+            Json::Bool(b) => MetaValue::Bool(*b),
+            Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => MetaValue::Int(i128::from(i)),
+                (_, Some(u)) => MetaValue::Int(i128::from(u)),
+                _ => MetaValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Json::String(s) => MetaValue::Text(s.clone()),
+            Json::Array(a) => MetaValue::Array(a.iter().map(MetaValue::from_json).collect()),
+            Json::Object(o) => {
+                MetaValue::Map(o.iter().map(|(k, v)| (MetaValue::Text(k.clone()), MetaValue::from_json(v))).collect())
+            }
+        }
+    }
+
     /// A JSON rendering for display: bytes as `{"bytes": "<hex>"}`, tags as
     /// `{"tag": n, "value": v}`, non-text map keys rendered as their JSON text.
     pub fn to_json(&self) -> Json {

@@ -69,7 +69,7 @@ fn declared(name: String, value: HeaderValue) -> Result<Declared> {
                 offsets =
                     Some(pair.ok_or_else(|| bad_field(&name, "data_offsets is not a pair of unsigned integers"))?);
             }
-            Key::Other(k) => extra.push((k, json_to_meta(&v.into_json()))),
+            Key::Other(k) => extra.push((k, MetaValue::from_json(&v.into_json()))),
         }
     }
     let missing = |f: &str| Error::invalid(Rule::MissingField, format!("no {f}")).for_tensor(&name);
@@ -81,23 +81,6 @@ fn declared(name: String, value: HeaderValue) -> Result<Declared> {
             .for_tensor(&name));
     }
     Ok(Declared { name, dtype, shape, begin, end, extra })
-}
-
-fn json_to_meta(v: &Value) -> MetaValue {
-    match v {
-        Value::Null => MetaValue::Null,
-        Value::Bool(b) => MetaValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => MetaValue::Int(i128::from(i)),
-            (_, Some(u)) => MetaValue::Int(i128::from(u)),
-            _ => MetaValue::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Value::String(s) => MetaValue::Text(s.clone()),
-        Value::Array(a) => MetaValue::Array(a.iter().map(json_to_meta).collect()),
-        Value::Object(o) => {
-            MetaValue::Map(o.iter().map(|(k, v)| (MetaValue::Text(k.clone()), json_to_meta(v))).collect())
-        }
-    }
 }
 
 fn metadata(value: Value) -> Result<Vec<(String, MetaValue)>> {

@@ -1,0 +1,304 @@
+//! A set of tensor files read as one: the shards of a checkpoint.
+
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::index::ShardIndex;
+use crate::error::{Error, Result, Rule};
+use crate::formats::{FileSummary, Format, FormatReader};
+use crate::limits::{MAX_ENTRIES, MAX_SHARDS};
+use crate::model::{Chunks, Entry, MetaValue, TensorData, Unreadable};
+use crate::source::Bytes;
+
+/// One opened shard.
+struct Shard {
+    path: PathBuf,
+    reader: Box<dyn FormatReader>,
+    size: u64,
+}
+
+/// Several files of one format read as one: their entries in shard order, each read from the
+/// shard that holds it (errors name that shard).
+pub struct ShardSet {
+    format: Format,
+    shards: Vec<Shard>,
+    /// Where each shard's entries start among `entries`, and the total at the end.
+    starts: Vec<usize>,
+    entries: Vec<Entry>,
+    unreadable: Vec<Unreadable>,
+    /// The index's metadata, when the set comes from one.
+    index_metadata: Vec<(String, MetaValue)>,
+    size: u64,
+}
+
+impl ShardSet {
+    /// The shards an index file (already read into `bytes`) names, relative to its folder.
+    /// Every tensor of the weight map must be in the shard it names, and every tensor of the
+    /// shards in the weight map.
+    pub fn open_index(path: &Path, bytes: &[u8]) -> Result<ShardSet> {
+        let index = ShardIndex::parse(bytes)?;
+        let mut files: Vec<&str> = index.weight_map.iter().map(|(_, file)| file.as_str()).collect();
+        files.sort_unstable();
+        files.dedup();
+        if files.is_empty() {
+            return Err(Error::invalid(Rule::BadField, "the weight_map is empty: no shard to open"));
+        }
+        check_count(files.len(), "shards")?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let shards: Vec<Shard> = files.par_iter().map(|file| open_shard(&dir.join(file))).collect::<Result<_>>()?;
+        let holders = holders(&shards)?;
+        check_weight_map(&shards, &holders, &index.weight_map, &files)?;
+        ShardSet::assemble(shards, index.metadata)
+    }
+
+    /// Every file of `dir` whose content is a tensor file, sorted by name; other files
+    /// (README, config.json, the index itself) and hidden ones are left alone.
+    pub fn open_folder(dir: &Path) -> Result<ShardSet> {
+        let mut paths = Vec::new();
+        for item in std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))? {
+            let item = item.map_err(|e| Error::from(e).in_file(dir))?;
+            let path = item.path();
+            if item.file_name().to_string_lossy().starts_with('.') || !path.is_file() {
+                continue;
+            }
+            paths.push(path);
+            check_count(paths.len(), "files")?;
+        }
+        paths.sort();
+        let found: Vec<Option<Shard>> = paths.par_iter().map(|p| open_if_tensor_file(p)).collect::<Result<_>>()?;
+        let shards: Vec<Shard> = found.into_iter().flatten().collect();
+        if shards.is_empty() {
+            return Err(Error::invalid(Rule::UnknownFormat, "no file in this folder is a tensor file"));
+        }
+        holders(&shards)?;
+        ShardSet::assemble(shards, Vec::new())
+    }
+
+    /// The files `paths`, in that order.
+    pub fn open_list<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<ShardSet> {
+        if paths.is_empty() {
+            return Err(Error::usage("no files to open"));
+        }
+        check_count(paths.len(), "files")?;
+        let shards: Vec<Shard> = paths.par_iter().map(|p| open_shard(p.as_ref())).collect::<Result<_>>()?;
+        holders(&shards)?;
+        ShardSet::assemble(shards, Vec::new())
+    }
+
+    /// The set of `shards`, which are of one format and share no tensor name.
+    fn assemble(shards: Vec<Shard>, index_metadata: Vec<(String, MetaValue)>) -> Result<ShardSet> {
+        let format = shards[0].reader.format();
+        if let Some(other) = shards.iter().find(|s| s.reader.format() != format) {
+            return Err(Error::invalid(
+                Rule::ShardMismatch,
+                format!(
+                    "{} is {format} but {} is {}: the files of a set must be of one format",
+                    shards[0].path.display(),
+                    other.path.display(),
+                    other.reader.format()
+                ),
+            ));
+        }
+        let count: usize = shards.iter().map(|s| s.reader.entries().len()).sum();
+        if count > MAX_ENTRIES {
+            return Err(Error::invalid(Rule::TooManyEntries, format!("{count} entries (limit {MAX_ENTRIES})")));
+        }
+        let mut entries = Vec::with_capacity(count);
+        let mut starts = Vec::with_capacity(shards.len() + 1);
+        let mut unreadable = Vec::new();
+        let mut size = 0u64;
+        for shard in &shards {
+            starts.push(entries.len());
+            entries.extend_from_slice(shard.reader.entries());
+            unreadable.extend(shard.reader.unreadable().iter().map(|u| Unreadable {
+                name: u.name.clone(),
+                dtype: u.dtype.clone(),
+                shape: u.shape.clone(),
+                error: u.error.clone().in_file(&shard.path),
+            }));
+            size = size.saturating_add(shard.size);
+        }
+        starts.push(entries.len());
+        Ok(ShardSet { format, shards, starts, entries, unreadable, index_metadata, size })
+    }
+
+    /// The shard files, in order.
+    pub fn shard_paths(&self) -> impl Iterator<Item = &Path> {
+        self.shards.iter().map(|s| s.path.as_path())
+    }
+
+    /// The shard file holding entry `index`.
+    pub fn shard_of(&self, index: usize) -> Option<&Path> {
+        self.locate(index).map(|(shard, _)| shard.path.as_path())
+    }
+
+    /// Bytes of every shard file together.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The shard holding entry `index`, and the entry's index in it.
+    fn locate(&self, index: usize) -> Option<(&Shard, usize)> {
+        let k = self.starts[1..].partition_point(|&end| end <= index);
+        let shard = self.shards.get(k)?;
+        Some((shard, index - self.starts[k]))
+    }
+
+    fn shard_for(&self, index: usize) -> Result<(&Shard, usize)> {
+        self.locate(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))
+    }
+}
+
+impl FormatReader for ShardSet {
+    fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The index's metadata, then each shard's keys not seen before (the first shard's value
+    /// wins); details: the number of shards.
+    fn summary(&self) -> FileSummary {
+        let mut metadata = self.index_metadata.clone();
+        let mut version = String::new();
+        for (k, shard) in self.shards.iter().enumerate() {
+            let summary = shard.reader.summary();
+            if k == 0 {
+                version = summary.version;
+            }
+            for (key, value) in summary.metadata {
+                if !metadata.iter().any(|(seen, _)| *seen == key) {
+                    metadata.push((key, value));
+                }
+            }
+        }
+        let details = vec![("shards".to_string(), MetaValue::Int(self.shards.len() as i128))];
+        FileSummary { version, metadata, details, structure: None }
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
+    }
+
+    fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
+        let (shard, local) = self.shard_for(index)?;
+        shard.reader.read(local, verify).map_err(|e| e.in_file(&shard.path))
+    }
+
+    fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
+        let (shard, local) = self.shard_for(index)?;
+        let pieces = shard.reader.read_chunks(local, verify).map_err(|e| e.in_file(&shard.path))?;
+        Ok(Box::new(pieces.map(move |piece| piece.map_err(|e| e.in_file(&shard.path)))))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn check(&self) -> Vec<Error> {
+        let per_shard = self.shards.iter().map(|s| s.reader.check().into_iter().map(|e| e.in_file(&s.path)));
+        per_shard.flatten().collect()
+    }
+
+    fn verify_checksums(&self) -> (Vec<Error>, usize) {
+        let mut problems = Vec::new();
+        let mut checked = 0;
+        for shard in &self.shards {
+            let (found, n) = shard.reader.verify_checksums();
+            problems.extend(found.into_iter().map(|e| e.in_file(&shard.path)));
+            checked += n;
+        }
+        (problems, checked)
+    }
+}
+
+fn check_count(n: usize, what: &str) -> Result<()> {
+    if n > MAX_SHARDS {
+        return Err(Error::invalid(Rule::TooManyEntries, format!("more than {MAX_SHARDS} {what}")));
+    }
+    Ok(())
+}
+
+/// Open `path`, which must be a tensor file.
+fn open_shard(path: &Path) -> Result<Shard> {
+    let bytes = Bytes::map_file(path)?;
+    let format = Format::detect(&bytes).map_err(|e| e.in_file(path))?;
+    open_as(path, bytes, format)
+}
+
+/// Open `path` if its content is a tensor file; `None` if it is something else.
+fn open_if_tensor_file(path: &Path) -> Result<Option<Shard>> {
+    let bytes = Bytes::map_file(path)?;
+    match Format::detect(&bytes) {
+        Ok(format) => open_as(path, bytes, format).map(Some),
+        Err(e) if e.rule() == Some(Rule::UnknownFormat) => Ok(None),
+        Err(e) => Err(e.in_file(path)),
+    }
+}
+
+fn open_as(path: &Path, bytes: Bytes, format: Format) -> Result<Shard> {
+    let size = bytes.len() as u64;
+    let reader = format.open(bytes).map_err(|e| e.in_file(path))?;
+    Ok(Shard { path: path.to_path_buf(), reader, size })
+}
+
+/// Every name a shard declares, readable or not.
+fn names(shard: &Shard) -> impl Iterator<Item = &str> {
+    let readable = shard.reader.entries().iter().map(|e| e.info.name.as_str());
+    readable.chain(shard.reader.unreadable().iter().map(|u| u.name.as_str()))
+}
+
+/// Which shard holds each name; a name in two shards is an error naming both.
+fn holders(shards: &[Shard]) -> Result<HashMap<&str, usize>> {
+    let mut holder: HashMap<&str, usize> = HashMap::new();
+    for (k, shard) in shards.iter().enumerate() {
+        for name in names(shard) {
+            if let Some(first) = holder.insert(name, k) {
+                let detail = if first == k {
+                    format!("two entries of {} are named {name:?}", shard.path.display())
+                } else {
+                    format!("{} and {} both hold {name:?}", shards[first].path.display(), shard.path.display())
+                };
+                return Err(Error::invalid(Rule::DuplicateName, detail).for_tensor(name));
+            }
+        }
+    }
+    Ok(holder)
+}
+
+/// The index and the shards agree: each tensor is where the weight map puts it, and the weight
+/// map lists every tensor. `files` are the shard names, sorted, in the order of `shards`.
+fn check_weight_map(
+    shards: &[Shard],
+    holders: &HashMap<&str, usize>,
+    weight_map: &[(String, String)],
+    files: &[&str],
+) -> Result<()> {
+    let mismatch = |detail: String, tensor: &str| Error::invalid(Rule::ShardMismatch, detail).for_tensor(tensor);
+    for (tensor, file) in weight_map {
+        let listed = files.binary_search(&file.as_str()).ok();
+        match holders.get(tensor.as_str()) {
+            Some(&k) if Some(k) == listed => {}
+            Some(&k) => {
+                let held = shards[k].path.display();
+                return Err(mismatch(format!("the index puts it in {file}, but {held} holds it"), tensor));
+            }
+            None => return Err(mismatch(format!("the index puts it in {file}, which does not hold it"), tensor)),
+        }
+    }
+    if holders.len() > weight_map.len() {
+        let listed: HashSet<&str> = weight_map.iter().map(|(tensor, _)| tensor.as_str()).collect();
+        for shard in shards {
+            if let Some(name) = names(shard).find(|n| !listed.contains(n)) {
+                let detail = format!("{} holds it, but the index does not list it", shard.path.display());
+                return Err(mismatch(detail, name));
+            }
+        }
+    }
+    Ok(())
+}
