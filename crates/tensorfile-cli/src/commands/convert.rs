@@ -7,6 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress};
 use tensorfile::model::{ByteOrder, ChecksumKind};
+use tensorfile::shards::{self, ShardedReport};
 use tensorfile::{Compression, Format, TensorFile, WriteOptions};
 
 use super::{Outcome, warn};
@@ -15,10 +16,12 @@ use crate::render;
 /// Convert a file to the format its output extension names (.zt, .safetensors, .pt, .ptd).
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
-/// conversion leaves any existing output untouched).
+/// conversion leaves any existing output untouched). The input can be a sharded checkpoint
+/// (its index file or its folder), and --max-shard-size writes one.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The file to read.
+    /// The file to read, or a sharded checkpoint: its index (model.safetensors.index.json) or
+    /// its folder.
     input: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]
@@ -40,6 +43,14 @@ pub struct Args {
     /// Do not check stored checksums while reading.
     #[arg(long)]
     no_verify: bool,
+    /// Write shards of at most SIZE tensor bytes (5GB, 500MB: powers of 1000; 1.5GiB: of
+    /// 1024; 123456: bytes) named after OUTPUT, as huggingface_hub names them:
+    /// out/model.safetensors gives out/model-00001-of-00003.safetensors... and the index
+    /// out/model.safetensors.index.json. When every tensor fits in one shard, OUTPUT alone is
+    /// written, with no index. Nothing is in place until every file is written; files of an
+    /// earlier sharded write to OUTPUT (shards of another count, the index, OUTPUT) are removed.
+    #[arg(long, value_name = "SIZE")]
+    max_shard_size: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -48,24 +59,52 @@ pub struct Args {
 /// Show a progress bar for conversions of more than this many bytes.
 const PROGRESS_THRESHOLD: u64 = 64 << 20;
 
+/// What a conversion wrote: one file, or shards.
+enum Written {
+    File(ConvertReport),
+    Shards(ShardedReport),
+}
+
+impl Written {
+    fn report(&self) -> &ConvertReport {
+        match self {
+            Written::File(report) => report,
+            Written::Shards(sharded) => &sharded.conversion,
+        }
+    }
+}
+
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let options = options(&args)?;
     let format = Format::from_path(&args.output)?;
+    let max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
     warn_about_ignored_options(&args, format, &options.write);
     let src = TensorFile::open_with_data(&args.input, args.data.as_deref())?;
     let mut bar: Option<ProgressBar> = None;
     let show_progress = std::io::stderr().is_terminal();
-    let result = convert::convert_file(&src, &args.output, &options, &mut |p: Progress<'_>| {
+    let mut on_progress = |p: Progress<'_>| {
         if show_progress && p.total_bytes > PROGRESS_THRESHOLD {
             let bar = bar.get_or_insert_with(|| progress_bar(p.total_bytes));
             bar.set_position(p.done_bytes);
             bar.set_message(render::printable(p.tensor).into_owned());
         }
-    });
+    };
+    let result = match max_shard_size {
+        Some(size) => {
+            shards::convert_to_shards(&src, &args.output, size, &options, &mut on_progress).map(Written::Shards)
+        }
+        None => convert::convert_file(&src, &args.output, &options, &mut on_progress).map(Written::File),
+    };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let report = result?;
+    let written = result?;
+    let report = written.report();
+    if let Written::Shards(sharded) = &written {
+        for path in &sharded.removed {
+            warn(format_args!("removed {} (left by an earlier write to {})", path.display(), args.output.display()));
+        }
+    }
     for s in &report.skipped {
         warn(format_args!("skipped {:?}: {}", s.name, s.reason));
     }
@@ -76,7 +115,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             report.dropped_metadata.join(", ")
         ));
     }
-    print_report(&args, &report, out)?;
+    print_report(&args, &written, out)?;
     Ok(Outcome::Success)
 }
 
@@ -117,10 +156,11 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-fn print_report(args: &Args, report: &ConvertReport, out: &mut dyn Write) -> std::io::Result<()> {
+fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io::Result<()> {
+    let report = written.report();
     if args.json {
         let skipped: Vec<_> = report.skipped.iter().map(|s| json!({ "name": s.name, "reason": s.reason })).collect();
-        let value = json!({
+        let mut value = json!({
             "input": args.input.display().to_string(),
             "output": args.output.display().to_string(),
             "format": report.format.name(),
@@ -129,16 +169,29 @@ fn print_report(args: &Args, report: &ConvertReport, out: &mut dyn Write) -> std
             "skipped": skipped,
             "dropped_metadata": report.dropped_metadata,
         });
+        if let Written::Shards(sharded) = written {
+            let paths = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+            value["files"] = json!(paths(&sharded.files));
+            value["index"] = json!(sharded.index.as_ref().map(|p| p.display().to_string()));
+            value["removed"] = json!(paths(&sharded.removed));
+        }
         return render::json(out, &value);
     }
     let skipped = match report.skipped.len() {
         0 => String::new(),
         n => format!(", {n} skipped"),
     };
+    let (path, shards) = match written {
+        Written::Shards(ShardedReport { index: Some(index), files, .. }) => {
+            (index, format!("{}, ", render::count(files.len(), "shard")))
+        }
+        Written::Shards(_) => (&args.output, "one shard (no index), ".to_string()),
+        Written::File(_) => (&args.output, String::new()),
+    };
     writeln!(
         out,
-        "wrote {} ({}): {}, {}{skipped}",
-        args.output.display(),
+        "wrote {} ({}): {shards}{}, {}{skipped}",
+        path.display(),
         report.format,
         render::count(report.tensors, "tensor"),
         render::size(report.bytes)

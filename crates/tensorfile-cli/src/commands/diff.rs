@@ -17,9 +17,9 @@ use crate::render;
 /// same bits), with the count of differing elements and the largest absolute difference.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The first file.
+    /// The first file (a sharded checkpoint's index or folder reads as one file).
     a: PathBuf,
-    /// The second file.
+    /// The second file (likewise).
     b: PathBuf,
     /// Print the differences as JSON.
     #[arg(long)]

@@ -25,7 +25,8 @@ use crate::safe_name::safe_name;
 /// file stays inside the folder.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file.
+    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
+    /// its folder.
     file: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]

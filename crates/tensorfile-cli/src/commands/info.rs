@@ -13,7 +13,8 @@ use crate::render;
 /// Show a file's format, version, size, entry counts, dtypes and metadata.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file.
+    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
+    /// its folder.
     file: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]

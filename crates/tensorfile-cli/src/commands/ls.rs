@@ -1,10 +1,11 @@
 //! `tensorfile ls FILE`: one row per entry.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value as Json, json};
 use tensorfile::model::Unreadable;
+use tensorfile::shards::ShardSet;
 use tensorfile::{Entry, TensorFile};
 
 use super::Outcome;
@@ -13,12 +14,13 @@ use crate::render::{self, Table};
 /// List the entries of a file, one per row.
 ///
 /// Columns: name, dtype, shape, decoded bytes, kind, layout, encoding, stored bytes,
-/// checksum, and when any entry has them, its other fields (custom keys of a `.zt` entry...)
-/// as `key=value`. Entries the file declares but that cannot be read are listed too, with
-/// the reason.
+/// checksum, for a sharded checkpoint the shard file holding the entry, and when any entry
+/// has them, its other fields (custom keys of a `.zt` entry...) as `key=value`. Entries the
+/// file declares but that cannot be read are listed too, with the reason.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file.
+    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
+    /// its folder.
     file: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]
@@ -31,8 +33,15 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
     if args.json {
-        let rows: Vec<Json> =
-            file.entries().iter().map(entry_json).chain(file.unreadable().iter().map(unreadable_json)).collect();
+        let is_set = file.reader_as::<ShardSet>().is_some();
+        let entries = file.entries().iter().enumerate().map(|(i, e)| {
+            let mut row = entry_json(e);
+            if is_set {
+                row["shard"] = json!(file.shard_of(i).map(|p| p.display().to_string()));
+            }
+            row
+        });
+        let rows: Vec<Json> = entries.chain(file.unreadable().iter().map(unreadable_json)).collect();
         render::json(out, &Json::Array(rows))?;
     } else {
         table(&file).write(out)?;
@@ -72,7 +81,7 @@ fn unreadable_json(u: &Unreadable) -> Json {
     })
 }
 
-const COLUMNS: [(&str, bool); 10] = [
+const COLUMNS: [(&str, bool); 9] = [
     ("NAME", false),
     ("DTYPE", false),
     ("SHAPE", false),
@@ -82,7 +91,6 @@ const COLUMNS: [(&str, bool); 10] = [
     ("ENCODING", false),
     ("STORED", true),
     ("CHECKSUM", false),
-    ("FIELDS", false),
 ];
 
 /// Other fields of an entry, compactly: `key=value key2={"a":1}`.
@@ -93,8 +101,16 @@ fn fields(e: &Entry) -> String {
 
 fn table(file: &TensorFile) -> Table {
     let any_fields = file.entries().iter().any(|e| !e.info.extra.is_empty());
-    let mut table = Table::new(if any_fields { &COLUMNS } else { &COLUMNS[..COLUMNS.len() - 1] });
-    for e in file.entries() {
+    let is_set = file.reader_as::<ShardSet>().is_some();
+    let mut columns = COLUMNS.to_vec();
+    if is_set {
+        columns.push(("SHARD", false));
+    }
+    if any_fields {
+        columns.push(("FIELDS", false));
+    }
+    let mut table = Table::new(&columns);
+    for (i, e) in file.entries().iter().enumerate() {
         let mut row = vec![
             render::printable(&e.info.name).into_owned(),
             e.info.dtype.name().to_string(),
@@ -106,6 +122,11 @@ fn table(file: &TensorFile) -> Table {
             e.storage.len.to_string(),
             e.storage.checksum.map(|c| c.to_string()).unwrap_or_default(),
         ];
+        if is_set {
+            // The file name: the shards of a set share a folder, most of the time.
+            let shard = file.shard_of(i).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+            row.push(render::printable(&shard.unwrap_or_default()).into_owned());
+        }
         if any_fields {
             row.push(fields(e));
         }

@@ -17,7 +17,8 @@ use crate::render;
 /// there is any, or when the file cannot be opened at all.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file.
+    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
+    /// its folder (every shard checked).
     file: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]

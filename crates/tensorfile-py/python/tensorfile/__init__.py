@@ -266,7 +266,8 @@ class File(Mapping):
 
 def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
     """Open a tensor file of any format tensorfile reads (recognised by its content); `data`
-    is the `.ptd` holding an ExecuTorch program's external tensors."""
+    is the `.ptd` holding an ExecuTorch program's external tensors. A sharded checkpoint
+    opens as one file: give its index (`model.safetensors.index.json`) or its folder."""
     return File(path, data)
 
 
