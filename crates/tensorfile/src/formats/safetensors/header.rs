@@ -8,6 +8,8 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::known_dtype_name;
+
 /// A top-level value: a tensor entry's fields in file order, or (for `__metadata__`, and for
 /// an entry that is not an object) the value itself.
 pub enum HeaderValue {
@@ -48,32 +50,23 @@ impl<'de> de::Deserialize<'de> for Key {
 /// are parsed (a JSON value tree per field costs allocations by the dozen); a field of the
 /// wrong type is kept as `Other`, for the reader to refuse with the rule it breaks.
 pub enum Field {
+    /// Text that names a safetensors dtype (no copy).
+    DType(&'static str),
     Text(String),
-    /// An array of unsigned integers (shape, data_offsets).
+    /// Two unsigned integers (data_offsets, or a shape of rank 2), kept without a vector.
+    Pair(u64, u64),
+    /// An array of unsigned integers of another length (shape).
     Numbers(Vec<u64>),
     Other(Value),
 }
 
 impl Field {
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Field::Text(s) => Some(s),
-            Field::Other(Value::String(s)) => Some(s),
-            _ => None,
-        }
-    }
-
-    pub fn as_numbers(&self) -> Option<&[u64]> {
-        match self {
-            Field::Numbers(n) => Some(n),
-            _ => None,
-        }
-    }
-
     /// The field as JSON (for fields beyond the three, kept as they are).
     pub fn into_json(self) -> Value {
         match self {
+            Field::DType(s) => Value::String(s.to_string()),
             Field::Text(s) => Value::String(s),
+            Field::Pair(a, b) => Value::Array(vec![Value::from(a), Value::from(b)]),
             Field::Numbers(n) => Value::Array(n.into_iter().map(Value::from).collect()),
             Field::Other(v) => v,
         }
@@ -184,22 +177,40 @@ impl<'de> Visitor<'de> for FieldVisitor {
         f.write_str("a field")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
-        Ok(Field::Text(v.to_string()))
+        Ok(known_dtype_name(v).map_or_else(|| Field::Text(v.to_string()), Field::DType))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Field, E> {
         Ok(Field::Text(v))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
+        // The first two numbers on the stack: most arrays are data_offsets.
+        let mut first = [0u64; 2];
+        let mut count = 0usize;
         let mut numbers = Vec::new();
         let mut others = Vec::new();
         while let Some(v) = seq.next_element::<Value>()? {
             match v.as_u64() {
-                Some(n) if others.is_empty() => numbers.push(n),
+                Some(n) if others.is_empty() && count < 2 => {
+                    first[count] = n;
+                    count += 1;
+                }
+                Some(n) if others.is_empty() => {
+                    if numbers.is_empty() {
+                        numbers.extend_from_slice(&first);
+                    }
+                    numbers.push(n);
+                }
                 _ => others.push(v),
             }
         }
+        if numbers.is_empty() {
+            numbers.extend_from_slice(&first[..count]);
+        }
         if others.is_empty() {
-            return Ok(Field::Numbers(numbers));
+            return Ok(match numbers[..] {
+                [a, b] => Field::Pair(a, b),
+                _ => Field::Numbers(numbers),
+            });
         }
         let mut all: Vec<Value> = numbers.into_iter().map(Value::from).collect();
         all.extend(others);

@@ -38,6 +38,12 @@ const TABLE: [(&str, DType); 22] = [
     ("U64", DType::UInt64),
 ];
 
+/// `s` as the table spells it, when it names a dtype: the header's dtype text kept without
+/// a copy.
+pub(super) fn known_dtype_name(s: &str) -> Option<&'static str> {
+    TABLE.iter().find(|(n, _)| *n == s).map(|(n, _)| *n)
+}
+
 /// The safetensors spelling of a dtype (`F32`, `BF16`, `F8_E4M3`...).
 pub fn dtype_name(d: DType) -> Option<&'static str> {
     TABLE.iter().find(|(_, t)| *t == d).map(|(n, _)| *n)

@@ -1,5 +1,7 @@
 //! Opening a safetensors file.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::dtype_from_name;
@@ -23,7 +25,7 @@ pub struct SafetensorsReader {
 /// One tensor's header fields, before its dtype and size are checked.
 struct Declared {
     name: String,
-    dtype: String,
+    dtype: Cow<'static, str>,
     shape: Vec<u64>,
     begin: u64,
     end: u64,
@@ -45,19 +47,23 @@ fn declared(name: String, value: HeaderValue) -> Result<Declared> {
     for (k, v) in fields {
         match k {
             Key::Dtype => {
-                dtype = Some(v.as_str().ok_or_else(|| bad_field(&name, "dtype is not a string"))?.to_string())
+                dtype = Some(match v {
+                    Field::DType(s) => Cow::Borrowed(s),
+                    Field::Text(s) | Field::Other(serde_json::Value::String(s)) => Cow::Owned(s),
+                    _ => return Err(bad_field(&name, "dtype is not a string")),
+                })
             }
             Key::Shape => {
-                let dims = v.as_numbers();
-                if let Some(d) = dims.filter(|d| d.len() > MAX_RANK) {
-                    return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", d.len())));
-                }
-                let dims = match (&v, dims) {
-                    (_, Some(d)) => d.to_vec(),
-                    (Field::Other(serde_json::Value::Array(a)), None) if a.len() > MAX_RANK => {
+                let dims = match v {
+                    Field::Numbers(d) if d.len() > MAX_RANK => {
+                        return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", d.len())));
+                    }
+                    Field::Numbers(d) => d,
+                    Field::Pair(a, b) => vec![a, b],
+                    Field::Other(serde_json::Value::Array(a)) if a.len() > MAX_RANK => {
                         return Err(bad_field(&name, &format!("rank {} exceeds {MAX_RANK}", a.len())));
                     }
-                    (Field::Other(serde_json::Value::Array(_)), None) => {
+                    Field::Other(serde_json::Value::Array(_)) => {
                         return Err(bad_field(&name, "a shape dimension is not an unsigned integer"));
                     }
                     _ => return Err(bad_field(&name, "shape is not an array")),
@@ -65,9 +71,10 @@ fn declared(name: String, value: HeaderValue) -> Result<Declared> {
                 shape = Some(dims);
             }
             Key::DataOffsets => {
-                let pair = v.as_numbers().filter(|a| a.len() == 2).map(|a| (a[0], a[1]));
-                offsets =
-                    Some(pair.ok_or_else(|| bad_field(&name, "data_offsets is not a pair of unsigned integers"))?);
+                let Field::Pair(begin, end) = v else {
+                    return Err(bad_field(&name, "data_offsets is not a pair of unsigned integers"));
+                };
+                offsets = Some((begin, end));
             }
             Key::Other(k) => extra.push((k, MetaValue::from_json(&v.into_json()))),
         }
@@ -189,7 +196,7 @@ impl SafetensorsReader {
                 Ok(e) => entries.push(e),
                 Err(failed) => {
                     let (d, error) = *failed;
-                    unreadable.push(Unreadable { name: d.name, dtype: d.dtype, shape: d.shape, error });
+                    unreadable.push(Unreadable { name: d.name, dtype: d.dtype.into_owned(), shape: d.shape, error });
                 }
             }
         }
