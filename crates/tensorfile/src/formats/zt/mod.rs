@@ -7,6 +7,7 @@
 
 mod cbor;
 mod index;
+mod interpret;
 mod read;
 mod sparse;
 mod validate;

@@ -1,6 +1,7 @@
 //! Opening a `.zt` file: footer, index, structural checks, then per-entry decoding.
 
-use super::index::{self, BlobForm, IndexEntry, Interpreted};
+use super::index::{self, IndexEntry};
+use super::interpret::{self, BlobForm, Interpreted};
 use super::sparse::{self, SparseShape};
 use super::validate::{self, Placement};
 use super::{MAGIC, zstd_frames};
@@ -58,7 +59,7 @@ impl ZtReader {
         for e in &mut raw {
             // In bounds: checked by check_placements.
             let stored = bytes.slice(e.offset, e.size)?;
-            match index::interpret(e, &stored) {
+            match interpret::interpret(e, &stored) {
                 Ok(Interpreted { info, storage, nbytes, form, unknown_checksum }) => {
                     entries.push(Entry { info, nbytes, storage });
                     forms.push((form, unknown_checksum));
@@ -82,7 +83,7 @@ impl ZtReader {
             Encoding::Zstd => {
                 let expected = match (form, &entry.info.layout) {
                     (BlobForm::ReferenceSparse, Layout::Sparse { format, nnz }) => {
-                        index::reference_len(*format, entry.info.dtype, &entry.info.shape, *nnz)?
+                        interpret::reference_len(*format, entry.info.dtype, &entry.info.shape, *nnz)?
                     }
                     _ => entry.nbytes,
                 };

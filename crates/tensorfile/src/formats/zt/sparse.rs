@@ -1,6 +1,6 @@
 //! Sparse blobs: the spec form we define (docs/zt-sparse.md) and the reference's records.
 
-use super::index::BlobForm;
+use super::interpret::BlobForm;
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::model::{ByteOrder, DType, SparseData, SparseFormat};
