@@ -1,45 +1,16 @@
 //! The `tensorfile` binary, run on small files made in a temporary folder.
 
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::*;
 use serde_json::Value as Json;
 use tensorfile::model::{ByteOrder, ChecksumKind, Kind, Layout, SparseData, SparseFormat};
 use tensorfile::source::Bytes;
 use tensorfile::{Compression, DType, Format, TensorData, TensorFile, TensorInfo, WriteOptions};
 
 // --- helpers -------------------------------------------------------------------------------
-
-type Arg<'a> = &'a dyn AsRef<OsStr>;
-
-fn tensorfile(args: &[Arg<'_>]) -> Output {
-    let args = args.iter().map(|a| a.as_ref());
-    Command::new(env!("CARGO_BIN_EXE_tensorfile")).args(args).output().expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited normally")
-}
-
-/// Run and expect exit 0, returning stdout.
-fn ok(args: &[Arg<'_>]) -> String {
-    let o = tensorfile(args);
-    assert_eq!(code(&o), 0, "stdout: {}\nstderr: {}", stdout(&o), stderr(&o));
-    stdout(&o)
-}
-
-fn json_of(text: &str) -> Json {
-    serde_json::from_str(text).expect("valid JSON")
-}
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

@@ -2,37 +2,12 @@
 //! (`tests/fixtures/sharded/mobilenet`) listed, described and verified through its index and
 //! its folder; `convert --max-shard-size` writing shards and their index.
 
-use std::ffi::OsStr;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use common::*;
 use serde_json::Value as Json;
-
-type Arg<'a> = &'a dyn AsRef<OsStr>;
-
-fn tensorfile(args: &[Arg<'_>]) -> Output {
-    let args = args.iter().map(|a| a.as_ref());
-    Command::new(env!("CARGO_BIN_EXE_tensorfile")).args(args).output().expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Run and expect exit 0, returning stdout.
-fn ok(args: &[Arg<'_>]) -> String {
-    let o = tensorfile(args);
-    assert_eq!(o.status.code(), Some(0), "stdout: {}\nstderr: {}", stdout(&o), stderr(&o));
-    stdout(&o)
-}
-
-fn json_of(text: &str) -> Json {
-    serde_json::from_str(text).expect("valid JSON")
-}
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/sharded/mobilenet")
