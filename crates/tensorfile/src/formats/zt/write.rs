@@ -130,11 +130,17 @@ impl<'w> ZtWriter<'w> {
         Ok(info)
     }
 
-    /// Start a blob at the next aligned offset.
-    fn begin_blob(&mut self) -> Result<()> {
+    /// Pad with zeros to the next aligned offset, where a blob starts.
+    fn align(&mut self) -> Result<()> {
         let pad = self.pos.next_multiple_of(ALIGNMENT) - self.pos;
         self.out.write_all(&ZEROS[..pad as usize])?;
         self.pos += pad;
+        Ok(())
+    }
+
+    /// Start a blob written in pieces at the next aligned offset.
+    fn begin_blob(&mut self) -> Result<()> {
+        self.align()?;
         self.open_blob =
             Some(OpenBlob { offset: self.pos, size: 0, checksum: ChecksumHasher::new(self.options.checksum) });
         Ok(())
@@ -161,11 +167,10 @@ impl<'w> ZtWriter<'w> {
 
     /// Append one whole blob whose checksum is known.
     fn emit(&mut self, stored: &[u8], checksum: Option<Checksum>) -> Result<()> {
-        self.begin_blob()?;
+        self.align()?;
         let offset = self.pos;
         self.out.write_all(stored)?;
         self.pos += stored.len() as u64;
-        self.open_blob = None;
         let raw = !self.compressing();
         self.written.push(Written { offset, size: stored.len() as u64, raw, checksum });
         self.accepted -= 1;
