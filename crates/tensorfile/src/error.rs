@@ -189,6 +189,8 @@ pub enum ErrorKind {
     NotFound(String),
     /// The caller asked for something impossible (bad option, mismatched data...).
     Usage(String),
+    /// A remote object could not be fetched (network, server or credentials), after retries.
+    Remote(String),
 }
 
 /// The library's error: a kind, plus the file and tensor it concerns when known.
@@ -265,7 +267,7 @@ impl Error {
         match &self.kind {
             ErrorKind::Io(e) => e.to_string(),
             ErrorKind::Invalid { detail, .. } => detail.clone(),
-            ErrorKind::Unsupported(w) | ErrorKind::Usage(w) => w.clone(),
+            ErrorKind::Unsupported(w) | ErrorKind::Usage(w) | ErrorKind::Remote(w) => w.clone(),
             ErrorKind::NotFound(n) => format!("no tensor named {n:?}"),
         }
     }
@@ -281,7 +283,7 @@ impl Error {
             ErrorKind::Invalid { rule, detail } => out.push_str(&format!("{detail} [{rule}]")),
             ErrorKind::Unsupported(w) => out.push_str(&format!("unsupported: {w}")),
             ErrorKind::NotFound(n) => out.push_str(&format!("no tensor named {n:?}")),
-            ErrorKind::Usage(w) => out.push_str(w),
+            ErrorKind::Usage(w) | ErrorKind::Remote(w) => out.push_str(w),
         }
         out
     }
@@ -305,6 +307,7 @@ impl Clone for ErrorKind {
             ErrorKind::Unsupported(w) => ErrorKind::Unsupported(w.clone()),
             ErrorKind::NotFound(n) => ErrorKind::NotFound(n.clone()),
             ErrorKind::Usage(w) => ErrorKind::Usage(w.clone()),
+            ErrorKind::Remote(w) => ErrorKind::Remote(w.clone()),
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::{Chunks, Entry, TensorData, Unreadable};
 use crate::shards::{self, ShardSet};
-use crate::source::Bytes;
+use crate::source::{self, Bytes, Source};
 
 /// A tensor file, opened and validated; its format is recognised from its content.
 pub struct TensorFile {
@@ -17,16 +17,25 @@ pub struct TensorFile {
     by_name: Vec<usize>,
 }
 
-fn path_size(path: &Path) -> u64 {
-    std::fs::metadata(path).map_or(0, |m| m.len())
+/// A local path mapped, or a URL opened.
+fn source_of(path: &Path) -> Result<Source> {
+    match path.to_str().filter(|p| source::is_url(p)) {
+        Some(url) => Source::open_url(url).map_err(|e| e.in_file(url)),
+        None => Source::map_file(path),
+    }
 }
 
 impl TensorFile {
     /// Map `path` and open it. A folder, or the index of a sharded checkpoint
     /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
     /// (see [`crate::shards`]).
+    ///
+    /// A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote object ([`Self::open_url`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
+        if let Some(url) = path.to_str().filter(|p| source::is_url(p)) {
+            return Self::open_url(url);
+        }
         let bytes = match Bytes::map_file(path) {
             Ok(bytes) => bytes,
             // A folder cannot be mapped: only then is it worth asking whether it is one.
@@ -44,6 +53,21 @@ impl TensorFile {
             f.path = Some(path.to_path_buf());
             f
         })
+    }
+
+    /// Open a remote object by URL. Only its index is fetched (the header of a safetensors
+    /// file, the footer of a `.zt`, the central directory and records of a zip archive, the
+    /// flatbuffer of a `.pte`/`.ptd`); a tensor's bytes are fetched when it is read.
+    pub fn open_url(url: &str) -> Result<Self> {
+        let open = || -> Result<Self> {
+            let src = Source::open_url(url)?;
+            let format = Format::detect_source(&src)?;
+            let size = src.len();
+            Self::from_reader(format.open(src)?, size)
+        };
+        let mut file = open().map_err(|e| e.in_file(url))?;
+        file.path = Some(PathBuf::from(url));
+        Ok(file)
     }
 
     /// Open `paths` as one set: every tensor of every file, in that order. Files must be of
@@ -69,13 +93,14 @@ impl TensorFile {
     pub fn open_with_data(path: impl AsRef<Path>, data: Option<&Path>) -> Result<Self> {
         let path = path.as_ref();
         let Some(data) = data else { return Self::open(path) };
-        let bytes = Bytes::map_file(path)?;
-        if Format::detect(&bytes).map_err(|e| e.in_file(path))? != Format::Pte {
+        let src = source_of(path)?;
+        if Format::detect_source(&src).map_err(|e| e.in_file(path))? != Format::Pte {
             return Err(Error::usage(format!("--data is for ExecuTorch programs; {} is not one", path.display())));
         }
-        let ptd = crate::formats::ptd::PtdReader::open(Bytes::map_file(data)?).map_err(|e| e.in_file(data))?;
-        let reader = crate::formats::pte::PteReader::open(bytes, Some(ptd)).map_err(|e| e.in_file(path))?;
-        let mut f = Self::from_reader(Box::new(reader), path_size(path)).map_err(|e| e.in_file(path))?;
+        let ptd = crate::formats::ptd::PtdReader::open(source_of(data)?.whole()?).map_err(|e| e.in_file(data))?;
+        let size = src.len();
+        let reader = crate::formats::pte::PteReader::open(src.whole()?, Some(ptd)).map_err(|e| e.in_file(path))?;
+        let mut f = Self::from_reader(Box::new(reader), size).map_err(|e| e.in_file(path))?;
         f.path = Some(path.to_path_buf());
         Ok(f)
     }

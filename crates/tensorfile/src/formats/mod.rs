@@ -22,7 +22,7 @@ use crate::error::{Error, Result, Rule};
 use crate::model::{
     ByteOrder, ChecksumKind, Chunks, Entry, Layout, MetaValue, TensorData, TensorInfo, Unreadable, gather,
 };
-use crate::source::Bytes;
+use crate::source::{Bytes, SPECULATIVE_READ, Source};
 
 /// The file formats this library knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,15 +109,29 @@ impl Format {
         Err(Error::invalid(Rule::UnknownFormat, "not a file format tensorfile recognises"))
     }
 
-    /// Open `bytes` as this format.
-    pub fn open(self, bytes: Bytes) -> Result<Box<dyn FormatReader>> {
+    /// Recognise the format of a file from its first bytes (and, for a zip archive, its entry
+    /// names): for a remote file, a speculative read of its start (and of the archive's
+    /// central directory).
+    pub fn detect_source(src: &Source) -> Result<Format> {
+        let head = src.head(SPECULATIVE_READ)?;
+        if head.starts_with(b"PK\x03\x04") {
+            let names = crate::zip::entry_names_in(src)?;
+            return Ok(if pt2::looks_like(&names) { Format::Pt2 } else { Format::Pt });
+        }
+        Format::detect(&head)
+    }
+
+    /// Open `src` as this format. A remote source is read by range: the reader fetches its
+    /// index when it opens and a tensor's bytes when one is read.
+    pub fn open(self, src: impl Into<Source>) -> Result<Box<dyn FormatReader>> {
+        let src = src.into();
         match self {
-            Format::Zt => Ok(Box::new(zt::ZtReader::open(bytes)?)),
-            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(bytes)?)),
-            Format::Pte => Ok(Box::new(pte::PteReader::open(bytes, None)?)),
-            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(bytes)?)),
-            Format::Pt => Ok(Box::new(pt::PtReader::open(bytes)?)),
-            Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(bytes)?)),
+            Format::Zt => Ok(Box::new(zt::ZtReader::open(src.whole()?)?)),
+            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src.whole()?)?)),
+            Format::Pte => Ok(Box::new(pte::PteReader::open(src.whole()?, None)?)),
+            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src.whole()?)?)),
+            Format::Pt => Ok(Box::new(pt::PtReader::open(src.whole()?)?)),
+            Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(src.whole()?)?)),
         }
     }
 

@@ -1,121 +1,182 @@
-//! Where bytes come from: a memory-mapped file or an owned buffer, shared cheaply.
+//! Where bytes come from.
+//!
+//! [`Bytes`] are bytes in memory (a slice of a mapped file or of an owned buffer). A
+//! [`Source`] is a whole file that readers take bytes from by range: a local file, whose
+//! ranges are slices of its map (zero-copy), or a remote object (`http(s)://`, `s3://`,
+//! `gs://`, `az://`), whose ranges are fetched with ranged GETs when asked for. Readers ask
+//! only for what they need: the index when a file is opened, a tensor's bytes when it is read.
 
+mod bytes;
 mod mapped;
+#[cfg(feature = "remote")]
+mod remote;
 
-use std::fmt;
-use std::fs::File;
-use std::ops::{Deref, Range};
 use std::path::Path;
+#[cfg(feature = "remote")]
 use std::sync::Arc;
+
+pub use bytes::Bytes;
 
 use crate::checked;
 use crate::error::{Error, Result};
 
-type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
+/// How many bytes a reader fetches at once from the start or the end of a remote file when it
+/// does not yet know the length of the index there: one round trip usually covers the whole
+/// index; a larger one costs a second.
+pub const SPECULATIVE_READ: u64 = 64 * 1024;
 
-/// A cheaply cloned, immutable byte range: a slice of a mapped file or of an owned buffer.
-/// Clones share the same memory.
+/// A file to read by range: local and mapped, or remote.
 #[derive(Clone)]
-pub struct Bytes {
-    owner: Owner,
-    range: Range<usize>,
-    mapped: bool,
+pub struct Source {
+    inner: Inner,
 }
 
-impl Bytes {
-    /// Bytes owned by this value.
-    pub fn from_vec(v: Vec<u8>) -> Self {
-        let len = v.len();
-        Bytes { owner: Arc::new(v), range: 0..len, mapped: false }
+#[derive(Clone)]
+enum Inner {
+    Local(Bytes),
+    #[cfg(feature = "remote")]
+    Remote(Arc<remote::RemoteObject>),
+}
+
+/// Whether `location` names a remote object (a URL of a scheme this library reads) rather
+/// than a local path.
+pub fn is_url(location: &str) -> bool {
+    let Some((scheme, rest)) = location.split_once("://") else { return false };
+    !rest.is_empty() && REMOTE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
+}
+
+/// The URL schemes of remote objects.
+pub const REMOTE_SCHEMES: [&str; 9] = ["http", "https", "s3", "s3a", "gs", "az", "azure", "abfs", "abfss"];
+
+impl Source {
+    /// Bytes already in memory (or mapped) as a source.
+    pub fn local(bytes: Bytes) -> Source {
+        Source { inner: Inner::Local(bytes) }
     }
 
-    /// Map a file read-only. Empty files are served from an empty buffer (an empty map is not
-    /// portable).
-    pub fn map_file(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
-        let len = file.metadata().map_err(|e| Error::from(e).in_file(path))?.len();
-        if len == 0 {
-            return Ok(Bytes::from_vec(Vec::new()));
+    /// Map the local file at `path`.
+    pub fn map_file(path: &Path) -> Result<Source> {
+        Bytes::map_file(path).map(Source::local)
+    }
+
+    /// Open a remote object by URL: its size is asked for (one HEAD request); nothing else is
+    /// fetched until a reader asks for a range.
+    pub fn open_url(url: &str) -> Result<Source> {
+        #[cfg(feature = "remote")]
+        {
+            remote::RemoteObject::open(url).map(|o| Source { inner: Inner::Remote(Arc::new(o)) })
         }
-        let map = mapped::map_read_only(&file).map_err(|e| Error::from(e).in_file(path))?;
-        let len = map.len();
-        Ok(Bytes { owner: Arc::new(map), range: 0..len, mapped: true })
+        #[cfg(not(feature = "remote"))]
+        {
+            Err(Error::unsupported(format!("{url}: this build of tensorfile reads no URLs (feature `remote`)")))
+        }
     }
 
-    /// Read a whole file into memory (no map).
-    pub fn read_file(path: &Path) -> Result<Self> {
-        let v = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
-        Ok(Bytes::from_vec(v))
+    /// A local path or a URL ([`is_url`]).
+    pub fn open(location: &str) -> Result<Source> {
+        if is_url(location) { Source::open_url(location) } else { Source::map_file(Path::new(location)) }
     }
 
-    /// A sub-range, checked against this slice's length.
-    pub fn slice(&self, offset: u64, len: u64) -> Result<Bytes> {
-        let r = checked::range_within(offset, len, self.len(), "byte range")?;
-        Ok(Bytes {
-            owner: self.owner.clone(),
-            range: self.range.start + r.start..self.range.start + r.end,
-            mapped: self.mapped,
-        })
+    /// The file's size in bytes.
+    pub fn len(&self) -> u64 {
+        match &self.inner {
+            Inner::Local(b) => b.len() as u64,
+            #[cfg(feature = "remote")]
+            Inner::Remote(o) => o.len(),
+        }
     }
 
-    /// Where these bytes start within the buffer or file they were sliced from (for a
-    /// slice of a mapped file: the file offset).
-    pub fn offset_in_owner(&self) -> u64 {
-        self.range.start as u64
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
-    /// Whether these bytes live in a memory-mapped file (zero-copy) rather than a buffer.
-    pub fn is_mapped(&self) -> bool {
-        self.mapped
+    /// Whether ranges are fetched over the network.
+    pub fn is_remote(&self) -> bool {
+        !matches!(self.inner, Inner::Local(_))
     }
 
-    /// Whether `self` lies inside the same memory as `other` (same owner, overlapping or not).
-    pub fn shares_owner(&self, other: &Bytes) -> bool {
-        Arc::ptr_eq(&self.owner, &other.owner)
+    /// The whole file, when it is local (mapped or in memory): what a reader that walks the
+    /// whole file anyway (a legacy `torch.save` pickle stream) or a writer that rewrites it in
+    /// place of the original uses.
+    pub fn as_local(&self) -> Option<&Bytes> {
+        match &self.inner {
+            Inner::Local(b) => Some(b),
+            #[cfg(feature = "remote")]
+            Inner::Remote(_) => None,
+        }
     }
 
-    pub fn to_vec(&self) -> Vec<u8> {
-        self.deref().to_vec()
+    /// Bytes `offset..offset + len`, checked against the file's size. Local: a slice of the
+    /// map. Remote: served from what was already fetched when it covers the range, else
+    /// fetched (large ranges as several concurrent requests).
+    pub fn range(&self, offset: u64, len: u64) -> Result<Bytes> {
+        checked::range_within(offset, len, self.len_usize()?, "byte range")?;
+        match &self.inner {
+            Inner::Local(b) => b.slice(offset, len),
+            #[cfg(feature = "remote")]
+            Inner::Remote(o) => o.range(offset, len),
+        }
     }
 
-    /// The addresses of the whole map or buffer these bytes were sliced from: with
-    /// [`Bytes::is_mapped`], how a caller checks that its array is a view of the file.
-    pub fn owner_addresses(&self) -> Range<usize> {
-        let all: &[u8] = (*self.owner).as_ref();
-        let start = all.as_ptr() as usize;
-        start..start + all.len()
+    /// Several ranges at once (remote: fetched concurrently), in the order asked.
+    pub fn ranges(&self, wanted: &[(u64, u64)]) -> Result<Vec<Bytes>> {
+        for &(offset, len) in wanted {
+            checked::range_within(offset, len, self.len_usize()?, "byte range")?;
+        }
+        match &self.inner {
+            Inner::Local(b) => wanted.iter().map(|&(offset, len)| b.slice(offset, len)).collect(),
+            #[cfg(feature = "remote")]
+            Inner::Remote(o) => o.ranges(wanted),
+        }
+    }
+
+    /// The first `min(max, len)` bytes: a speculative read of a header of unknown length.
+    pub fn head(&self, max: u64) -> Result<Bytes> {
+        self.range(0, max.min(self.len()))
+    }
+
+    /// The last `min(max, len)` bytes, and the offset where they start: a speculative read of
+    /// a footer of unknown length.
+    pub fn tail(&self, max: u64) -> Result<(u64, Bytes)> {
+        let n = max.min(self.len());
+        let start = self.len() - n;
+        Ok((start, self.range(start, n)?))
+    }
+
+    /// The whole file in memory (local: the map itself; remote: downloaded in concurrent
+    /// ranges).
+    pub fn whole(&self) -> Result<Bytes> {
+        self.range(0, self.len())
+    }
+
+    /// Bytes fetched over the network so far (0 for a local file): what tests and
+    /// benchmarks count.
+    pub fn bytes_fetched(&self) -> u64 {
+        match &self.inner {
+            Inner::Local(_) => 0,
+            #[cfg(feature = "remote")]
+            Inner::Remote(o) => o.bytes_fetched(),
+        }
+    }
+
+    fn len_usize(&self) -> Result<usize> {
+        usize::try_from(self.len()).map_err(|_| Error::unsupported("a file larger than this machine's address space"))
     }
 }
 
-impl Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // The range was checked against the owner when this value was made.
-        &(*self.owner).as_ref()[self.range.clone()]
+impl From<Bytes> for Source {
+    fn from(bytes: Bytes) -> Self {
+        Source::local(bytes)
     }
 }
 
-impl AsRef<[u8]> for Bytes {
-    fn as_ref(&self) -> &[u8] {
-        self
-    }
-}
-
-impl PartialEq for Bytes {
-    fn eq(&self, other: &Bytes) -> bool {
-        self.deref() == other.deref()
-    }
-}
-
-impl fmt::Debug for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Bytes({} bytes{})", self.len(), if self.mapped { ", mapped" } else { "" })
-    }
-}
-
-impl From<Vec<u8>> for Bytes {
-    fn from(v: Vec<u8>) -> Self {
-        Bytes::from_vec(v)
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            Inner::Local(b) => write!(f, "Source::Local({b:?})"),
+            #[cfg(feature = "remote")]
+            Inner::Remote(o) => write!(f, "Source::Remote({}, {} bytes)", o.url(), o.len()),
+        }
     }
 }
 
@@ -124,26 +185,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slices_share_memory_and_are_checked() {
-        let b = Bytes::from_vec((0u8..10).collect());
-        let s = b.slice(2, 3).unwrap();
-        assert_eq!(&*s, &[2, 3, 4]);
-        assert!(s.shares_owner(&b));
-        let s2 = s.slice(1, 2).unwrap();
-        assert_eq!(&*s2, &[3, 4]);
-        assert!(s.slice(2, 2).is_err());
-        assert!(b.slice(u64::MAX, 1).is_err());
+    fn urls_are_told_from_paths() {
+        for url in ["http://h/x.zt", "https://h/a/b", "s3://bucket/key", "gs://b/k", "az://c/k", "S3://B/K"] {
+            assert!(is_url(url), "{url}");
+        }
+        for path in ["model.zt", "/tmp/x", "C:\\x", "ftp://h/x", "http://", "./s3://x"] {
+            assert!(!is_url(path), "{path}");
+        }
     }
 
     #[test]
-    fn maps_files_and_empty_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("x");
-        std::fs::write(&p, b"hello").unwrap();
-        let b = Bytes::map_file(&p).unwrap();
-        assert!(b.is_mapped());
-        assert_eq!(&*b, b"hello");
-        std::fs::write(&p, b"").unwrap();
-        assert_eq!(Bytes::map_file(&p).unwrap().len(), 0);
+    fn local_ranges_are_slices_of_the_map_and_checked() {
+        let src = Source::local(Bytes::from_vec((0u8..100).collect()));
+        let whole = src.whole().unwrap();
+        let r = src.range(10, 5).unwrap();
+        assert_eq!(&*r, &[10, 11, 12, 13, 14]);
+        assert!(r.shares_owner(&whole));
+        assert!(src.range(99, 2).is_err());
+        assert!(src.range(u64::MAX, 2).is_err());
+        let (start, tail) = src.tail(30).unwrap();
+        assert_eq!((start, tail.len()), (70, 30));
+        assert_eq!(src.head(1000).unwrap().len(), 100);
+        let parts = src.ranges(&[(0, 1), (50, 2)]).unwrap();
+        assert_eq!((&*parts[0], &*parts[1]), (&[0u8][..], &[50u8, 51][..]));
+        assert!(src.ranges(&[(0, 1), (100, 1)]).is_err());
+        assert_eq!(src.bytes_fetched(), 0);
     }
 }

@@ -10,7 +10,7 @@
 mod read;
 mod write;
 
-pub use read::{Archive, ZipEntry, entry_names, is_safe_name};
+pub use read::{Archive, ZipEntry, entry_names, entry_names_in, is_safe_name};
 pub use write::ZipWriter;
 
 use crate::error::Error;

@@ -178,6 +178,12 @@ pub fn entry_names(b: &[u8]) -> Result<Vec<String>> {
     Ok(central_entries(b)?.into_iter().map(|e| e.name).collect())
 }
 
+/// The entry names of the zip archive in `src`. Remote: only the end of the archive (its
+/// central directory) is fetched.
+pub fn entry_names_in(src: &crate::source::Source) -> Result<Vec<String>> {
+    entry_names(&src.whole()?)
+}
+
 impl Archive {
     pub fn open(bytes: Bytes) -> Result<Archive> {
         let entries = central_entries(&bytes)?;

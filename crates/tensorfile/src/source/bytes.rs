@@ -1,0 +1,153 @@
+//! Bytes in memory: a memory-mapped file or an owned buffer, shared cheaply.
+
+use std::fmt;
+use std::fs::File;
+use std::ops::{Deref, Range};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::checked;
+use crate::error::{Error, Result};
+
+type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// A cheaply cloned, immutable byte range: a slice of a mapped file or of an owned buffer.
+/// Clones share the same memory.
+#[derive(Clone)]
+pub struct Bytes {
+    owner: Owner,
+    range: Range<usize>,
+    mapped: bool,
+}
+
+impl Bytes {
+    /// Bytes owned by this value.
+    pub fn from_vec(v: Vec<u8>) -> Self {
+        let len = v.len();
+        Bytes { owner: Arc::new(v), range: 0..len, mapped: false }
+    }
+
+    /// Bytes held by any owner of a byte buffer (a network buffer, say), without a copy.
+    pub fn from_owner(owner: impl AsRef<[u8]> + Send + Sync + 'static) -> Self {
+        let len = owner.as_ref().len();
+        Bytes { owner: Arc::new(owner), range: 0..len, mapped: false }
+    }
+
+    /// Map a file read-only. Empty files are served from an empty buffer (an empty map is not
+    /// portable).
+    pub fn map_file(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
+        let len = file.metadata().map_err(|e| Error::from(e).in_file(path))?.len();
+        if len == 0 {
+            return Ok(Bytes::from_vec(Vec::new()));
+        }
+        let map = super::mapped::map_read_only(&file).map_err(|e| Error::from(e).in_file(path))?;
+        let len = map.len();
+        Ok(Bytes { owner: Arc::new(map), range: 0..len, mapped: true })
+    }
+
+    /// Read a whole file into memory (no map).
+    pub fn read_file(path: &Path) -> Result<Self> {
+        let v = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
+        Ok(Bytes::from_vec(v))
+    }
+
+    /// A sub-range, checked against this slice's length.
+    pub fn slice(&self, offset: u64, len: u64) -> Result<Bytes> {
+        let r = checked::range_within(offset, len, self.len(), "byte range")?;
+        Ok(Bytes {
+            owner: self.owner.clone(),
+            range: self.range.start + r.start..self.range.start + r.end,
+            mapped: self.mapped,
+        })
+    }
+
+    /// Where these bytes start within the buffer or file they were sliced from (for a
+    /// slice of a mapped file: the file offset).
+    pub fn offset_in_owner(&self) -> u64 {
+        self.range.start as u64
+    }
+
+    /// Whether these bytes live in a memory-mapped file (zero-copy) rather than a buffer.
+    pub fn is_mapped(&self) -> bool {
+        self.mapped
+    }
+
+    /// Whether `self` lies inside the same memory as `other` (same owner, overlapping or not).
+    pub fn shares_owner(&self, other: &Bytes) -> bool {
+        Arc::ptr_eq(&self.owner, &other.owner)
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.deref().to_vec()
+    }
+
+    /// The addresses of the whole map or buffer these bytes were sliced from: with
+    /// [`Bytes::is_mapped`], how a caller checks that its array is a view of the file.
+    pub fn owner_addresses(&self) -> Range<usize> {
+        let all: &[u8] = (*self.owner).as_ref();
+        let start = all.as_ptr() as usize;
+        start..start + all.len()
+    }
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // The range was checked against the owner when this value was made.
+        &(*self.owner).as_ref()[self.range.clone()]
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        self.deref() == other.deref()
+    }
+}
+
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Bytes({} bytes{})", self.len(), if self.mapped { ", mapped" } else { "" })
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Self {
+        Bytes::from_vec(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_share_memory_and_are_checked() {
+        let b = Bytes::from_vec((0u8..10).collect());
+        let s = b.slice(2, 3).unwrap();
+        assert_eq!(&*s, &[2, 3, 4]);
+        assert!(s.shares_owner(&b));
+        let s2 = s.slice(1, 2).unwrap();
+        assert_eq!(&*s2, &[3, 4]);
+        assert!(s.slice(2, 2).is_err());
+        assert!(b.slice(u64::MAX, 1).is_err());
+    }
+
+    #[test]
+    fn maps_files_and_empty_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        std::fs::write(&p, b"hello").unwrap();
+        let b = Bytes::map_file(&p).unwrap();
+        assert!(b.is_mapped());
+        assert_eq!(&*b, b"hello");
+        std::fs::write(&p, b"").unwrap();
+        assert_eq!(Bytes::map_file(&p).unwrap().len(), 0);
+    }
+}

@@ -1,0 +1,238 @@
+//! Remote objects read by range through `object_store`: `http(s)://` (any server that honours
+//! `Range`), `s3://`, `gs://` and `az://`, with credentials and endpoints from the usual
+//! environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`) and retries with exponential
+//! backoff.
+//!
+//! The library's API is blocking; requests run on one small tokio runtime shared by every
+//! remote object, and callers block on them.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig, aws, azure, gcp, http,
+};
+
+use super::Bytes;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Ranges larger than this are fetched as several requests of this size, concurrently.
+pub const PART_SIZE: u64 = 8 * 1024 * 1024;
+/// Requests in flight at once for one large range.
+pub const PARTS_IN_FLIGHT: usize = 8;
+/// Fetched ranges at most this large are kept (a speculative read of a header or footer,
+/// an index) so that a reader asking again for part of them makes no second request.
+const KEPT_MAX: u64 = 1024 * 1024;
+/// How many such ranges are kept (oldest dropped first).
+const KEPT_COUNT: usize = 16;
+
+pub struct RemoteObject {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    len: u64,
+    fetched: AtomicU64,
+    kept: Mutex<Vec<(u64, Bytes)>>,
+}
+
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<std::io::Result<tokio::runtime::Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(4)
+                .thread_name("tensorfile-remote")
+                .enable_all()
+                .build()
+        })
+        .as_ref()
+        .map_err(|e| Error::new(ErrorKind::Remote(format!("cannot start the network runtime: {e}"))))
+}
+
+fn retries() -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: 8,
+        retry_timeout: Duration::from_secs(120),
+    }
+}
+
+fn client_options() -> ClientOptions {
+    ClientOptions::new()
+        .with_connect_timeout(Duration::from_secs(10))
+        .with_timeout(Duration::from_secs(120))
+        .with_pool_max_idle_per_host(PARTS_IN_FLIGHT * 2)
+}
+
+/// The store behind `url` and the object's path within it.
+fn store_for(url: &str) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
+    let bad = |why: String| Error::usage(format!("{url}: {why}"));
+    let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a valid URL ({e})")))?;
+    let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
+    let store: Arc<dyn ObjectStore> = match scheme {
+        ObjectStoreScheme::Http => {
+            let base = format!("{}://{}", parsed.scheme(), parsed.authority());
+            let options = client_options().with_allow_http(parsed.scheme() == "http");
+            Arc::new(
+                http::HttpBuilder::new()
+                    .with_url(base)
+                    .with_client_options(options)
+                    .with_retry(retries())
+                    .build()
+                    .map_err(remote_error)?,
+            )
+        }
+        ObjectStoreScheme::AmazonS3 => Arc::new(
+            aws::AmazonS3Builder::from_env()
+                .with_url(url)
+                .with_client_options(client_options())
+                .with_retry(retries())
+                .build()
+                .map_err(remote_error)?,
+        ),
+        ObjectStoreScheme::GoogleCloudStorage => Arc::new(
+            gcp::GoogleCloudStorageBuilder::from_env()
+                .with_url(url)
+                .with_client_options(client_options())
+                .with_retry(retries())
+                .build()
+                .map_err(remote_error)?,
+        ),
+        ObjectStoreScheme::MicrosoftAzure => Arc::new(
+            azure::MicrosoftAzureBuilder::from_env()
+                .with_url(url)
+                .with_client_options(client_options())
+                .with_retry(retries())
+                .build()
+                .map_err(remote_error)?,
+        ),
+        _ => return Err(bad("not a remote URL tensorfile reads (http, https, s3, gs, az)".into())),
+    };
+    Ok((store, path))
+}
+
+/// An object store's error; the URL is added by the caller, as a file path is.
+fn remote_error(e: object_store::Error) -> Error {
+    match e {
+        object_store::Error::NotFound { .. } => {
+            Error::from(std::io::Error::new(std::io::ErrorKind::NotFound, "no such object"))
+        }
+        e => Error::new(ErrorKind::Remote(e.to_string())),
+    }
+}
+
+impl RemoteObject {
+    pub fn open(url: &str) -> Result<RemoteObject> {
+        let (store, path) = store_for(url)?;
+        let meta = runtime()?.block_on(store.head(&path)).map_err(remote_error)?;
+        Ok(RemoteObject {
+            url: url.to_string(),
+            store,
+            path,
+            len: meta.size,
+            fetched: AtomicU64::new(0),
+            kept: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn bytes_fetched(&self) -> u64 {
+        self.fetched.load(Ordering::Relaxed)
+    }
+
+    /// A range already checked against the object's size.
+    pub fn range(&self, offset: u64, len: u64) -> Result<Bytes> {
+        if let Some(b) = self.from_kept(offset, len)? {
+            return Ok(b);
+        }
+        let bytes = runtime()?.block_on(self.fetch(offset..offset + len))?;
+        self.keep(offset, &bytes);
+        Ok(bytes)
+    }
+
+    /// Ranges already checked against the object's size, fetched concurrently.
+    pub fn ranges(&self, wanted: &[(u64, u64)]) -> Result<Vec<Bytes>> {
+        let fetch = futures::stream::iter(wanted.iter().map(|&(offset, len)| async move {
+            match self.from_kept(offset, len)? {
+                Some(b) => Ok(b),
+                None => self.fetch(offset..offset + len).await,
+            }
+        }));
+        runtime()?.block_on(fetch.buffered(PARTS_IN_FLIGHT).try_collect())
+    }
+
+    fn from_kept(&self, offset: u64, len: u64) -> Result<Option<Bytes>> {
+        let kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (start, b) in kept.iter() {
+            if offset >= *start && offset + len <= start + b.len() as u64 {
+                return b.slice(offset - start, len).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    fn keep(&self, offset: u64, bytes: &Bytes) {
+        if bytes.len() as u64 > KEPT_MAX || bytes.is_empty() {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if kept.len() == KEPT_COUNT {
+            kept.remove(0);
+        }
+        kept.push((offset, bytes.clone()));
+    }
+
+    /// One range: a single request when small, else parts of [`PART_SIZE`] fetched
+    /// [`PARTS_IN_FLIGHT`] at a time and copied, in order, into one buffer.
+    async fn fetch(&self, range: Range<u64>) -> Result<Bytes> {
+        let len = range.end - range.start;
+        if len == 0 {
+            return Ok(Bytes::from_vec(Vec::new()));
+        }
+        if len <= PART_SIZE {
+            let got = self.get(range).await?;
+            return Ok(Bytes::from_owner(got));
+        }
+        let cap = usize::try_from(len).map_err(|_| Error::unsupported("a range larger than the address space"))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(cap).map_err(|_| Error::unsupported(format!("cannot allocate {len} bytes")))?;
+        let parts = (range.start..range.end)
+            .step_by(usize::try_from(PART_SIZE).unwrap_or(usize::MAX))
+            .map(|start| start..(start + PART_SIZE).min(range.end));
+        let mut pieces = futures::stream::iter(parts.map(|part| self.get(part))).buffered(PARTS_IN_FLIGHT);
+        while let Some(piece) = pieces.next().await {
+            out.extend_from_slice(&piece?);
+        }
+        Ok(Bytes::from_vec(out))
+    }
+
+    async fn get(&self, range: Range<u64>) -> Result<bytes::Bytes> {
+        let want = range.end - range.start;
+        let got = self.store.get_range(&self.path, range.clone()).await.map_err(remote_error)?;
+        self.fetched.fetch_add(got.len() as u64, Ordering::Relaxed);
+        if got.len() as u64 != want {
+            return Err(Error::new(ErrorKind::Remote(format!(
+                "asked for bytes {}..{}, the server sent {} bytes",
+                range.start,
+                range.end,
+                got.len()
+            ))));
+        }
+        Ok(got)
+    }
+}
