@@ -12,8 +12,8 @@ mod mapped;
 mod remote;
 
 use std::path::Path;
-#[cfg(feature = "remote")]
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
 
@@ -34,6 +34,10 @@ pub struct Source {
 #[derive(Clone)]
 enum Inner {
     Local(Bytes),
+    /// Bytes in memory served as if remote: no [`Source::as_local`], and every range asked
+    /// for is counted. What the library's tests use to check that a reader fetches only what
+    /// it needs, without a server.
+    Counted(Bytes, Arc<AtomicU64>),
     #[cfg(feature = "remote")]
     Remote(Arc<remote::RemoteObject>),
 }
@@ -52,6 +56,11 @@ impl Source {
     /// Bytes already in memory (or mapped) as a source.
     pub fn local(bytes: Bytes) -> Source {
         Source { inner: Inner::Local(bytes) }
+    }
+
+    /// `bytes` read as a remote object would be (see [`Source::bytes_fetched`]), for tests.
+    pub fn counted(bytes: Bytes) -> Source {
+        Source { inner: Inner::Counted(bytes, Arc::new(AtomicU64::new(0))) }
     }
 
     /// Map the local file at `path`.
@@ -80,7 +89,7 @@ impl Source {
     /// The file's size in bytes.
     pub fn len(&self) -> u64 {
         match &self.inner {
-            Inner::Local(b) => b.len() as u64,
+            Inner::Local(b) | Inner::Counted(b, _) => b.len() as u64,
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.len(),
         }
@@ -101,8 +110,7 @@ impl Source {
     pub fn as_local(&self) -> Option<&Bytes> {
         match &self.inner {
             Inner::Local(b) => Some(b),
-            #[cfg(feature = "remote")]
-            Inner::Remote(_) => None,
+            _ => None,
         }
     }
 
@@ -113,6 +121,10 @@ impl Source {
         checked::range_within(offset, len, self.len_usize()?, "byte range")?;
         match &self.inner {
             Inner::Local(b) => b.slice(offset, len),
+            Inner::Counted(b, n) => {
+                n.fetch_add(len, Ordering::Relaxed);
+                Ok(Bytes::from_vec(b.slice(offset, len)?.to_vec()))
+            }
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.range(offset, len),
         }
@@ -124,7 +136,9 @@ impl Source {
             checked::range_within(offset, len, self.len_usize()?, "byte range")?;
         }
         match &self.inner {
-            Inner::Local(b) => wanted.iter().map(|&(offset, len)| b.slice(offset, len)).collect(),
+            Inner::Local(_) | Inner::Counted(..) => {
+                wanted.iter().map(|&(offset, len)| self.range(offset, len)).collect()
+            }
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.ranges(wanted),
         }
@@ -154,6 +168,7 @@ impl Source {
     pub fn bytes_fetched(&self) -> u64 {
         match &self.inner {
             Inner::Local(_) => 0,
+            Inner::Counted(_, n) => n.load(Ordering::Relaxed),
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.bytes_fetched(),
         }
@@ -174,6 +189,7 @@ impl std::fmt::Debug for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner {
             Inner::Local(b) => write!(f, "Source::Local({b:?})"),
+            Inner::Counted(b, _) => write!(f, "Source::Counted({b:?})"),
             #[cfg(feature = "remote")]
             Inner::Remote(o) => write!(f, "Source::Remote({}, {} bytes)", o.url(), o.len()),
         }
@@ -210,5 +226,16 @@ mod tests {
         assert_eq!((&*parts[0], &*parts[1]), (&[0u8][..], &[50u8, 51][..]));
         assert!(src.ranges(&[(0, 1), (100, 1)]).is_err());
         assert_eq!(src.bytes_fetched(), 0);
+    }
+
+    #[test]
+    fn counted_sources_count_and_copy() {
+        let bytes = Bytes::from_vec((0u8..100).collect());
+        let src = Source::counted(bytes.clone());
+        assert!(src.as_local().is_none() && src.is_remote());
+        let r = src.range(10, 5).unwrap();
+        assert!(!r.shares_owner(&bytes));
+        src.ranges(&[(0, 1), (50, 2)]).unwrap();
+        assert_eq!(src.bytes_fetched(), 8);
     }
 }
