@@ -126,8 +126,8 @@ impl Format {
     pub fn open(self, src: impl Into<Source>) -> Result<Box<dyn FormatReader>> {
         let src = src.into();
         match self {
-            Format::Zt => Ok(Box::new(zt::ZtReader::open(src.whole()?)?)),
-            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src.whole()?)?)),
+            Format::Zt => Ok(Box::new(zt::ZtReader::open(src)?)),
+            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src)?)),
             Format::Pte => Ok(Box::new(pte::PteReader::open(src.whole()?, None)?)),
             Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src.whole()?)?)),
             Format::Pt => Ok(Box::new(pt::PtReader::open(src.whole()?)?)),

@@ -7,6 +7,7 @@
 //! only for what they need: the index when a file is opened, a tensor's bytes when it is read.
 
 mod bytes;
+mod kept;
 mod mapped;
 #[cfg(feature = "remote")]
 mod remote;
@@ -37,9 +38,17 @@ enum Inner {
     /// Bytes in memory served as if remote: no [`Source::as_local`], and every range asked
     /// for is counted. What the library's tests use to check that a reader fetches only what
     /// it needs, without a server.
-    Counted(Bytes, Arc<AtomicU64>),
+    Counted(Bytes, Arc<Counter>),
     #[cfg(feature = "remote")]
     Remote(Arc<remote::RemoteObject>),
+}
+
+/// What a [`Source::counted`] has served: bytes counted, small ranges kept (as a remote
+/// object keeps them).
+#[derive(Default)]
+struct Counter {
+    fetched: AtomicU64,
+    kept: kept::Kept,
 }
 
 /// Whether `location` names a remote object (a URL of a scheme this library reads) rather
@@ -60,7 +69,7 @@ impl Source {
 
     /// `bytes` read as a remote object would be (see [`Source::bytes_fetched`]), for tests.
     pub fn counted(bytes: Bytes) -> Source {
-        Source { inner: Inner::Counted(bytes, Arc::new(AtomicU64::new(0))) }
+        Source { inner: Inner::Counted(bytes, Arc::default()) }
     }
 
     /// Map the local file at `path`.
@@ -121,9 +130,14 @@ impl Source {
         checked::range_within(offset, len, self.len_usize()?, "byte range")?;
         match &self.inner {
             Inner::Local(b) => b.slice(offset, len),
-            Inner::Counted(b, n) => {
-                n.fetch_add(len, Ordering::Relaxed);
-                Ok(Bytes::from_vec(b.slice(offset, len)?.to_vec()))
+            Inner::Counted(b, counter) => {
+                if let Some(kept) = counter.kept.get(offset, len)? {
+                    return Ok(kept);
+                }
+                counter.fetched.fetch_add(len, Ordering::Relaxed);
+                let copy = Bytes::from_vec(b.slice(offset, len)?.to_vec());
+                counter.kept.keep(offset, &copy);
+                Ok(copy)
             }
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.range(offset, len),
@@ -168,7 +182,7 @@ impl Source {
     pub fn bytes_fetched(&self) -> u64 {
         match &self.inner {
             Inner::Local(_) => 0,
-            Inner::Counted(_, n) => n.load(Ordering::Relaxed),
+            Inner::Counted(_, counter) => counter.fetched.load(Ordering::Relaxed),
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.bytes_fetched(),
         }
@@ -236,6 +250,9 @@ mod tests {
         let r = src.range(10, 5).unwrap();
         assert!(!r.shares_owner(&bytes));
         src.ranges(&[(0, 1), (50, 2)]).unwrap();
+        assert_eq!(src.bytes_fetched(), 8);
+        // Part of a range already fetched is served from it.
+        assert_eq!(&*src.range(11, 3).unwrap(), &[11, 12, 13]);
         assert_eq!(src.bytes_fetched(), 8);
     }
 }

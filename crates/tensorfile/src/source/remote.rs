@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
@@ -18,17 +18,13 @@ use object_store::{
 };
 
 use super::Bytes;
+use super::kept::Kept;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Ranges larger than this are fetched as several requests of this size, concurrently.
 pub const PART_SIZE: u64 = 8 * 1024 * 1024;
 /// Requests in flight at once for one large range.
 pub const PARTS_IN_FLIGHT: usize = 8;
-/// Fetched ranges at most this large are kept (a speculative read of a header or footer,
-/// an index) so that a reader asking again for part of them makes no second request.
-const KEPT_MAX: u64 = 1024 * 1024;
-/// How many such ranges are kept (oldest dropped first).
-const KEPT_COUNT: usize = 16;
 
 pub struct RemoteObject {
     url: String,
@@ -36,7 +32,7 @@ pub struct RemoteObject {
     path: ObjectPath,
     len: u64,
     fetched: AtomicU64,
-    kept: Mutex<Vec<(u64, Bytes)>>,
+    kept: Kept,
 }
 
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
@@ -139,7 +135,7 @@ impl RemoteObject {
             path,
             len: meta.size,
             fetched: AtomicU64::new(0),
-            kept: Mutex::new(Vec::new()),
+            kept: Kept::default(),
         })
     }
 
@@ -157,44 +153,23 @@ impl RemoteObject {
 
     /// A range already checked against the object's size.
     pub fn range(&self, offset: u64, len: u64) -> Result<Bytes> {
-        if let Some(b) = self.from_kept(offset, len)? {
+        if let Some(b) = self.kept.get(offset, len)? {
             return Ok(b);
         }
         let bytes = runtime()?.block_on(self.fetch(offset..offset + len))?;
-        self.keep(offset, &bytes);
+        self.kept.keep(offset, &bytes);
         Ok(bytes)
     }
 
     /// Ranges already checked against the object's size, fetched concurrently.
     pub fn ranges(&self, wanted: &[(u64, u64)]) -> Result<Vec<Bytes>> {
         let fetch = futures::stream::iter(wanted.iter().map(|&(offset, len)| async move {
-            match self.from_kept(offset, len)? {
+            match self.kept.get(offset, len)? {
                 Some(b) => Ok(b),
                 None => self.fetch(offset..offset + len).await,
             }
         }));
         runtime()?.block_on(fetch.buffered(PARTS_IN_FLIGHT).try_collect())
-    }
-
-    fn from_kept(&self, offset: u64, len: u64) -> Result<Option<Bytes>> {
-        let kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for (start, b) in kept.iter() {
-            if offset >= *start && offset + len <= start + b.len() as u64 {
-                return b.slice(offset - start, len).map(Some);
-            }
-        }
-        Ok(None)
-    }
-
-    fn keep(&self, offset: u64, bytes: &Bytes) {
-        if bytes.len() as u64 > KEPT_MAX || bytes.is_empty() {
-            return;
-        }
-        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if kept.len() == KEPT_COUNT {
-            kept.remove(0);
-        }
-        kept.push((offset, bytes.clone()));
     }
 
     /// One range: a single request when small, else parts of [`PART_SIZE`] fetched

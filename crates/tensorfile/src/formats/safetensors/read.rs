@@ -11,11 +11,11 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::limits::{MAX_ENTRIES, MAX_RANK, MAX_SAFETENSORS_HEADER};
 use crate::model::{ByteOrder, Encoding, Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
-use crate::source::Bytes;
+use crate::source::{SPECULATIVE_READ, Source};
 
 /// An opened safetensors file.
 pub struct SafetensorsReader {
-    bytes: Bytes,
+    src: Source,
     header_len: u64,
     metadata: Vec<(String, MetaValue)>,
     entries: Vec<Entry>,
@@ -139,9 +139,14 @@ fn check_tiling(declared: &[Declared], data_len: u64) -> Result<()> {
 }
 
 impl SafetensorsReader {
-    pub fn open(bytes: Bytes) -> Result<Self> {
-        let len = bytes.len() as u64;
-        let prefix: [u8; 8] = bytes
+    /// Open a safetensors file. Only its header is read (for a remote file: one speculative
+    /// read of its start, and a second when the header is longer); tensors are read when asked
+    /// for.
+    pub fn open(src: impl Into<Source>) -> Result<Self> {
+        let src = src.into();
+        let len = src.len();
+        let head = src.head(SPECULATIVE_READ)?;
+        let prefix: [u8; 8] = head
             .get(..8)
             .and_then(|b| b.try_into().ok())
             .ok_or_else(|| Error::invalid(Rule::Truncated, format!("{len} bytes: too short for the header length")))?;
@@ -158,7 +163,7 @@ impl SafetensorsReader {
                 format!("header of {header_len} bytes, but only {} follow", len - 8),
             ));
         }
-        let raw = bytes.slice(8, header_len)?;
+        let raw = src.range(8, header_len)?;
         let text = std::str::from_utf8(&raw).map_err(|e| Error::invalid(Rule::BadUtf8, format!("header: {e}")))?;
         if !text.starts_with('{') {
             return Err(Error::invalid(Rule::BadJson, "header does not start with '{'"));
@@ -200,7 +205,7 @@ impl SafetensorsReader {
                 }
             }
         }
-        Ok(SafetensorsReader { bytes, header_len, metadata: meta, entries, unreadable })
+        Ok(SafetensorsReader { src, header_len, metadata: meta, entries, unreadable })
     }
 }
 
@@ -277,6 +282,6 @@ impl FormatReader for SafetensorsReader {
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
         let e = self.entries.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        Ok(TensorData::Dense(self.bytes.slice(e.storage.offset, e.storage.len)?))
+        Ok(TensorData::Dense(self.src.range(e.storage.offset, e.storage.len)?))
     }
 }

@@ -10,6 +10,7 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::limits::MAX_RANK;
 use crate::model::{ByteOrder, Checksum, DType, Encoding, Kind, Layout, MetaValue, SparseFormat, Storage, TensorInfo};
+use crate::source::Bytes;
 
 /// A field that should be text: `Ok(None)` when absent, `BadField` when of another type.
 fn text<'e>(field: &'e Option<Typed<&str>>, key: &str) -> Result<Option<&'e str>> {
@@ -43,10 +44,12 @@ pub struct Interpreted {
     pub unknown_checksum: Option<String>,
 }
 
-/// Understand one entry. `stored` is its blob, already checked to lie in the file.
+/// Understand one entry. `stored` gives its blob, already checked to lie in the file: asked
+/// for only by a zstd blob of the reference's sparse form (whose decoded size, hence its
+/// number of values, only its frames state); nothing else reads tensor bytes at open.
 /// An error here makes this entry unreadable without refusing the file. The entry's shape
 /// moves into the result; on an error the entry is left as it was.
-pub fn interpret(e: &mut RawEntry<'_>, stored: &[u8]) -> Result<Interpreted> {
+pub fn interpret(e: &mut RawEntry<'_>, stored: impl FnOnce() -> Result<Bytes>) -> Result<Interpreted> {
     let dtype_text = text(&e.dtype, "dtype")?.ok_or_else(|| Error::invalid(Rule::MissingField, "no dtype"))?;
     let dtype = dtype_from_name(dtype_text)
         .ok_or_else(|| Error::invalid(Rule::UnknownDType, format!("unknown dtype {dtype_text:?}")))?;
@@ -96,7 +99,7 @@ pub fn interpret(e: &mut RawEntry<'_>, stored: &[u8]) -> Result<Interpreted> {
             // zTensor blobs are raw or zstd: nothing else is accepted above.
             let decoded_len = match encoding {
                 Encoding::Raw | Encoding::Deflate => e.size,
-                Encoding::Zstd => zstd_frames::declared_content_size(stored)?.ok_or_else(|| {
+                Encoding::Zstd => zstd_frames::declared_content_size(&stored()?)?.ok_or_else(|| {
                     Error::unsupported("zstd sparse blob whose frames do not state their decoded size")
                 })?,
             };
@@ -286,7 +289,7 @@ mod tests {
         fields.push(("nnz", MetaValue::Int(3)));
         let bytes = index(&[fields]);
         let mut entries = parse(&bytes).unwrap();
-        let info = interpret(&mut entries[0], &[0; 8]).unwrap().info;
+        let info = interpret(&mut entries[0], || Ok(Bytes::from_vec(vec![0; 8]))).unwrap().info;
         let keys: Vec<&str> = info.extra.iter().map(|(k, _)| k.as_str()).collect();
         // Not a sparse layout: its fields are custom ones here.
         assert_eq!(keys, ["a", "sparse_format", "b", "nnz"]);
@@ -299,7 +302,10 @@ mod tests {
         fields[2] = ("size", MetaValue::Int(9));
         let bytes = index(&[fields]);
         let mut entries = parse(&bytes).unwrap();
-        assert_eq!(interpret(&mut entries[0], &[0; 9]).err().and_then(|e| e.rule()), Some(Rule::SizeMismatch));
+        assert_eq!(
+            interpret(&mut entries[0], || Ok(Bytes::from_vec(vec![0; 9]))).err().and_then(|e| e.rule()),
+            Some(Rule::SizeMismatch)
+        );
         let plain = entries[0].plain();
         let shape = plain.fields.iter().find(|(k, _)| k == "shape").map(|(_, v)| v);
         assert_eq!(shape, Some(&MetaValue::Array(vec![MetaValue::Int(2)])));

@@ -5,17 +5,16 @@ use super::interpret::{self, BlobForm, Interpreted};
 use super::sparse::{self, SparseShape};
 use super::validate::{self, Placement};
 use super::{MAGIC, zstd_frames};
-use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::limits::MAX_ZT_INDEX;
 use crate::model::{ByteOrder, Chunks, Encoding, Entry, Layout, MetaValue, TensorData, Unreadable};
-use crate::source::Bytes;
+use crate::source::{Bytes, SPECULATIVE_READ, Source};
 use crate::swap;
 
 /// An opened `.zt` file.
 pub struct ZtReader {
-    bytes: Bytes,
+    src: Source,
     index_len: u64,
     entries: Vec<Entry>,
     /// Per entry: how its blob is laid out, and a checksum we cannot verify.
@@ -24,19 +23,25 @@ pub struct ZtReader {
 }
 
 impl ZtReader {
-    pub fn open(bytes: Bytes) -> Result<Self> {
-        let len = bytes.len() as u64;
+    /// Open a `.zt` file. Only its footer and index are read (for a remote file: one
+    /// speculative read of its end, and a second when the index is longer); tensors are read
+    /// when asked for.
+    pub fn open(src: impl Into<Source>) -> Result<Self> {
+        let src = src.into();
+        let len = src.len();
+        let head = src.range(0, (MAGIC.len() as u64).min(len))?;
         if len < MAGIC.len() as u64 {
             return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: too short for the magic number")));
         }
-        if !bytes.starts_with(MAGIC) {
+        if !head.starts_with(MAGIC) {
             return Err(Error::invalid(Rule::BadMagic, "does not start with ZTEN0001"));
         }
         if len < 16 {
             return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: no room for the index and its length")));
         }
-        let tail: [u8; 8] = bytes[bytes.len() - 8..].try_into().unwrap_or_default();
-        let index_len = u64::from_le_bytes(tail);
+        let (_, tail) = src.tail(SPECULATIVE_READ)?;
+        let footer: [u8; 8] = tail[tail.len() - 8..].try_into().unwrap_or_default();
+        let index_len = u64::from_le_bytes(footer);
         let room = len - 16;
         if index_len > room || index_len > MAX_ZT_INDEX {
             return Err(Error::invalid(
@@ -47,7 +52,7 @@ impl ZtReader {
             ));
         }
         let index_start = len - 8 - index_len;
-        let index_bytes = bytes.slice(index_start, index_len)?;
+        let index_bytes = src.range(index_start, index_len)?;
         let mut raw = index::parse(&index_bytes)?;
         let placements: Vec<Placement<'_>> =
             raw.iter().map(|e| Placement { name: &e.name, offset: e.offset, size: e.size }).collect();
@@ -58,8 +63,8 @@ impl ZtReader {
         let mut unreadable = Vec::new();
         for e in &mut raw {
             // In bounds: checked by check_placements.
-            let stored = bytes.slice(e.offset, e.size)?;
-            match interpret::interpret(e, &stored) {
+            let (offset, size) = (e.offset, e.size);
+            match interpret::interpret(e, || src.range(offset, size)) {
                 Ok(Interpreted { info, storage, nbytes, form, unknown_checksum }) => {
                     entries.push(Entry { info, nbytes, storage });
                     forms.push((form, unknown_checksum));
@@ -67,7 +72,7 @@ impl ZtReader {
                 Err(error) => unreadable.push(describe_unreadable(&e.plain(), error)),
             }
         }
-        Ok(ZtReader { bytes, index_len, entries, forms, unreadable })
+        Ok(ZtReader { src, index_len, entries, forms, unreadable })
     }
 
     /// Bytes of the CBOR index.
@@ -75,8 +80,12 @@ impl ZtReader {
         self.index_len
     }
 
-    fn decoded_blob(&self, entry: &Entry, form: BlobForm) -> Result<Bytes> {
-        let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
+    /// An entry's stored bytes (for zstd: compressed).
+    fn stored(&self, entry: &Entry) -> Result<Bytes> {
+        self.src.range(entry.storage.offset, entry.storage.len)
+    }
+
+    fn decoded_blob(&self, entry: &Entry, form: BlobForm, stored: Bytes) -> Result<Bytes> {
         // zTensor blobs are raw or zstd (index.rs accepts no other encoding).
         match entry.storage.encoding {
             Encoding::Raw | Encoding::Deflate => Ok(stored),
@@ -94,30 +103,33 @@ impl ZtReader {
 }
 
 impl ZtReader {
-    /// Entry `index` and its blob's form; with `verify`, its stored bytes checked against
-    /// its checksum first.
-    fn checked_entry(&self, index: usize, verify: bool) -> Result<(&Entry, BlobForm)> {
+    /// Entry `index`, its blob's form and its stored bytes; with `verify`, those bytes
+    /// checked against its checksum first.
+    fn checked_entry(&self, index: usize, verify: bool) -> Result<(&Entry, BlobForm, Bytes)> {
         let (entry, (form, unknown_checksum)) = self
             .entries
             .get(index)
             .zip(self.forms.get(index))
             .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        let stored = self.stored(entry)?;
         if verify {
-            if let Some(c) = &entry.storage.checksum {
-                let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
-                if !c.matches(&stored) {
-                    return Err(Error::invalid(Rule::ChecksumMismatch, format!("stored bytes do not match {c}")));
-                }
-            }
-            if let Some(s) = unknown_checksum {
-                return Err(Error::invalid(
-                    Rule::BadChecksum,
-                    format!("cannot verify checksum {s:?}: unknown algorithm"),
-                ));
-            }
+            check_sum(entry, unknown_checksum, &stored)?;
         }
-        Ok((entry, *form))
+        Ok((entry, *form, stored))
     }
+}
+
+/// `stored` against the entry's checksum; a checksum of an unknown algorithm cannot pass.
+fn check_sum(entry: &Entry, unknown_checksum: &Option<String>, stored: &[u8]) -> Result<()> {
+    if let Some(c) = &entry.storage.checksum {
+        if !c.matches(stored) {
+            return Err(Error::invalid(Rule::ChecksumMismatch, format!("stored bytes do not match {c}")));
+        }
+    }
+    if let Some(s) = unknown_checksum {
+        return Err(Error::invalid(Rule::BadChecksum, format!("cannot verify checksum {s:?}: unknown algorithm")));
+    }
+    Ok(())
 }
 
 fn describe_unreadable(e: &IndexEntry, error: Error) -> Unreadable {
@@ -163,8 +175,8 @@ impl FormatReader for ZtReader {
     }
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
-        let (entry, form) = self.checked_entry(index, verify)?;
-        let blob = self.decoded_blob(entry, form)?;
+        let (entry, form, stored) = self.checked_entry(index, verify)?;
+        let blob = self.decoded_blob(entry, form, stored)?;
         let order = entry.storage.byte_order;
         match &entry.info.layout {
             Layout::Sparse { format, nnz } => {
@@ -187,10 +199,12 @@ impl FormatReader for ZtReader {
     fn verify_checksums(&self) -> (Vec<Error>, usize) {
         let mut problems = Vec::new();
         let mut checked = 0;
-        for (i, entry) in self.entries.iter().enumerate() {
-            let has_checksum = entry.storage.checksum.is_some() || self.forms[i].1.is_some();
-            match self.checked_entry(i, true) {
-                Ok(_) => checked += usize::from(has_checksum),
+        for (entry, (_, unknown_checksum)) in self.entries.iter().zip(&self.forms) {
+            if entry.storage.checksum.is_none() && unknown_checksum.is_none() {
+                continue;
+            }
+            match self.stored(entry).and_then(|stored| check_sum(entry, unknown_checksum, &stored)) {
+                Ok(()) => checked += 1,
                 Err(e) => problems.push(e.for_tensor(&entry.info.name)),
             }
         }
@@ -200,15 +214,13 @@ impl FormatReader for ZtReader {
     /// Compressed tensors are decoded a piece at a time and big-endian ones swapped a piece
     /// at a time; raw little-endian ones come whole from the map.
     fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
-        let (entry, _) = self.checked_entry(index, verify)?;
+        let (entry, _, stored) = self.checked_entry(index, verify)?;
         if entry.info.layout.is_sparse() {
             return Err(Error::unsupported("a sparse tensor read as dense pieces"));
         }
-        let range = checked::range_within(entry.storage.offset, entry.storage.len, self.bytes.len(), "blob")?;
-        let stored = self.bytes.slice(entry.storage.offset, entry.storage.len)?;
         let unit = entry.info.dtype.swap_unit();
         match entry.storage.encoding {
-            Encoding::Zstd => zstd_frames::decompress_pieces(&self.bytes[range], entry.nbytes),
+            Encoding::Zstd => zstd_frames::decompress_pieces(stored, entry.nbytes),
             _ if entry.storage.byte_order == ByteOrder::Big && unit > 1 => {
                 let pieces = (0..stored.len()).step_by(zstd_frames::CHUNK).map(move |start| {
                     let end = stored.len().min(start + zstd_frames::CHUNK);

@@ -185,15 +185,16 @@ const MAX_PIECE_FRAME: u64 = 16 << 20;
 /// [`MAX_PIECE_FRAME`] bytes, so that a large tensor is never whole in memory. The same
 /// checks as [`decompress`], made before the first piece where the frames allow it and
 /// otherwise as the pieces come.
-pub fn decompress_pieces(stored: &[u8], expected: u64) -> Result<Chunks<'_>> {
-    let frames = frames(stored)?;
+pub fn decompress_pieces(stored: Bytes, expected: u64) -> Result<Chunks<'static>> {
+    let frames = frames(&stored)?;
     let bound = decoded_bound(&frames)?;
     if bound < expected {
         return Err(size_mismatch(expected, format!("at most {bound}")));
     }
     let sized = frames.iter().all(|f| f.content.is_some_and(|c| c <= MAX_PIECE_FRAME));
     if !sized {
-        let decoder = zstd::stream::read::Decoder::with_buffer(stored).map_err(|e| bad(e.to_string()))?;
+        let decoder =
+            zstd::stream::read::Decoder::with_buffer(std::io::Cursor::new(stored)).map_err(|e| bad(e.to_string()))?;
         return Ok(Box::new(StreamPieces { decoder, left: expected, done: false }));
     }
     let declared = frames.iter().try_fold(0u64, |acc, f| acc.checked_add(f.content.unwrap_or(0)));
@@ -207,7 +208,7 @@ pub fn decompress_pieces(stored: &[u8], expected: u64) -> Result<Chunks<'_>> {
         if ready.is_empty() && next < frames.len() {
             // Decode the next few frames at once, each into its own piece.
             let end = frames.len().min(next + window);
-            let decoded: Vec<Result<Bytes>> = frames[next..end].par_iter().map(|f| decode_frame(stored, f)).collect();
+            let decoded: Vec<Result<Bytes>> = frames[next..end].par_iter().map(|f| decode_frame(&stored, f)).collect();
             next = end;
             ready.extend(decoded);
         }
@@ -241,13 +242,13 @@ fn decode_frame(stored: &[u8], f: &Frame) -> Result<Bytes> {
 }
 
 /// Pieces from one streaming decoder: [`CHUNK`] bytes at a time, exactly `left` in all.
-struct StreamPieces<'a> {
-    decoder: zstd::stream::read::Decoder<'a, &'a [u8]>,
+struct StreamPieces {
+    decoder: zstd::stream::read::Decoder<'static, std::io::Cursor<Bytes>>,
     left: u64,
     done: bool,
 }
 
-impl StreamPieces<'_> {
+impl StreamPieces {
     fn next_piece(&mut self) -> Result<Option<Bytes>> {
         if self.left == 0 {
             // Nothing may follow the declared size.
@@ -273,7 +274,7 @@ impl StreamPieces<'_> {
     }
 }
 
-impl Iterator for StreamPieces<'_> {
+impl Iterator for StreamPieces {
     type Item = Result<Bytes>;
     fn next(&mut self) -> Option<Result<Bytes>> {
         if self.done {
@@ -313,8 +314,8 @@ mod tests {
         assert_eq!(frames(&z).unwrap().len(), 4);
         assert_eq!(declared_content_size(&z).unwrap(), Some(data.len() as u64));
         assert_eq!(decompress(&z, data.len() as u64).unwrap(), data);
-        assert_eq!(joined(decompress_pieces(&z, data.len() as u64).unwrap()).unwrap(), data);
-        let short = decompress_pieces(&z, data.len() as u64 - 1).err().unwrap();
+        assert_eq!(joined(decompress_pieces(Bytes::from_vec(z.clone()), data.len() as u64).unwrap()).unwrap(), data);
+        let short = decompress_pieces(Bytes::from_vec(z.clone()), data.len() as u64 - 1).err().unwrap();
         assert_eq!(short.rule(), Some(Rule::DecompressedSizeMismatch));
     }
 
@@ -324,9 +325,9 @@ mod tests {
         let data: Vec<u8> = (0..(MAX_PIECE_FRAME as usize + 5 * CHUNK / 2)).map(|i| (i / 7 % 253) as u8).collect();
         let z = compress(&data, 1).unwrap();
         assert_eq!(frames(&z).unwrap().len(), 1);
-        assert_eq!(joined(decompress_pieces(&z, data.len() as u64).unwrap()).unwrap(), data);
+        assert_eq!(joined(decompress_pieces(Bytes::from_vec(z.clone()), data.len() as u64).unwrap()).unwrap(), data);
         for wrong in [data.len() as u64 - 1, data.len() as u64 + 1] {
-            let err = decompress_pieces(&z, wrong).and_then(joined).unwrap_err();
+            let err = decompress_pieces(Bytes::from_vec(z.clone()), wrong).and_then(joined).unwrap_err();
             assert_eq!(err.rule(), Some(Rule::DecompressedSizeMismatch), "{wrong}");
         }
     }
@@ -342,9 +343,9 @@ mod tests {
         assert_eq!(decompress(&z, 100_000).unwrap(), data);
         assert_eq!(decompress(&z, 99_999).unwrap_err().rule(), Some(Rule::DecompressedSizeMismatch));
         assert_eq!(decompress(&z, 100_001).unwrap_err().rule(), Some(Rule::DecompressedSizeMismatch));
-        assert_eq!(joined(decompress_pieces(&z, 100_000).unwrap()).unwrap(), data);
+        assert_eq!(joined(decompress_pieces(Bytes::from_vec(z.clone()), 100_000).unwrap()).unwrap(), data);
         for wrong in [99_999, 100_001] {
-            let err = decompress_pieces(&z, wrong).and_then(joined).unwrap_err();
+            let err = decompress_pieces(Bytes::from_vec(z.clone()), wrong).and_then(joined).unwrap_err();
             assert_eq!(err.rule(), Some(Rule::DecompressedSizeMismatch), "{wrong}");
         }
     }
@@ -365,12 +366,12 @@ mod tests {
     fn a_frame_claiming_more_than_its_blocks_hold_is_refused_before_allocating() {
         let honest = rle_frame(7, 1000, 1000);
         assert_eq!(decompress(&honest, 1000).unwrap(), vec![7u8; 1000]);
-        assert_eq!(joined(decompress_pieces(&honest, 1000).unwrap()).unwrap(), vec![7u8; 1000]);
+        assert_eq!(joined(decompress_pieces(Bytes::from_vec(honest.clone()), 1000).unwrap()).unwrap(), vec![7u8; 1000]);
         for claimed in [1 << 31, 1 << 40, 1 << 60] {
             let liar = rle_frame(7, 1000, claimed);
             let whole = decompress(&liar, claimed).unwrap_err();
             assert_eq!(whole.rule(), Some(Rule::DecompressedSizeMismatch), "{claimed}: {whole}");
-            let pieces = decompress_pieces(&liar, claimed).err().unwrap();
+            let pieces = decompress_pieces(Bytes::from_vec(liar.clone()), claimed).err().unwrap();
             assert_eq!(pieces.rule(), Some(Rule::DecompressedSizeMismatch), "{claimed}: {pieces}");
         }
     }

@@ -1,0 +1,134 @@
+//! Readers take from a file only what they need: its index when it is opened, a tensor's
+//! stored bytes when that tensor is read. Checked with `Source::counted`, which serves bytes
+//! in memory as a remote object would (no map to deref, every range counted, small ranges
+//! kept), so that the bound holds for remote files without a server (tests/remote.rs checks
+//! it against real ones). Every fixture also reads the same through a counted source as
+//! through its map.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{dense, options, write};
+use tensorfile::formats::{Compression, Format, FormatReader};
+use tensorfile::model::{ByteOrder, ChecksumKind, MetaValue, TensorData, TensorInfo};
+use tensorfile::source::{Bytes, SPECULATIVE_READ, Source};
+use tensorfile::{DType, Layout};
+
+/// Several small tensors around one of 6 MiB (larger than a speculative read and than what a
+/// remote source keeps).
+fn tensors() -> Vec<(TensorInfo, TensorData)> {
+    let mut t = vec![dense(TensorInfo::dense("a.small", DType::Float32, vec![3, 5]), 1)];
+    t.push(dense(TensorInfo::dense("b.large", DType::Float32, vec![1536, 1024]), 2));
+    t.extend((0..20).map(|i| dense(TensorInfo::dense(format!("c.{i}"), DType::BFloat16, vec![64]), 3 + i)));
+    t
+}
+
+/// The index size a format's summary states, or 0.
+fn index_len(reader: &dyn FormatReader) -> u64 {
+    let details = reader.summary().details;
+    let stated = details.iter().find(|(k, _)| k == "index_bytes" || k == "header_bytes");
+    match stated {
+        Some((_, MetaValue::Int(n))) => u64::try_from(*n).unwrap(),
+        _ => 0,
+    }
+}
+
+fn dense_bytes(data: TensorData) -> Vec<u8> {
+    match data {
+        TensorData::Dense(b) => b.to_vec(),
+        other => panic!("not dense: {other:?}"),
+    }
+}
+
+#[test]
+fn zt_and_safetensors_open_with_their_index_and_read_a_tensor_with_its_bytes() {
+    let cases = [
+        (Format::Safetensors, options(Compression::None, ChecksumKind::None, ByteOrder::Little)),
+        (Format::Zt, options(Compression::None, ChecksumKind::None, ByteOrder::Little)),
+        (Format::Zt, options(Compression::None, ChecksumKind::Crc32c, ByteOrder::Big)),
+        (Format::Zt, options(Compression::Zstd(3), ChecksumKind::Sha256, ByteOrder::Little)),
+    ];
+    let tensors = tensors();
+    for (format, opts) in cases {
+        let case = format!("{format:?} {:?} {:?} {:?}", opts.compression, opts.checksum, opts.byte_order);
+        let bytes = write(format, &tensors, &opts);
+        let src = Source::counted(Bytes::from_vec(bytes.clone()));
+        let reader = format.open(src.clone()).unwrap();
+        let local = format.open(Bytes::from_vec(bytes.clone())).unwrap();
+        let opened = src.bytes_fetched();
+        // The magic (zt), one speculative read, and the rest of the index if it is longer.
+        let bound = 8 + SPECULATIVE_READ + index_len(&*reader).saturating_sub(SPECULATIVE_READ - 8);
+        assert!(opened <= bound, "{case}: open fetched {opened} bytes, bound {bound}");
+        assert!(opened < bytes.len() as u64 / 10, "{case}: open fetched {opened} of {}", bytes.len());
+        assert_eq!(reader.entries(), local.entries(), "{case}");
+
+        let large = reader.entries().iter().position(|e| e.info.name == "b.large").unwrap();
+        let stored = reader.entries()[large].storage.len;
+        for verify in [false, true] {
+            let before = src.bytes_fetched();
+            let data = dense_bytes(reader.read(large, verify).unwrap());
+            assert_eq!(src.bytes_fetched() - before, stored, "{case}: one tensor, its stored bytes");
+            assert_eq!(data, dense_bytes(local.read(large, verify).unwrap()), "{case}");
+        }
+        let before = src.bytes_fetched();
+        let pieces: Vec<u8> = reader.read_chunks(large, true).unwrap().flat_map(|p| p.unwrap().to_vec()).collect();
+        assert_eq!(src.bytes_fetched() - before, stored, "{case}: in pieces, its stored bytes once");
+        assert_eq!(pieces, dense_bytes(local.read(large, false).unwrap()), "{case}");
+
+        // Checksums are checked over exactly the bytes of the tensors that have one.
+        let before = src.bytes_fetched();
+        let (problems, checked) = reader.verify_checksums();
+        assert!(problems.is_empty(), "{case}: {problems:?}");
+        let summed: u64 = reader.entries().iter().filter(|e| e.storage.checksum.is_some()).map(|e| e.storage.len).sum();
+        assert_eq!(checked, reader.entries().iter().filter(|e| e.storage.checksum.is_some()).count(), "{case}");
+        assert!(src.bytes_fetched() - before <= summed, "{case}: checksums fetched too much");
+    }
+}
+
+fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            fixture_files(&path, out);
+        } else if !matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "md" | "py" | "txt")) {
+            out.push(path);
+        }
+    }
+}
+
+/// Every fixture of every format: the same entries and the same bytes for every tensor
+/// through a counted source as through the map.
+#[test]
+fn every_fixture_reads_the_same_by_range_as_from_its_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files = Vec::new();
+    fixture_files(&root, &mut files);
+    let mut compared = 0;
+    for path in files {
+        let bytes = Bytes::map_file(&path).unwrap();
+        let Ok(format) = Format::detect(&bytes) else { continue };
+        let Ok(local) = format.open(bytes.clone()) else { continue };
+        let src = Source::counted(Bytes::from_vec(bytes.to_vec()));
+        let ranged = format.open(src.clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(ranged.entries(), local.entries(), "{}", path.display());
+        assert_eq!(ranged.unreadable().len(), local.unreadable().len(), "{}", path.display());
+        for (i, entry) in local.entries().iter().enumerate() {
+            let what = format!("{}: {}", path.display(), entry.info.name);
+            let want = local.read(i, true);
+            let got = ranged.read(i, true);
+            match (want, got) {
+                (Ok(TensorData::Dense(w)), Ok(TensorData::Dense(g))) => assert!(w == g, "{what}: differs"),
+                (Ok(TensorData::Sparse(w)), Ok(TensorData::Sparse(g))) => {
+                    assert!((&w.indptr, &w.indices, &w.values) == (&g.indptr, &g.indices, &g.values), "{what}: differs")
+                }
+                (Err(w), Err(g)) => assert_eq!(w.rule(), g.rule(), "{what}"),
+                (w, g) => panic!("{what}: map {w:?}, by range {g:?}"),
+            }
+            if !matches!(entry.info.layout, Layout::Sparse { .. }) {
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} tensors compared: fixtures missing?");
+}
