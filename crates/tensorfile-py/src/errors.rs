@@ -14,6 +14,7 @@ fn class_name(e: &Error) -> &'static str {
         ErrorKind::Unsupported(_) => "UnsupportedError",
         ErrorKind::NotFound(_) => "TensorNotFoundError",
         ErrorKind::Usage(_) => "UsageError",
+        ErrorKind::Remote(_) => "RemoteError",
         _ => "Error",
     }
 }

@@ -61,7 +61,18 @@ impl TensorFile {
     pub fn open_url(url: &str) -> Result<Self> {
         let open = || -> Result<Self> {
             let src = Source::open_url(url)?;
-            let format = Format::detect_source(&src)?;
+            let format = match Format::detect_source(&src) {
+                Ok(format) => format,
+                Err(e) if e.rule() == Some(Rule::UnknownFormat) && shards::looks_like_index(&src.head(64)?) => {
+                    // The index of a sharded checkpoint: its shards are the objects beside it.
+                    // (One byte past the limit: the index parser refuses what is too long.)
+                    let text = src.head(crate::limits::MAX_SHARD_INDEX.saturating_add(1))?;
+                    let set = ShardSet::open_index(Path::new(url), &text)?;
+                    let size = set.size();
+                    return Self::from_reader(Box::new(set), size);
+                }
+                Err(e) => return Err(e),
+            };
             let size = src.len();
             Self::from_reader(format.open(src)?, size)
         };

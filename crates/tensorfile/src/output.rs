@@ -24,6 +24,12 @@ pub struct AtomicFile {
 impl AtomicFile {
     pub fn create(dest: impl AsRef<Path>) -> Result<Self> {
         let dest = dest.as_ref().to_path_buf();
+        if dest.to_str().is_some_and(crate::source::is_url) {
+            return Err(Error::unsupported(format!(
+                "{}: tensorfile reads URLs but writes only local files (write one, then upload it)",
+                dest.display()
+            )));
+        }
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),

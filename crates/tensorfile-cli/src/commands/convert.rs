@@ -21,7 +21,7 @@ use crate::render;
 #[derive(clap::Args)]
 pub struct Args {
     /// The file to read, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder.
+    /// its folder. A URL (http(s)://, s3://, gs://, az://) reads a remote file by range.
     input: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]

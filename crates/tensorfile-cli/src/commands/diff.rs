@@ -17,7 +17,8 @@ use crate::render;
 /// same bits), with the count of differing elements and the largest absolute difference.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The first file (a sharded checkpoint's index or folder reads as one file).
+    /// The first file (a sharded checkpoint's index or folder reads as one file; a URL reads
+    /// a remote file by range).
     a: PathBuf,
     /// The second file (likewise).
     b: PathBuf,

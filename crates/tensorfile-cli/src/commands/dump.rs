@@ -17,7 +17,7 @@ use crate::render;
 /// and sha256.
 #[derive(clap::Args)]
 pub struct Args {
-    /// An ExecuTorch program or named-data file.
+    /// An ExecuTorch program or named-data file (a path or a URL).
     file: PathBuf,
     /// List byte arrays of up to this many bytes in full (default 256).
     #[arg(long, value_name = "N", default_value_t = 256, conflicts_with = "all_bytes")]

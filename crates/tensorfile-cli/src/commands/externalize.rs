@@ -34,7 +34,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let destinations: Vec<PathBuf> = if args.programs.len() == 1 {
         vec![args.output.clone()]
     } else {
-        std::fs::create_dir_all(&args.output).map_err(|e| Error::from(e).in_file(&args.output))?;
+        super::output_folder(&args.output)?;
         args.programs
             .iter()
             .map(|p| {

@@ -26,7 +26,7 @@ use crate::safe_name::safe_name;
 #[derive(clap::Args)]
 pub struct Args {
     /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder.
+    /// its folder. A URL (http(s)://, s3://, gs://, az://) reads a remote file by range.
     file: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]
@@ -92,7 +92,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let plans: Vec<(usize, Vec<OutputFile>)> =
         selected.into_iter().map(|i| (i, output_files(&file.entries()[i], &args.output))).collect();
     check_distinct(&file, &args.file, &plans)?;
-    std::fs::create_dir_all(&args.output).map_err(|e| Error::from(e).in_file(&args.output))?;
+    super::output_folder(&args.output)?;
     let mut written = Vec::new();
     for (index, files) in &plans {
         let entry = &file.entries()[*index];
@@ -121,7 +121,7 @@ fn delegates(file: &TensorFile, args: &Args, out: &mut dyn Write) -> anyhow::Res
         .reader_as::<PteReader>()
         .ok_or_else(|| Error::usage(format!("{}: --delegates is for ExecuTorch programs", args.file.display())))?;
     let payloads = reader.delegate_payloads().map_err(|e| e.in_file(&args.file))?;
-    std::fs::create_dir_all(&args.output).map_err(|e| Error::from(e).in_file(&args.output))?;
+    super::output_folder(&args.output)?;
     let mut written = Vec::new();
     for (method, index, id, bytes) in &payloads {
         let path = args.output.join(format!("{}.delegate{index}.{}.bin", safe_name(method), safe_name(id)));

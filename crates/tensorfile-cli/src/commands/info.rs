@@ -14,7 +14,7 @@ use crate::render;
 #[derive(clap::Args)]
 pub struct Args {
     /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder.
+    /// its folder. A URL (http(s)://, s3://, gs://, az://) reads a remote file by range.
     file: PathBuf,
     /// The `.ptd` file holding an ExecuTorch program's external tensors.
     #[arg(long, value_name = "FILE.ptd")]

@@ -17,7 +17,15 @@ use clap::{Parser, Subcommand};
 /// Read, check, convert and compare tensor files (zTensor .zt, safetensors, ExecuTorch .pte
 /// and .ptd), and rewrite the weights of ExecuTorch programs.
 #[derive(Parser)]
-#[command(name = "tensorfile", version, about)]
+#[command(
+    name = "tensorfile",
+    version,
+    about,
+    after_help = "Files to read may be URLs: http(s)://host/path (any server that honours Range), \
+s3://bucket/key, gs://bucket/key, az://container/key. Only the index and the tensors asked for \
+are fetched. Credentials and endpoints come from the usual environment variables (AWS_*, \
+e.g. AWS_ENDPOINT_URL for an S3-compatible server; GOOGLE_*; AZURE_*)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -70,4 +78,16 @@ impl Command {
 /// A warning on stderr.
 fn warn(message: impl std::fmt::Display) {
     eprintln!("tensorfile: warning: {message}");
+}
+
+/// A folder to write into, made if missing: local only (files are read from URLs, never
+/// written to them).
+fn output_folder(dir: &std::path::Path) -> Result<(), tensorfile::Error> {
+    if dir.to_str().is_some_and(tensorfile::source::is_url) {
+        return Err(tensorfile::Error::unsupported(format!(
+            "{}: tensorfile reads URLs but writes only local files",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| tensorfile::Error::from(e).in_file(dir))
 }

@@ -21,13 +21,21 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._errors import Error, FileError, InvalidFileError, TensorNotFoundError, UnsupportedError, UsageError
+from ._errors import (
+    Error,
+    FileError,
+    InvalidFileError,
+    RemoteError,
+    TensorNotFoundError,
+    UnsupportedError,
+    UsageError,
+)
 from ._native import NativeFile, NativeTensor, __version__
 from ._native import convert as _convert
 from ._native import write_file as _write_file
 
 __all__ = [
-    "Error", "File", "FileError", "InvalidFileError", "Slice", "Tensor", "TensorNotFoundError",
+    "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
     "UnsupportedError", "UsageError", "convert", "load_file", "open", "save_file", "__version__",
 ]
 
@@ -267,7 +275,11 @@ class File(Mapping):
 def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
     """Open a tensor file of any format tensorfile reads (recognised by its content); `data`
     is the `.ptd` holding an ExecuTorch program's external tensors. A sharded checkpoint
-    opens as one file: give its index (`model.safetensors.index.json`) or its folder."""
+    opens as one file: give its index (`model.safetensors.index.json`) or its folder.
+
+    `path` may be a URL (`https://`, `s3://`, `gs://`, `az://`): the remote file is read by
+    range, its index when opened and each tensor when read; credentials and endpoints come
+    from the usual environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`)."""
     return File(path, data)
 
 

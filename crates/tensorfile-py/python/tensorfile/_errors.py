@@ -15,6 +15,11 @@ class FileError(Error, OSError):
     """Reading or writing failed at the operating-system level."""
 
 
+class RemoteError(FileError):
+    """A remote file (http(s)://, s3://, gs://, az://) could not be fetched: the network, the
+    server or the credentials, after retries."""
+
+
 class InvalidFileError(Error):
     """The file breaks a rule of its format (`rule` says which)."""
 

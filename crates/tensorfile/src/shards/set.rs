@@ -11,7 +11,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::limits::{MAX_ENTRIES, MAX_SHARDS};
 use crate::model::{Chunks, Entry, MetaValue, TensorData, Unreadable};
-use crate::source::Bytes;
+use crate::source::{self, Bytes, Source};
 
 /// One opened shard.
 struct Shard {
@@ -47,8 +47,7 @@ impl ShardSet {
             return Err(Error::invalid(Rule::BadField, "the weight_map is empty: no shard to open"));
         }
         check_count(files.len(), "shards")?;
-        let dir = path.parent().unwrap_or(Path::new(""));
-        let shards: Vec<Shard> = files.par_iter().map(|file| open_shard(&dir.join(file))).collect::<Result<_>>()?;
+        let shards: Vec<Shard> = files.par_iter().map(|file| open_shard(&beside(path, file))).collect::<Result<_>>()?;
         let holders = holders(&shards)?;
         check_weight_map(&shards, &holders, &index.weight_map, &files)?;
         ShardSet::assemble(shards, index.metadata)
@@ -224,11 +223,26 @@ fn check_count(n: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Open `path`, which must be a tensor file.
+/// The file called `name` in the folder of `index` (a local path or a URL: the shards of a
+/// remote index are remote objects beside it).
+fn beside(index: &Path, name: &str) -> PathBuf {
+    match index.to_str().filter(|p| source::is_url(p)) {
+        Some(url) => PathBuf::from(format!("{}/{name}", &url[..url.rfind('/').unwrap_or(url.len())])),
+        None => index.parent().unwrap_or(Path::new("")).join(name),
+    }
+}
+
+/// Open `path` (or URL), which must be a tensor file.
 fn open_shard(path: &Path) -> Result<Shard> {
-    let bytes = Bytes::map_file(path)?;
-    let format = Format::detect(&bytes).map_err(|e| e.in_file(path))?;
-    open_as(path, bytes, format)
+    let src = match path.to_str().filter(|p| source::is_url(p)) {
+        Some(url) => Source::open_url(url),
+        None => Source::map_file(path),
+    }
+    .map_err(|e| e.in_file(path))?;
+    let format = Format::detect_source(&src).map_err(|e| e.in_file(path))?;
+    let size = src.len();
+    let reader = format.open(src).map_err(|e| e.in_file(path))?;
+    Ok(Shard { path: path.to_path_buf(), reader, size })
 }
 
 /// Open `path` if its content is a tensor file; `None` if it is something else.
