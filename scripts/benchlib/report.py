@@ -58,6 +58,22 @@ def targets(results) -> list:
         ratio(results, "mobilenet", "read .pt2", "tensorfile (Python)", "torch.export.load"), 5.0)
     add("mobilenet: .pte constants at least 10x deserialize_pte_binary",
         ratio(results, "mobilenet", "read .pte", "tensorfile (Python)", "deserialize_pte_binary"), 10.0)
+    curl = find(results, "remote", "read all over HTTP", "curl, whole .safetensors")
+    for fmt in ("safetensors", "zt"):
+        ours = find(results, "remote", "read all over HTTP", f"tensorfile .{fmt} (Rust)")
+        if curl and ours and curl["warm"] and ours["warm"]:
+            rate = (ours["bytes"] / ours["warm"]) / (curl["bytes"] / curl["warm"])
+            add(f"remote: read all of llama-1b .{fmt} over HTTP, at least 0.8 of curl's throughput", rate, 0.8)
+        listed = find(results, "remote", "list over HTTP", f"tensorfile .{fmt} (Rust)")
+        if listed and listed["sent"] is not None:
+            out.append((f"remote: listing llama-1b .{fmt} ({listed['file_bytes'] / 2**30:.1f} GiB) over HTTP moves less than 1 MiB",
+                        f"{listed['sent'] / 1024:.0f} KiB", listed["sent"] < 2**20))
+    one = find(results, "remote", "one tensor over HTTP", "tensorfile .safetensors (Rust)")
+    listed = find(results, "remote", "list over HTTP", "tensorfile .safetensors (Rust)")
+    if one and listed and one["sent"] is not None and listed["sent"] is not None:
+        extra = one["sent"] - one["bytes"]
+        out.append(("remote: one tensor over HTTP moves its bytes plus at most the listing's (header) bytes",
+                    f"{one['bytes'] / 2**20:.1f} MiB tensor + {extra / 1024:.0f} KiB", extra <= listed["sent"]))
     converts = [r for r in results if r["group"] == "convert"]
     if converts:
         worst = max(converts, key=lambda r: r["peak_anon"])
@@ -95,14 +111,15 @@ def render(results, files, machine, command, elapsed, quick) -> str:
     for workload in dict.fromkeys(r["workload"] for r in results):
         sizes = ", ".join(f"`.{k}` {v.stat().st_size / 1e6:.1f} MB" for k, v in files[workload].items())
         lines += ["", f"## {workload}", "", f"Files: {sizes}.", "",
-                  "| operation | tool | warm ms | cold ms | GB/s warm | peak anon MiB | tensors |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+                  "| operation | tool | warm ms | cold ms | GB/s warm | peak anon MiB | tensors | sent MB |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in results:
             if r["workload"] != workload:
                 continue
             rate = f"{r['bytes'] / r['warm'] / 1e9:.2f}" if r["bytes"] and r["warm"] else "-"
+            sent = "-" if r.get("sent") is None else f"{r['sent'] / 1e6:.3f}"
             lines.append(f"| {r['group']} | {r['label']} | {ms(r['warm'])} | {ms(r['cold'])} | {rate} | "
-                         f"{mib(r['peak_anon'])} | {r['tensors']} |")
+                         f"{mib(r['peak_anon'])} | {r['tensors']} | {sent} |")
     lines += ["", "## Commands", "", "Each row's process, as run (from `scripts/`):", ""]
     for r in results:
         lines.append(f"- {r['workload']}, {r['group']}, {r['label']}: `{r['command']}`")

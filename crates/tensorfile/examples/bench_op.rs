@@ -4,7 +4,7 @@
 //! where `seconds` covers the operation alone (not the process start).
 //!
 //! Usage: bench_op TOOL OP FILE [OUT] [OPTION]
-//!   tensorfile  open | read | write-zt | write-zt-zstd | write-zt-zstd-1 | convert |
+//!   tensorfile  open | read | read-one (the middle tensor by index) | write-zt | write-zt-zstd | write-zt-zstd-1 | convert |
 //!               convert-zstd (OUT for writes and conversions; its extension picks the format;
 //!               -zstd: compressed, for .zt) | zstd | zstd-1
 //!               (compress into a .zt that goes nowhere: the CPU work alone; -1: one thread)
@@ -12,6 +12,9 @@
 //!   ztensor     open | read
 //!   mmap        read              (sum every byte of the file: the warm-read limit)
 //!   write       plain             (write_all of FILE's tensor bytes to OUT: the write limit)
+//!   curl        read              (FILE a URL: `curl` fetching it whole into /dev/null)
+//!
+//! FILE may be a URL for tensorfile's ops (a remote file read by range).
 //!
 //! `read` touches every byte (a wrapping sum of 8-byte words), so lazy mapping is not free.
 
@@ -86,6 +89,11 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
                 total = total.wrapping_add(sum(b));
             }
             Outcome { bytes, tensors, sum: total }
+        }
+        "read-one" => {
+            let data = file.read_index(tensors / 2).expect("read");
+            let b = data.dense().expect("dense");
+            Outcome { bytes: b.len() as u64, tensors: 1, sum: sum(b) }
         }
         "write-zt" | "write-zt-zstd" | "write-zt-zstd-1" | "zstd" | "zstd-1" => {
             let compression = if op == "write-zt" { Compression::None } else { Compression::Zstd(3) };
@@ -196,6 +204,16 @@ fn main() {
             let seconds = start.elapsed().as_secs_f64();
             println!("{{\"seconds\": {seconds}, \"bytes\": {bytes}, \"tensors\": {}, \"sum\": 0}}", data.len());
             return;
+        }
+        "curl" => {
+            let got = std::process::Command::new("curl")
+                .args(["-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}"])
+                .arg(path)
+                .output()
+                .expect("run curl");
+            assert!(got.status.success(), "curl failed: {}", String::from_utf8_lossy(&got.stderr));
+            let bytes = String::from_utf8_lossy(&got.stdout).trim().parse::<f64>().expect("size") as u64;
+            Outcome { bytes, tensors: 0, sum: 0 }
         }
         other => panic!("unknown tool {other}"),
     };

@@ -22,7 +22,10 @@ use crate::error::{Error, Result, Rule};
 use crate::model::{
     ByteOrder, ChecksumKind, Chunks, Entry, Layout, MetaValue, TensorData, TensorInfo, Unreadable, gather,
 };
-use crate::source::{Bytes, SPECULATIVE_READ, Source};
+use crate::source::{Bytes, Source};
+
+/// How many leading bytes recognise every format ([`Format::detect`] looks at the first 12).
+pub const DETECT_BYTES: u64 = 64;
 
 /// The file formats this library knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,10 +113,11 @@ impl Format {
     }
 
     /// Recognise the format of a file from its first bytes (and, for a zip archive, its entry
-    /// names): for a remote file, a speculative read of its start (and of the archive's
-    /// central directory).
+    /// names): for a remote file, a read of [`DETECT_BYTES`] bytes (and of the archive's
+    /// central directory). A small read: the format's reader then reads its index where the
+    /// format keeps it, at the start or at the end.
     pub fn detect_source(src: &Source) -> Result<Format> {
-        let head = src.head(SPECULATIVE_READ)?;
+        let head = src.head(DETECT_BYTES)?;
         if head.starts_with(b"PK\x03\x04") {
             let names = crate::zip::entry_names_in(src)?;
             return Ok(if pt2::looks_like(&names) { Format::Pt2 } else { Format::Pt });
