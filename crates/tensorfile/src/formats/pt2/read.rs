@@ -543,4 +543,62 @@ mod tests {
             assert_eq!(format!("{:?}", local.summary()), format!("{:?}", counted.summary()), "{what}");
         }
     }
+
+    /// A `torch.save` file of one large tensor and a few small ones, as PtWriter writes it.
+    fn big_pt() -> Vec<u8> {
+        use crate::formats::{WriteOptions, write_to_vec};
+        use crate::model::DType;
+        let big: Vec<u8> = (0..4 << 20).map(|i: u32| (i % 253) as u8).collect();
+        let tensors = vec![
+            (TensorInfo::dense("small", DType::Float32, vec![4]), TensorData::Dense(Bytes::from_vec(vec![1; 16]))),
+            (TensorInfo::dense("big", DType::Float32, vec![1 << 20]), TensorData::Dense(Bytes::from_vec(big))),
+            (TensorInfo::dense("last", DType::Int64, vec![2]), TensorData::Dense(Bytes::from_vec(vec![2; 16]))),
+        ];
+        write_to_vec(Format::Pt, &tensors, &WriteOptions::default()).unwrap()
+    }
+
+    /// Open `bytes` as `format` from a counted source: what opening fetched, and check that
+    /// reading each tensor fetches exactly its storage and gives what a local read gives.
+    fn open_and_read_all(bytes: &[u8], format: Format) -> u64 {
+        let bytes = Bytes::from_vec(bytes.to_vec());
+        let src = Source::counted(bytes.clone());
+        let counted = format.open(src.clone()).unwrap();
+        let opened = src.bytes_fetched();
+        let local = format.open(bytes).unwrap();
+        assert_eq!(counted.entries().len(), 3);
+        for i in 0..3 {
+            let before = src.bytes_fetched();
+            let got = counted.read(i, true).unwrap();
+            assert_eq!(src.bytes_fetched() - before, storage_of(counted.as_ref(), i).1);
+            assert_eq!(got.dense().unwrap(), local.read(i, true).unwrap().dense().unwrap());
+        }
+        let big = counted.entries().iter().position(|e| e.info.name.ends_with("big")).unwrap();
+        let before = src.bytes_fetched();
+        counted.read(big, false).unwrap();
+        assert_eq!(src.bytes_fetched() - before, 4 << 20);
+        opened
+    }
+
+    #[test]
+    fn a_large_torch_save_file_opens_without_its_storages() {
+        let pt = big_pt();
+        let opened = open_and_read_all(&pt, Format::Pt);
+        eprintln!("torch.save file of {} bytes: {opened} fetched at open", pt.len());
+        assert!(opened < SPECULATIVE_READ + 2048, "{opened} of {}", pt.len());
+    }
+
+    #[test]
+    fn a_torch_save_file_inside_an_archive_is_read_in_place() {
+        // The torch 2.8 layout: the weights are a `torch.save` file stored in the archive.
+        let mut w = crate::zip::ZipWriter::new(Vec::new(), "archive");
+        w.add("archive_format", b"pt2").unwrap();
+        w.add("models/model.json", b"{}").unwrap();
+        w.add("data/weights/model.pt", &big_pt()).unwrap();
+        w.add("byteorder", b"little").unwrap();
+        let pt2 = w.finish().unwrap();
+        let opened = open_and_read_all(&pt2, Format::Pt2);
+        // Two tail reads (the archive's, the nested file's), headers and small records.
+        eprintln!("torch 2.8 archive of {} bytes: {opened} fetched at open", pt2.len());
+        assert!(opened < 2 * SPECULATIVE_READ + 4096, "{opened} of {}", pt2.len());
+    }
 }
