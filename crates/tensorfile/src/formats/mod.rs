@@ -134,8 +134,8 @@ impl Format {
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src)?)),
             Format::Pte => Ok(Box::new(pte::PteReader::open(src.whole()?, None)?)),
             Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src.whole()?)?)),
-            Format::Pt => Ok(Box::new(pt::PtReader::open(src.whole()?)?)),
-            Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(src.whole()?)?)),
+            Format::Pt => Ok(Box::new(pt::PtReader::open(src)?)),
+            Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(src)?)),
         }
     }
 

@@ -1,8 +1,10 @@
 //! Zip archives, as PyTorch writes and reads them (`.pt2` archives, `torch.save` files).
 //!
-//! Reading works over the mapped file: the central directory (zip64 included) is parsed and
-//! checked (every entry inside the file, before the directory, not overlapping another),
-//! stored entries are served as slices of the map, deflated ones (archives rewritten by
+//! Reading works by range over a [`Source`](crate::source::Source) (a mapped file or a remote
+//! object): opening fetches the end of the archive, its central directory (zip64 included)
+//! and the entries' local headers, and checks them (every entry inside the file, before the
+//! directory, not overlapping another); an entry's bytes are fetched when it is read. Stored
+//! entries of a local file are slices of the map, deflated ones (archives rewritten by
 //! Python's `zipfile`) are inflated into a buffer of their declared size, never more. Writing
 //! produces what PyTorch's own writer produces: every entry stored under one root folder,
 //! its data at a multiple of 64 bytes, data descriptors and zip64 records.
@@ -10,7 +12,7 @@
 mod read;
 mod write;
 
-pub use read::{Archive, ZipEntry, entry_names, entry_names_in, is_safe_name};
+pub use read::{Archive, Region, ZipEntry, entry_names, entry_names_in, is_safe_name};
 pub use write::ZipWriter;
 
 use crate::error::Error;

@@ -10,9 +10,9 @@ use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::DType;
 use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::pickle::{self, Pickled, TensorRef};
-use crate::source::Bytes;
+use crate::source::{Bytes, Source};
 use crate::swap;
-use crate::zip::{Archive, ZipEntry};
+use crate::zip::{Archive, Region, ZipEntry};
 use std::collections::HashMap;
 
 /// The start of a pickle written by `torch.save` before PyTorch 1.6 (not a zip): protocol 2
@@ -40,7 +40,8 @@ pub struct PtTensor {
 pub struct PtReader {
     /// The zip (`None` for the format before PyTorch 1.6).
     archive: Option<Archive>,
-    bytes: Bytes,
+    /// The whole file, for the format before PyTorch 1.6 (`None` for a zip).
+    legacy: Option<Bytes>,
     /// Storages of the format before PyTorch 1.6: key → byte range.
     raw_storages: HashMap<String, (u64, u64)>,
     big_endian: bool,
@@ -56,11 +57,22 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 }
 
 impl PtReader {
-    pub fn open(bytes: Bytes) -> Result<Self> {
-        if bytes.starts_with(LEGACY_MAGIC) {
-            return Self::open_legacy(bytes);
+    /// Open a `torch.save` file. A zip is read by range: its directory and small records
+    /// (`data.pkl`, `byteorder`) now, a storage record when a tensor of it is read.
+    pub fn open(src: impl Into<Source>) -> Result<Self> {
+        Self::open_region(Region::whole_of(src))
+    }
+
+    /// Open the `torch.save` file in `region` (a whole file, or a record of a `.pt2` archive).
+    pub fn open_region(region: Region) -> Result<Self> {
+        if region.head(LEGACY_MAGIC.len() as u64)?.starts_with(LEGACY_MAGIC) {
+            // The format before PyTorch 1.6 is a sequence of pickles with no index: where the
+            // storages start is only known once every pickle before them has been parsed, and
+            // the storages follow each other with nothing to skip by, so the whole file is
+            // read (for a remote file, downloaded) at once.
+            return Self::open_legacy(region.whole()?);
         }
-        let archive = Archive::open(bytes.clone())?;
+        let archive = Archive::open_region(region)?;
         let pkl = archive
             .record("data.pkl")
             .ok_or_else(|| Error::invalid(Rule::MissingField, "no data.pkl: not a torch.save file"))?;
@@ -71,7 +83,7 @@ impl PtReader {
             Some(other) => return Err(Error::invalid(Rule::UnknownByteOrder, format!("byteorder {other:?}"))),
         };
         let value = pickle::load(&pkl_bytes)?;
-        Self::build(Some(archive), bytes, HashMap::new(), big_endian, &value, pkl_bytes.len())
+        Self::build(Some(archive), None, HashMap::new(), big_endian, &value, pkl_bytes.len())
     }
 
     /// The format before PyTorch 1.6: pickles of the magic number, the protocol version and
@@ -116,12 +128,12 @@ impl PtReader {
             at = start + len;
         }
         let consumed = object.consumed;
-        Self::build(None, bytes, raw, little == Some(false), &object.value, consumed)
+        Self::build(None, Some(bytes), raw, little == Some(false), &object.value, consumed)
     }
 
     fn build(
         archive: Option<Archive>,
-        bytes: Bytes,
+        legacy: Option<Bytes>,
         raw_storages: HashMap<String, (u64, u64)>,
         big_endian: bool,
         value: &Pickled,
@@ -130,7 +142,7 @@ impl PtReader {
         let flat = flatten(value, 4 * pickle_len + 1024)?;
         let mut reader = PtReader {
             archive,
-            bytes,
+            legacy,
             raw_storages,
             big_endian,
             entries: Vec::new(),
@@ -233,7 +245,10 @@ impl PtReader {
     pub fn tensor_bytes(&self, t: &PtTensor, verify: bool) -> Result<Bytes> {
         let storage = match (&t.storage, &self.archive) {
             (StorageSource::Record(r), Some(a)) => a.read(r, verify)?,
-            (StorageSource::Raw { offset, len }, _) => self.bytes.slice(*offset, *len)?,
+            (StorageSource::Raw { offset, len }, _) => match &self.legacy {
+                Some(bytes) => bytes.slice(*offset, *len)?,
+                None => return Err(Error::usage("a raw storage in a zip torch.save file")),
+            },
             (StorageSource::Record(_), None) => return Err(Error::usage("zip record in a file without a zip")),
         };
         let bytes = t.view.bytes_of(&storage)?;
