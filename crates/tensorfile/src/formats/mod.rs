@@ -128,8 +128,8 @@ impl Format {
         match self {
             Format::Zt => Ok(Box::new(zt::ZtReader::open(src.whole()?)?)),
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src.whole()?)?)),
-            Format::Pte => Ok(Box::new(pte::PteReader::open(src.whole()?, None)?)),
-            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src.whole()?)?)),
+            Format::Pte => Ok(Box::new(pte::PteReader::open(src, None)?)),
+            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src)?)),
             Format::Pt => Ok(Box::new(pt::PtReader::open(src.whole()?)?)),
             Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(src.whole()?)?)),
         }

@@ -4,6 +4,8 @@
 
 mod header;
 mod read;
+#[cfg(test)]
+mod tests;
 mod write;
 
 pub use header::Header;

@@ -9,6 +9,8 @@ mod program;
 mod read;
 pub mod rewrite;
 mod summary;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 pub use header::Layout as HeaderLayout;
