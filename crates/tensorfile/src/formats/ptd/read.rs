@@ -59,7 +59,8 @@ impl PtdReader {
         let head = src.head(SPECULATIVE_READ)?;
         let header = Header::parse_head(&head, src.len())?;
         // Within the file: checked by the header.
-        let fb = prefix(&src, &head, header.flatbuffer_offset + header.flatbuffer_size)?;
+        let fb_end = crate::checked::add(header.flatbuffer_offset, header.flatbuffer_size, "flatbuffer region")?;
+        let fb = prefix(&src, &head, fb_end)?;
         let root = flatbuf::decode(flat_tensor_schema(), &fb)?;
         let version = root.uint("version")?;
         if version != 0 {

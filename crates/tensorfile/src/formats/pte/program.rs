@@ -92,8 +92,9 @@ impl Program {
                     ),
                 ));
             }
-            // Within the segment data, itself within the file (checked by the header).
-            segments.push((layout.segment_base_offset + offset, size));
+            // Within the segment data, itself within the file (checked by the header); an
+            // empty segment's offset is not checked, and reading one checks its range.
+            segments.push((layout.segment_base_offset.saturating_add(offset), size));
         }
         Ok(Program { layout, root, flatbuffer: fb, segments })
     }

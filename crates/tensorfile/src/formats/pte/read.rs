@@ -104,39 +104,36 @@ impl PteReader {
     pub fn delegate_payloads(&self) -> Result<Vec<(String, usize, String, Bytes)>> {
         let inline = self.program.root.tables("backend_delegate_data")?;
         let mut out = Vec::new();
+        // Payloads in segments, by their place in `out`: read together (remote: concurrently).
+        let mut in_segments: Vec<(usize, (u64, u64))> = Vec::new();
         for plan in self.program.root.tables("execution_plan")? {
             let method = plan.str("name")?.unwrap_or("").to_string();
             for (i, d) in plan.tables("delegates")?.iter().enumerate() {
                 let id = d.str("id")?.unwrap_or("").to_string();
-                let bytes = match d.table("processed")? {
-                    Some(p) => self.delegate_bytes(p, &inline)?,
-                    None => {
-                        return Err(Error::invalid(
-                            Rule::MissingField,
-                            format!("delegate {i} of {method} has no data"),
-                        ));
-                    }
+                let processed = d.table("processed")?.ok_or_else(|| {
+                    Error::invalid(Rule::MissingField, format!("delegate {i} of {method} has no data"))
+                })?;
+                let index = processed.uint("index")?;
+                let bytes = if processed.int("location")? == 0 {
+                    let d = usize::try_from(index).ok().and_then(|i| inline.get(i)).ok_or_else(|| {
+                        Error::invalid(
+                            Rule::OutOfBounds,
+                            format!("inline delegate data {index} out of range ({})", inline.len()),
+                        )
+                    })?;
+                    d.bytes("data")?
+                } else {
+                    in_segments.push((out.len(), self.program.segment(index)?));
+                    Bytes::from_vec(Vec::new())
                 };
                 out.push((method.clone(), i, id, bytes));
             }
         }
-        Ok(out)
-    }
-
-    fn delegate_bytes(&self, processed: &crate::flatbuf::Table, inline: &[&crate::flatbuf::Table]) -> Result<Bytes> {
-        let index = processed.uint("index")?;
-        if processed.int("location")? == 0 {
-            let d = usize::try_from(index).ok().and_then(|i| inline.get(i)).ok_or_else(|| {
-                Error::invalid(
-                    Rule::OutOfBounds,
-                    format!("inline delegate data {index} out of range ({})", inline.len()),
-                )
-            })?;
-            d.bytes("data")
-        } else {
-            let (offset, size) = self.program.segment(index)?;
-            self.range(offset, size)
+        let wanted: Vec<(u64, u64)> = in_segments.iter().map(|&(_, r)| r).collect();
+        for ((at, _), bytes) in in_segments.iter().zip(self.src.ranges(&wanted)?) {
+            out[*at].3 = bytes;
         }
+        Ok(out)
     }
 
     fn entry(&self, t: &ProgramTensor) -> Result<Entry> {

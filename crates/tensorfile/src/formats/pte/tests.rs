@@ -148,3 +148,43 @@ fn cut_programs_fail_alike_local_and_by_range() {
         }
     }
 }
+
+/// What opening gives, to compare: the error's rule and detail, or each entry, each
+/// unreadable tensor's rule, each broken load rule, and every entry's bytes.
+type Outcome = Result<(Vec<crate::model::Entry>, Vec<String>, Vec<Vec<u8>>), String>;
+
+fn outcome(reader: crate::Result<Box<dyn FormatReader>>) -> Outcome {
+    let show = |e: &crate::Error| format!("{:?}: {}", e.rule(), e.detail());
+    let r = reader.map_err(|e| show(&e))?;
+    let mut problems: Vec<String> = r.unreadable().iter().map(|u| format!("{}: {}", u.name, show(&u.error))).collect();
+    problems.extend(r.check().iter().map(show));
+    let data = (0..r.entries().len())
+        .map(|i| r.read(i, true).map_or_else(|e| show(&e).into_bytes(), |d| d.dense().unwrap().to_vec()))
+        .collect();
+    Ok((r.entries().to_vec(), problems, data))
+}
+
+#[test]
+fn the_conformance_corpus_reads_alike_local_and_by_range() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance");
+    let mut seen = 0;
+    for kind in ["valid", "invalid"] {
+        for folder in ["pte", "ptd"] {
+            for file in std::fs::read_dir(corpus.join(kind).join(folder)).unwrap().flatten() {
+                let bytes = Bytes::read_file(&file.path()).unwrap();
+                let open = |src: Source| -> crate::Result<Box<dyn FormatReader>> {
+                    Ok(if folder == "pte" {
+                        Box::new(PteReader::open(src, None)?)
+                    } else {
+                        Box::new(PtdReader::open(src)?)
+                    })
+                };
+                let local = outcome(open(Source::local(bytes.clone())));
+                let remote = outcome(open(Source::counted(bytes)));
+                assert_eq!(local, remote, "{}", file.path().display());
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 50, "{seen} conformance files");
+}
