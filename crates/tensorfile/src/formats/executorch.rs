@@ -7,6 +7,7 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{Schema, Table, Value, schema};
 use crate::model::DType;
+use crate::source::{Bytes, Source};
 
 /// Segments start at multiples of this (ExecuTorch's default since late 2024).
 pub const SEGMENT_ALIGNMENT: u64 = 128;
@@ -30,6 +31,24 @@ pub fn program_schema() -> &'static Schema {
 pub fn flat_tensor_schema() -> &'static Schema {
     static S: OnceLock<Schema> = OnceLock::new();
     S.get_or_init(|| parse(include_str!("../../schema/flat_tensor.fbs")))
+}
+
+/// The first `n` bytes of `src`, of which `head` (its first bytes) is already in memory: a
+/// slice of `head` when it covers them, of the map for a local file, else `head` and the
+/// rest fetched.
+pub fn prefix(src: &Source, head: &Bytes, n: u64) -> Result<Bytes> {
+    if n <= head.len() as u64 {
+        return head.slice(0, n);
+    }
+    if let Some(local) = src.as_local() {
+        return local.slice(0, n);
+    }
+    let have = head.len() as u64;
+    let rest = src.range(have, n - have)?;
+    let mut all = Vec::with_capacity(checked::to_usize(n, "flatbuffer")?);
+    all.extend_from_slice(head);
+    all.extend_from_slice(&rest);
+    Ok(Bytes::from_vec(all))
 }
 
 const SCALAR_TYPES: [(i64, DType); 23] = [

@@ -132,8 +132,8 @@ impl Format {
         match self {
             Format::Zt => Ok(Box::new(zt::ZtReader::open(src)?)),
             Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src)?)),
-            Format::Pte => Ok(Box::new(pte::PteReader::open(src.whole()?, None)?)),
-            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src.whole()?)?)),
+            Format::Pte => Ok(Box::new(pte::PteReader::open(src, None)?)),
+            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src)?)),
             Format::Pt => Ok(Box::new(pt::PtReader::open(src)?)),
             Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(src)?)),
         }

@@ -23,10 +23,19 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 impl Header {
-    /// Parse and check the header against a file of `file_len` bytes.
+    /// Parse and check the header of a whole file.
     pub fn parse(bytes: &[u8]) -> Result<Header> {
-        let file_len = bytes.len() as u64;
-        if bytes.len() < 48 {
+        Header::parse_head(bytes, bytes.len() as u64)
+    }
+
+    /// Parse the header from `bytes`, the first bytes of a file of `file_len` bytes (all of
+    /// them, or at least the first 48: every field read lies there), and check it against
+    /// `file_len`.
+    pub fn parse_head(bytes: &[u8], file_len: u64) -> Result<Header> {
+        if (bytes.len() as u64) < file_len.min(48) {
+            return Err(Error::invalid(Rule::Truncated, "FH01 header cut short"));
+        }
+        if file_len < 48 {
             return Err(Error::invalid(Rule::Truncated, format!("{file_len} bytes: too short for the FH01 header")));
         }
         if &bytes[4..8] != b"FT01" {

@@ -1,9 +1,12 @@
 //! ExecuTorch named data (`.ptd`): an `FT01` flatbuffer with an `FH01` header, then
 //! segments. Each named entry is a tensor (with a scalar type, sizes and dim order) or an
-//! opaque blob; several entries may share one segment.
+//! opaque blob; several entries may share one segment. Opening reads the header and the
+//! flatbuffer; an entry's bytes are read by range when it is read.
 
 mod header;
 mod read;
+#[cfg(test)]
+mod tests;
 mod write;
 
 pub use header::Header;

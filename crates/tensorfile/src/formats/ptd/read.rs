@@ -6,14 +6,19 @@ use std::collections::HashSet;
 use super::header::Header;
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Table};
-use crate::formats::executorch::{TensorLayout, flat_tensor_schema};
+use crate::formats::executorch::{TensorLayout, flat_tensor_schema, prefix};
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
-use crate::source::Bytes;
+use crate::source::{Bytes, SPECULATIVE_READ, Source};
 
 /// An opened `.ptd` file.
+///
+/// Opening reads the header and the flatbuffer only; an entry's bytes are read by range when
+/// it is read.
 pub struct PtdReader {
-    bytes: Bytes,
+    src: Source,
+    /// The header and the flatbuffer (the file's first bytes).
+    flatbuffer: Bytes,
     header: Header,
     root: Table,
     entries: Vec<Entry>,
@@ -49,9 +54,13 @@ pub fn segments(root: &Table, base: u64, data_size: u64) -> Result<Vec<Segment>>
 }
 
 impl PtdReader {
-    pub fn open(bytes: Bytes) -> Result<Self> {
-        let header = Header::parse(&bytes)?;
-        let fb = bytes.slice(0, header.flatbuffer_offset + header.flatbuffer_size)?;
+    pub fn open(src: impl Into<Source>) -> Result<Self> {
+        let src = src.into();
+        let head = src.head(SPECULATIVE_READ)?;
+        let header = Header::parse_head(&head, src.len())?;
+        // Within the file: checked by the header.
+        let fb_end = crate::checked::add(header.flatbuffer_offset, header.flatbuffer_size, "flatbuffer region")?;
+        let fb = prefix(&src, &head, fb_end)?;
         let root = flatbuf::decode(flat_tensor_schema(), &fb)?;
         let version = root.uint("version")?;
         if version != 0 {
@@ -75,7 +84,12 @@ impl PtdReader {
                 Err(error) => unreadable.push(Unreadable { name: key, dtype: String::new(), shape: Vec::new(), error }),
             }
         }
-        Ok(PtdReader { bytes, header, root, entries, layouts, unreadable })
+        Ok(PtdReader { src, flatbuffer: fb, header, root, entries, layouts, unreadable })
+    }
+
+    /// Where the file's bytes come from.
+    pub fn source(&self) -> &Source {
+        &self.src
     }
 
     pub fn header(&self) -> Header {
@@ -152,7 +166,12 @@ impl FormatReader for PtdReader {
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
         let e = self.entries.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        let stored = self.bytes.slice(e.storage.offset, e.storage.len)?;
+        let (offset, len) = (e.storage.offset, e.storage.len);
+        let stored = match offset.checked_add(len) {
+            // Segments follow the flatbuffer, but a hostile file may place one inside it.
+            Some(end) if end <= self.flatbuffer.len() as u64 => self.flatbuffer.slice(offset, len)?,
+            _ => self.src.range(offset, len)?,
+        };
         Ok(TensorData::Dense(match &self.layouts[index] {
             Some(l) => Bytes::from_vec(l.to_row_major(&stored)),
             None => stored,

@@ -31,8 +31,16 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 impl Layout {
     /// Read the headers of a file of `bytes`, checked against its length.
     pub fn parse(bytes: &[u8]) -> Result<Layout> {
-        let len = bytes.len() as u64;
-        if bytes.len() < 8 {
+        Layout::parse_head(bytes, bytes.len() as u64)
+    }
+
+    /// Read the headers from `head`, the first bytes of a file of `len` bytes (all of them,
+    /// or at least the first 40: every field read lies there), checked against `len`.
+    pub fn parse_head(bytes: &[u8], len: u64) -> Result<Layout> {
+        if (bytes.len() as u64) < len.min(40) {
+            return Err(Error::invalid(Rule::Truncated, "program headers cut short"));
+        }
+        if len < 8 {
             return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: too short for a program header")));
         }
         let ident = &bytes[4..8];

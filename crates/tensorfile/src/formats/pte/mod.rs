@@ -1,7 +1,9 @@
 //! ExecuTorch programs (`.pte`): an `ET12` flatbuffer, an optional `eh00` extended header,
 //! then segments (constants, mutable initial state, delegate payloads, named data).
 //!
-//! Read everything; rewrite weights (`rewrite`): move constants into a `.ptd`
+//! Opening reads the headers and the flatbuffer (from a remote source: a speculative read of
+//! the start, then the rest of the flatbuffer); segment data is read by range when a tensor
+//! or a delegate payload is read. Rewrite weights (`rewrite`): move constants into a `.ptd`
 //! (externalize) or replace their bytes (update).
 
 mod header;
@@ -9,6 +11,8 @@ mod program;
 mod read;
 pub mod rewrite;
 mod summary;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 pub use header::Layout as HeaderLayout;

@@ -14,8 +14,8 @@ use std::collections::HashSet;
 use super::header::Layout;
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Table};
-use crate::formats::executorch::{TensorLayout, program_schema};
-use crate::source::Bytes;
+use crate::formats::executorch::{TensorLayout, prefix, program_schema};
+use crate::source::{self, Bytes};
 
 /// Where a program tensor's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -59,14 +59,21 @@ pub struct BrokenTensor {
 pub struct Program {
     pub layout: Layout,
     pub root: Table,
+    /// The flatbuffer: the file's first `layout.program_size` bytes (headers included). For a
+    /// local file, a slice of its map.
+    pub flatbuffer: Bytes,
     /// Absolute (offset, size) of each segment.
     pub segments: Vec<(u64, u64)>,
 }
 
 impl Program {
-    pub fn open(bytes: &Bytes) -> Result<Program> {
-        let layout = Layout::parse(bytes)?;
-        let fb = bytes.slice(0, layout.program_size)?;
+    /// Read the headers and the flatbuffer of `src` (a speculative read of its start, then the
+    /// rest of the flatbuffer when it is longer) and check where the segments are against
+    /// the file's size. No segment data is read.
+    pub fn open(src: &source::Source) -> Result<Program> {
+        let head = src.head(source::SPECULATIVE_READ)?;
+        let layout = Layout::parse_head(&head, src.len())?;
+        let fb = prefix(src, &head, layout.program_size)?;
         let root = flatbuf::decode(program_schema(), &fb)?;
         let version = root.uint("version")?;
         if version != 0 {
@@ -85,9 +92,18 @@ impl Program {
                     ),
                 ));
             }
-            segments.push((layout.segment_base_offset + offset, size));
+            // Within the segment data, itself within the file (checked by the header); an
+            // empty segment's offset is not checked, and reading one checks its range.
+            segments.push((layout.segment_base_offset.saturating_add(offset), size));
         }
-        Ok(Program { layout, root, segments })
+        Ok(Program { layout, root, flatbuffer: fb, segments })
+    }
+
+    /// Where inline bytes of the flatbuffer (a `[ubyte]` field) are in the file.
+    pub fn offset_in_file(&self, inline: &Bytes) -> Result<u64> {
+        let at = inline.offset_in_owner().checked_sub(self.flatbuffer.offset_in_owner());
+        at.filter(|_| inline.shares_owner(&self.flatbuffer))
+            .ok_or_else(|| Error::invalid(Rule::OutOfBounds, "inline data outside the flatbuffer"))
     }
 
     /// Segment `index` as an absolute (offset, size).

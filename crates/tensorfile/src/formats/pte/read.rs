@@ -9,11 +9,14 @@ use crate::formats::executorch::TensorLayout;
 use crate::formats::ptd::PtdReader;
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
-use crate::source::Bytes;
+use crate::source::{self as src, Bytes};
 
 /// An opened `.pte` file, with the `.ptd` holding its external tensors when one is given.
+///
+/// Opening reads the headers and the flatbuffer only; segment data (constants, mutable
+/// state, named data, delegate payloads) is read by range when asked for.
 pub struct PteReader {
-    bytes: Bytes,
+    src: src::Source,
     program: Program,
     /// The program tensor behind each entry.
     tensors: Vec<ProgramTensor>,
@@ -32,11 +35,12 @@ fn layout_of(l: &TensorLayout) -> Layout {
 
 impl PteReader {
     /// Open a program; `data` is the `.ptd` its external tensors live in.
-    pub fn open(bytes: Bytes, data: Option<PtdReader>) -> Result<Self> {
-        let program = Program::open(&bytes)?;
+    pub fn open(src: impl Into<src::Source>, data: Option<PtdReader>) -> Result<Self> {
+        let src = src.into();
+        let program = Program::open(&src)?;
         let (tensors, broken) = program.tensors()?;
         let mut reader =
-            PteReader { bytes, program, tensors: Vec::new(), entries: Vec::new(), unreadable: Vec::new(), data };
+            PteReader { src, program, tensors: Vec::new(), entries: Vec::new(), unreadable: Vec::new(), data };
         for b in broken {
             reader.unreadable.push(Unreadable {
                 name: b.name,
@@ -72,49 +76,64 @@ impl PteReader {
         &self.tensors
     }
 
-    /// The whole file.
-    pub fn bytes(&self) -> &Bytes {
-        &self.bytes
+    /// Where the file's bytes come from.
+    pub fn source(&self) -> &src::Source {
+        &self.src
     }
 
-    /// The absolute (offset, size) of each delegate payload, by delegate: (method, delegate
-    /// index, backend id, bytes).
+    /// The whole file, when it is local (mapped or in memory); a remote program is read by
+    /// range ([`PteReader::source`]).
+    pub fn bytes(&self) -> Result<&Bytes> {
+        self.src
+            .as_local()
+            .ok_or_else(|| Error::unsupported("a remote program is read by range, not whole: use its source's ranges"))
+    }
+
+    /// Bytes `offset..offset + len` of the file: a slice of the flatbuffer already in memory
+    /// when they lie inside it, else read from the source (local: a slice of the map).
+    fn range(&self, offset: u64, len: u64) -> Result<Bytes> {
+        let fb = &self.program.flatbuffer;
+        match offset.checked_add(len) {
+            Some(end) if end <= fb.len() as u64 => fb.slice(offset, len),
+            _ => self.src.range(offset, len),
+        }
+    }
+
+    /// The bytes of each delegate payload, by delegate: (method, delegate index, backend id,
+    /// bytes). Payloads in segments are read by range (a remote program: fetched).
     pub fn delegate_payloads(&self) -> Result<Vec<(String, usize, String, Bytes)>> {
         let inline = self.program.root.tables("backend_delegate_data")?;
         let mut out = Vec::new();
+        // Payloads in segments, by their place in `out`: read together (remote: concurrently).
+        let mut in_segments: Vec<(usize, (u64, u64))> = Vec::new();
         for plan in self.program.root.tables("execution_plan")? {
             let method = plan.str("name")?.unwrap_or("").to_string();
             for (i, d) in plan.tables("delegates")?.iter().enumerate() {
                 let id = d.str("id")?.unwrap_or("").to_string();
-                let bytes = match d.table("processed")? {
-                    Some(p) => self.delegate_bytes(p, &inline)?,
-                    None => {
-                        return Err(Error::invalid(
-                            Rule::MissingField,
-                            format!("delegate {i} of {method} has no data"),
-                        ));
-                    }
+                let processed = d.table("processed")?.ok_or_else(|| {
+                    Error::invalid(Rule::MissingField, format!("delegate {i} of {method} has no data"))
+                })?;
+                let index = processed.uint("index")?;
+                let bytes = if processed.int("location")? == 0 {
+                    let d = usize::try_from(index).ok().and_then(|i| inline.get(i)).ok_or_else(|| {
+                        Error::invalid(
+                            Rule::OutOfBounds,
+                            format!("inline delegate data {index} out of range ({})", inline.len()),
+                        )
+                    })?;
+                    d.bytes("data")?
+                } else {
+                    in_segments.push((out.len(), self.program.segment(index)?));
+                    Bytes::from_vec(Vec::new())
                 };
                 out.push((method.clone(), i, id, bytes));
             }
         }
-        Ok(out)
-    }
-
-    fn delegate_bytes(&self, processed: &crate::flatbuf::Table, inline: &[&crate::flatbuf::Table]) -> Result<Bytes> {
-        let index = processed.uint("index")?;
-        if processed.int("location")? == 0 {
-            let d = usize::try_from(index).ok().and_then(|i| inline.get(i)).ok_or_else(|| {
-                Error::invalid(
-                    Rule::OutOfBounds,
-                    format!("inline delegate data {index} out of range ({})", inline.len()),
-                )
-            })?;
-            d.bytes("data")
-        } else {
-            let (offset, size) = self.program.segment(index)?;
-            self.bytes.slice(offset, size)
+        let wanted: Vec<(u64, u64)> = in_segments.iter().map(|&(_, r)| r).collect();
+        for ((at, _), bytes) in in_segments.iter().zip(self.src.ranges(&wanted)?) {
+            out[*at].3 = bytes;
         }
+        Ok(out)
     }
 
     fn entry(&self, t: &ProgramTensor) -> Result<Entry> {
@@ -134,7 +153,7 @@ impl PteReader {
                 let nbytes = l.nbytes()?;
                 let offset = match source {
                     Source::Constant { buffer } if !self.program.constants_in_segment()? => {
-                        self.program.inline_constant(*buffer, nbytes)?.offset_in_owner()
+                        self.program.offset_in_file(&self.program.inline_constant(*buffer, nbytes)?)?
                     }
                     Source::Constant { buffer } => self.program.constant_range(*buffer, nbytes)?.0,
                     Source::Mutable { list, buffer } => self.program.mutable_range(*list, *buffer, nbytes)?.0,
@@ -234,7 +253,7 @@ impl FormatReader for PteReader {
             let i = data.entries().iter().position(|d| &d.info.name == fqn).ok_or_else(|| Error::not_found(fqn))?;
             return data.read(i, verify);
         }
-        let stored = self.bytes.slice(e.storage.offset, e.storage.len)?;
+        let stored = self.range(e.storage.offset, e.storage.len)?;
         Ok(TensorData::Dense(match &t.layout {
             Some(l) if !l.is_contiguous() => Bytes::from_vec(l.to_row_major(&stored)),
             _ => stored,

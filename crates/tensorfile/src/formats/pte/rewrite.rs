@@ -70,14 +70,15 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
     if patches.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
         return Err(Error::usage("two replaced tensors share bytes in the program"));
     }
-    let original = reader.bytes();
+    // Copied by range: a local program's map, or a remote one's bytes fetched piece by piece.
+    let original = reader.source();
     let mut out = AtomicFile::create(dest)?;
     let mut report = UpdateReport { replaced: Vec::new(), unchanged: pte.entries().len() - patches.len() };
     {
         let mut w = out.writer();
         let mut pos = 0u64;
         for (offset, len, wi, layout) in &patches {
-            w.write_all(&original.slice(pos, offset - pos)?)?;
+            w.write_all(&original.range(pos, offset - pos)?)?;
             let data = weights.read_verified(*wi)?;
             let bytes = data.dense()?;
             let stored = match layout {
@@ -89,7 +90,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
             pos = offset + len;
             report.replaced.push(weights.entries()[*wi].info.name.clone());
         }
-        w.write_all(&original.slice(pos, original.len() as u64 - pos)?)?;
+        w.write_all(&original.range(pos, original.len() - pos)?)?;
         w.flush()?;
     }
     out.commit()?;
@@ -180,7 +181,7 @@ struct Segments {
 struct ProgramFile {
     program: Vec<u8>,
     placements: Vec<Placement>,
-    source: Bytes,
+    source: crate::source::Source,
 }
 
 impl ProgramFile {
@@ -189,7 +190,7 @@ impl ProgramFile {
         let mut at = 0u64;
         for p in &self.placements {
             w.write_all(&vec![0u8; usize::try_from(p.to - at).unwrap_or(0)])?;
-            w.write_all(&self.source.slice(p.from, p.size)?)?;
+            w.write_all(&self.source.range(p.from, p.size)?)?;
             at = p.to + p.size;
         }
         Ok(())
@@ -250,7 +251,7 @@ fn externalized_program(reader: &PteReader, prefix: &str) -> Result<(ProgramFile
         bytes[8..40].copy_from_slice(&Header::extended_bytes(program_size, base, data_size));
         bytes.resize(usize::try_from(base).map_err(|_| Error::unsupported("program too large"))?, 0);
     }
-    Ok((ProgramFile { program: bytes, placements, source: reader.bytes().clone() }, moved))
+    Ok((ProgramFile { program: bytes, placements, source: reader.source().clone() }, moved))
 }
 
 fn tensor_mut(v: &mut Value) -> Option<&mut Table> {
