@@ -48,6 +48,7 @@ enum Inner {
 #[derive(Default)]
 struct Counter {
     fetched: AtomicU64,
+    keep: bool,
     kept: kept::Kept,
 }
 
@@ -67,8 +68,16 @@ impl Source {
         Source { inner: Inner::Local(bytes) }
     }
 
-    /// `bytes` read as a remote object would be (see [`Source::bytes_fetched`]), for tests.
+    /// `bytes` read as a remote object would be (see [`Source::bytes_fetched`]), for tests:
+    /// small ranges are kept and served again without being counted, as a remote object
+    /// keeps them.
     pub fn counted(bytes: Bytes) -> Source {
+        Source { inner: Inner::Counted(bytes, Arc::new(Counter { keep: true, ..Counter::default() })) }
+    }
+
+    /// Like [`Source::counted`], but keeping nothing: every range asked for is counted, for
+    /// tests that a reader asks for exactly the bytes it needs.
+    pub fn counted_exact(bytes: Bytes) -> Source {
         Source { inner: Inner::Counted(bytes, Arc::default()) }
     }
 
@@ -136,7 +145,9 @@ impl Source {
                 }
                 counter.fetched.fetch_add(len, Ordering::Relaxed);
                 let copy = Bytes::from_vec(b.slice(offset, len)?.to_vec());
-                counter.kept.keep(offset, &copy);
+                if counter.keep {
+                    counter.kept.keep(offset, &copy);
+                }
                 Ok(copy)
             }
             #[cfg(feature = "remote")]

@@ -640,7 +640,7 @@ mod tests {
     #[test]
     fn opening_fetches_the_end_the_directory_and_local_headers_only() {
         let bytes = Bytes::from_vec(archive(4 << 20, 3));
-        let src = Source::counted(bytes.clone());
+        let src = Source::counted_exact(bytes.clone());
         let a = Archive::open(src.clone()).unwrap();
         let opened = src.bytes_fetched();
         // The directory is inside the tail read; only headers before it are fetched.
@@ -666,7 +666,7 @@ mod tests {
         for extra in [0, 2000] {
             let bytes = Bytes::from_vec(archive(1 << 20, extra));
             let dir = directory_size(&bytes);
-            let src = Source::counted(bytes.clone());
+            let src = Source::counted_exact(bytes.clone());
             let names = entry_names_in(&src).unwrap();
             assert_eq!(names, entry_names(&bytes).unwrap());
             assert_eq!(names.len(), 3 + extra);
@@ -675,7 +675,7 @@ mod tests {
             let want = if dir + 98 <= SPECULATIVE_READ { SPECULATIVE_READ } else { SPECULATIVE_READ + dir };
             assert_eq!(src.bytes_fetched(), want, "{extra} more entries, directory of {dir} bytes");
             // Opening adds the local headers not in the tail read.
-            let src = Source::counted(bytes.clone());
+            let src = Source::counted_exact(bytes.clone());
             let a = Archive::open(src.clone()).unwrap();
             assert!(src.bytes_fetched() <= want + headers(&a));
         }
@@ -687,7 +687,7 @@ mod tests {
         let n = b.len();
         b[n - 2..].copy_from_slice(&60_000u16.to_le_bytes());
         b.extend(std::iter::repeat_n(b'#', 60_000));
-        let src = Source::counted(Bytes::from_vec(b.clone()));
+        let src = Source::counted_exact(Bytes::from_vec(b.clone()));
         let a = Archive::open(src.clone()).unwrap();
         assert_eq!(a.entries().len(), 3);
         assert_eq!(&*a.read(a.record("byteorder").unwrap(), true).unwrap(), b"little");
@@ -701,7 +701,7 @@ mod tests {
         w.add("before", &[1; 1000]).unwrap();
         w.add("inner.pt", &inner).unwrap();
         let bytes = Bytes::from_vec(w.finish().unwrap());
-        let src = Source::counted(bytes.clone());
+        let src = Source::counted_exact(bytes.clone());
         let outer = Archive::open(src.clone()).unwrap();
         let region = outer.entry_region(outer.record("inner.pt").unwrap()).unwrap();
         assert_eq!(region.len(), inner.len() as u64);
@@ -722,14 +722,14 @@ mod tests {
         let n = good.len();
         // Every truncation is an error (no panic, no fetch past the end).
         for len in 0..n {
-            assert!(Archive::open(Source::counted(Bytes::from_vec(good[..len].to_vec()))).is_err());
+            assert!(Archive::open(Source::counted_exact(Bytes::from_vec(good[..len].to_vec()))).is_err());
         }
         // A zip64 directory claiming an enormous size is not fetched whole.
         let mut b = good.clone();
         let at = n - 98;
         b[at + 40..at + 48].copy_from_slice(&u64::MAX.to_le_bytes());
         assert_eq!(
-            Archive::open(Source::counted(Bytes::from_vec(b))).err().and_then(|e| e.rule()),
+            Archive::open(Source::counted_exact(Bytes::from_vec(b))).err().and_then(|e| e.rule()),
             Some(Rule::OutOfBounds)
         );
     }

@@ -503,7 +503,7 @@ mod tests {
             let Ok(format) = Format::detect(&bytes) else { continue };
             let what = path.display();
             let local = format.open(bytes.clone());
-            let src = Source::counted(bytes.clone());
+            let src = Source::counted_exact(bytes.clone());
             let counted = format.open(src.clone());
             let (local, counted) = match (local, counted) {
                 (Ok(l), Ok(c)) => (l, c),
@@ -561,7 +561,7 @@ mod tests {
     /// reading each tensor fetches exactly its storage and gives what a local read gives.
     fn open_and_read_all(bytes: &[u8], format: Format) -> u64 {
         let bytes = Bytes::from_vec(bytes.to_vec());
-        let src = Source::counted(bytes.clone());
+        let src = Source::counted_exact(bytes.clone());
         let counted = format.open(src.clone()).unwrap();
         let opened = src.bytes_fetched();
         let local = format.open(bytes).unwrap();

@@ -26,7 +26,7 @@ fn named_data_opens_with_its_flatbuffer_only_and_reads_each_entry_by_its_bytes()
         let what = path.file_name().unwrap().to_string_lossy().into_owned();
         let map = Bytes::map_file(&path).unwrap();
         let local = PtdReader::open(map.clone()).unwrap();
-        let src = Source::counted(map.clone());
+        let src = Source::counted_exact(map.clone());
         let remote = PtdReader::open(src.clone()).unwrap();
         let h = remote.header();
         let flatbuffer = h.flatbuffer_offset + h.flatbuffer_size;
@@ -60,7 +60,7 @@ fn cut_named_data_fails_alike_local_and_by_range() {
         for cut in [0, 4, 8, 12, 16, 40, 47, 48, 100, fb - 1, fb, fb + 1, len / 2, len - 1, len] {
             let bytes = map.slice(0, cut.min(len)).unwrap();
             let local = PtdReader::open(bytes.clone()).map(|r| r.entries().len());
-            let remote = PtdReader::open(Source::counted(bytes)).map(|r| r.entries().len());
+            let remote = PtdReader::open(Source::counted_exact(bytes)).map(|r| r.entries().len());
             match (local, remote) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
                 (Err(a), Err(b)) => assert_eq!((a.rule(), a.detail()), (b.rule(), b.detail()), "{path:?} cut at {cut}"),

@@ -1,5 +1,5 @@
 //! Programs read by range: what opening and reading fetch from a source served as if remote
-//! ([`Source::counted`]), and that it reads the same as the local map.
+//! ([`Source::counted_exact`]), and that it reads the same as the local map.
 
 use std::path::{Path, PathBuf};
 
@@ -46,8 +46,8 @@ fn programs_open_with_their_flatbuffer_only_and_read_each_tensor_by_its_bytes() 
         let ptd_map = data.as_ref().map(|d| Bytes::map_file(d).unwrap());
         let local = PteReader::open(map.clone(), ptd_map.clone().map(|b| PtdReader::open(b).unwrap())).unwrap();
 
-        let src = Source::counted(map.clone());
-        let ptd_src = ptd_map.clone().map(Source::counted);
+        let src = Source::counted_exact(map.clone());
+        let ptd_src = ptd_map.clone().map(Source::counted_exact);
         let ptd = ptd_src.clone().map(|s| PtdReader::open(s).unwrap());
         let remote = PteReader::open(src.clone(), ptd).unwrap();
         let program_size = remote.program().layout.program_size;
@@ -119,7 +119,7 @@ fn is_external(t: &super::ProgramTensor) -> bool {
 #[test]
 fn a_large_program_opens_fetching_a_small_part() {
     let map = Bytes::map_file(&dir().join("mobilenet_v2.pte")).unwrap();
-    let src = Source::counted(map.clone());
+    let src = Source::counted_exact(map.clone());
     let reader = PteReader::open(src.clone(), None).unwrap();
     let at_open = src.bytes_fetched();
     assert!(at_open * 10 < map.len() as u64, "{at_open} of {} bytes fetched at open", map.len());
@@ -139,7 +139,7 @@ fn cut_programs_fail_alike_local_and_by_range() {
         for cut in cuts.into_iter().filter(|&c| c <= len) {
             let bytes = map.slice(0, cut).unwrap();
             let local = PteReader::open(bytes.clone(), None).map(|r| r.entries().len());
-            let remote = PteReader::open(Source::counted(bytes), None).map(|r| r.entries().len());
+            let remote = PteReader::open(Source::counted_exact(bytes), None).map(|r| r.entries().len());
             match (local, remote) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
                 (Err(a), Err(b)) => assert_eq!((a.rule(), a.detail()), (b.rule(), b.detail()), "{path:?} cut at {cut}"),
@@ -180,7 +180,7 @@ fn the_conformance_corpus_reads_alike_local_and_by_range() {
                     })
                 };
                 let local = outcome(open(Source::local(bytes.clone())));
-                let remote = outcome(open(Source::counted(bytes)));
+                let remote = outcome(open(Source::counted_exact(bytes)));
                 assert_eq!(local, remote, "{}", file.path().display());
                 seen += 1;
             }
