@@ -14,7 +14,8 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig, aws, azure, gcp, http,
+    BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig,
+    aws, azure, gcp, http,
 };
 
 use super::Bytes;
@@ -22,9 +23,16 @@ use super::kept::Kept;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Ranges larger than this are fetched as several requests of this size, concurrently.
-pub const PART_SIZE: u64 = 8 * 1024 * 1024;
+pub const PART_SIZE: u64 = 4 * 1024 * 1024;
+/// Ranges larger than this are streamed into their buffer as they arrive (no copy of the
+/// whole response first).
+const STREAM_FROM: u64 = 1024 * 1024;
+/// How many times a transfer cut off midway is started again.
+const STREAM_RETRIES: u32 = 3;
 /// Requests in flight at once for one large range.
 pub const PARTS_IN_FLIGHT: usize = 8;
+/// Requests in flight at once for many small ranges (an archive's local headers).
+pub const SMALL_RANGES_IN_FLIGHT: usize = 32;
 
 pub struct RemoteObject {
     url: String,
@@ -65,7 +73,7 @@ fn client_options() -> ClientOptions {
     ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(10))
         .with_timeout(Duration::from_secs(120))
-        .with_pool_max_idle_per_host(PARTS_IN_FLIGHT * 2)
+        .with_pool_max_idle_per_host(SMALL_RANGES_IN_FLIGHT)
 }
 
 /// The store behind `url` and the object's path within it.
@@ -169,31 +177,68 @@ impl RemoteObject {
                 None => self.fetch(offset..offset + len).await,
             }
         }));
-        runtime()?.block_on(fetch.buffered(PARTS_IN_FLIGHT).try_collect())
+        runtime()?.block_on(fetch.buffered(SMALL_RANGES_IN_FLIGHT).try_collect())
     }
 
     /// One range: a single request when small, else parts of [`PART_SIZE`] fetched
-    /// [`PARTS_IN_FLIGHT`] at a time and copied, in order, into one buffer.
+    /// [`PARTS_IN_FLIGHT`] at a time, each streamed straight into its place in one buffer.
     async fn fetch(&self, range: Range<u64>) -> Result<Bytes> {
         let len = range.end - range.start;
         if len == 0 {
             return Ok(Bytes::from_vec(Vec::new()));
         }
-        if len <= PART_SIZE {
+        if len <= STREAM_FROM {
             let got = self.get(range).await?;
             return Ok(Bytes::from_owner(got));
         }
         let cap = usize::try_from(len).map_err(|_| Error::unsupported("a range larger than the address space"))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(cap).map_err(|_| Error::unsupported(format!("cannot allocate {len} bytes")))?;
-        let parts = (range.start..range.end)
-            .step_by(usize::try_from(PART_SIZE).unwrap_or(usize::MAX))
-            .map(|start| start..(start + PART_SIZE).min(range.end));
-        let mut pieces = futures::stream::iter(parts.map(|part| self.get(part))).buffered(PARTS_IN_FLIGHT);
-        while let Some(piece) = pieces.next().await {
-            out.extend_from_slice(&piece?);
+        let mut out = super::mapped::large_buffer(cap)
+            .map_err(|e| Error::unsupported(format!("cannot allocate {len} bytes for a download: {e}")))?;
+        let part = usize::try_from(PART_SIZE).unwrap_or(usize::MAX);
+        let parts = out.chunks_mut(part).enumerate().map(|(k, dst)| {
+            let start = range.start + (k * part) as u64;
+            self.get_into(start..start + dst.len() as u64, dst)
+        });
+        futures::stream::iter(parts).buffer_unordered(PARTS_IN_FLIGHT).try_collect::<()>().await?;
+        let out =
+            out.make_read_only().map_err(|e| Error::new(ErrorKind::Remote(format!("sealing a download: {e}"))))?;
+        Ok(Bytes::from_owner(out))
+    }
+
+    /// Bytes `range` streamed into `dst` (of the same length) as they arrive; a transfer cut
+    /// off midway is asked for again (the request itself is retried by the store).
+    async fn get_into(&self, range: Range<u64>, dst: &mut [u8]) -> Result<()> {
+        let mut attempt = 0;
+        loop {
+            match self.try_get_into(range.clone(), dst).await {
+                Err(e) if attempt < STREAM_RETRIES && matches!(e.kind(), ErrorKind::Remote(_)) => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+                }
+                done => return done,
+            }
         }
-        Ok(Bytes::from_vec(out))
+    }
+
+    async fn try_get_into(&self, range: Range<u64>, dst: &mut [u8]) -> Result<()> {
+        let options = GetOptions { range: Some(GetRange::Bounded(range.clone())), ..GetOptions::default() };
+        let got = self.store.get_opts(&self.path, options).await.map_err(remote_error)?;
+        let mut body = got.into_stream();
+        let mut at = 0;
+        while let Some(piece) = body.next().await {
+            let piece = piece.map_err(remote_error)?;
+            let end = at + piece.len();
+            let Some(slot) = dst.get_mut(at..end) else {
+                return Err(wrong_length(&range, end as u64));
+            };
+            slot.copy_from_slice(&piece);
+            self.fetched.fetch_add(piece.len() as u64, Ordering::Relaxed);
+            at = end;
+        }
+        if at != dst.len() {
+            return Err(wrong_length(&range, at as u64));
+        }
+        Ok(())
     }
 
     async fn get(&self, range: Range<u64>) -> Result<bytes::Bytes> {
@@ -201,13 +246,15 @@ impl RemoteObject {
         let got = self.store.get_range(&self.path, range.clone()).await.map_err(remote_error)?;
         self.fetched.fetch_add(got.len() as u64, Ordering::Relaxed);
         if got.len() as u64 != want {
-            return Err(Error::new(ErrorKind::Remote(format!(
-                "asked for bytes {}..{}, the server sent {} bytes",
-                range.start,
-                range.end,
-                got.len()
-            ))));
+            return Err(wrong_length(&range, got.len() as u64));
         }
         Ok(got)
     }
+}
+
+fn wrong_length(range: &Range<u64>, sent: u64) -> Error {
+    Error::new(ErrorKind::Remote(format!(
+        "asked for bytes {}..{}, the server sent {sent} bytes or more",
+        range.start, range.end
+    )))
 }
