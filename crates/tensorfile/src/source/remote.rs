@@ -14,7 +14,8 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig, aws, azure, gcp, http,
+    BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig, aws,
+    azure, gcp, http,
 };
 
 use super::Bytes;
@@ -66,10 +67,18 @@ fn retries() -> RetryConfig {
 }
 
 fn client_options() -> ClientOptions {
-    ClientOptions::new()
-        .with_connect_timeout(Duration::from_secs(10))
-        .with_timeout(Duration::from_secs(120))
-        .with_pool_max_idle_per_host(PARTS_IN_FLIGHT * 2)
+    client_config().into_iter().fold(ClientOptions::new(), |options, (key, value)| options.with_config(key, value))
+}
+
+/// The client settings this library chooses. Given to the S3, GCS and Azure builders key by
+/// key, not as a whole [`ClientOptions`], which would drop what their `from_env` read (such
+/// as `AWS_ALLOW_HTTP`).
+fn client_config() -> [(ClientConfigKey, String); 3] {
+    [
+        (ClientConfigKey::ConnectTimeout, "10s".to_string()),
+        (ClientConfigKey::Timeout, "120s".to_string()),
+        (ClientConfigKey::PoolMaxIdlePerHost, (PARTS_IN_FLIGHT * 2).to_string()),
+    ]
 }
 
 /// The store behind `url` and the object's path within it.
@@ -91,25 +100,31 @@ fn store_for(url: &str) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
             )
         }
         ObjectStoreScheme::AmazonS3 => Arc::new(
-            aws::AmazonS3Builder::from_env()
-                .with_url(url)
-                .with_client_options(client_options())
+            client_config()
+                .into_iter()
+                .fold(aws::AmazonS3Builder::from_env().with_url(url), |b, (key, value)| {
+                    b.with_config(aws::AmazonS3ConfigKey::Client(key), value)
+                })
                 .with_retry(retries())
                 .build()
                 .map_err(remote_error)?,
         ),
         ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-            gcp::GoogleCloudStorageBuilder::from_env()
-                .with_url(url)
-                .with_client_options(client_options())
+            client_config()
+                .into_iter()
+                .fold(gcp::GoogleCloudStorageBuilder::from_env().with_url(url), |b, (key, value)| {
+                    b.with_config(gcp::GoogleConfigKey::Client(key), value)
+                })
                 .with_retry(retries())
                 .build()
                 .map_err(remote_error)?,
         ),
         ObjectStoreScheme::MicrosoftAzure => Arc::new(
-            azure::MicrosoftAzureBuilder::from_env()
-                .with_url(url)
-                .with_client_options(client_options())
+            client_config()
+                .into_iter()
+                .fold(azure::MicrosoftAzureBuilder::from_env().with_url(url), |b, (key, value)| {
+                    b.with_config(azure::AzureConfigKey::Client(key), value)
+                })
                 .with_retry(retries())
                 .build()
                 .map_err(remote_error)?,
@@ -157,7 +172,7 @@ impl RemoteObject {
 
     /// A range already checked against the object's size.
     pub fn range(&self, offset: u64, len: u64) -> Result<Bytes> {
-        if let Some(b) = self.from_kept(offset, len)? {
+        if let Some(b) = self.kept_range(offset, len)? {
             return Ok(b);
         }
         let bytes = runtime()?.block_on(self.fetch(offset..offset + len))?;
@@ -168,7 +183,7 @@ impl RemoteObject {
     /// Ranges already checked against the object's size, fetched concurrently.
     pub fn ranges(&self, wanted: &[(u64, u64)]) -> Result<Vec<Bytes>> {
         let fetch = futures::stream::iter(wanted.iter().map(|&(offset, len)| async move {
-            match self.from_kept(offset, len)? {
+            match self.kept_range(offset, len)? {
                 Some(b) => Ok(b),
                 None => self.fetch(offset..offset + len).await,
             }
@@ -176,7 +191,7 @@ impl RemoteObject {
         runtime()?.block_on(fetch.buffered(PARTS_IN_FLIGHT).try_collect())
     }
 
-    fn from_kept(&self, offset: u64, len: u64) -> Result<Option<Bytes>> {
+    fn kept_range(&self, offset: u64, len: u64) -> Result<Option<Bytes>> {
         let kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         for (start, b) in kept.iter() {
             if offset >= *start && offset + len <= start + b.len() as u64 {
