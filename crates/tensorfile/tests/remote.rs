@@ -17,7 +17,8 @@
 //! fails listing every check that failed, with the bytes counted (`--nocapture` shows them all).
 //!
 //! Without nginx or moto the tests print `skipped:` and pass, unless
-//! `TENSORFILE_REQUIRE_SERVERS=1`.
+//! `TENSORFILE_REQUIRE_SERVERS=1`. moto keeps the uploaded files (about 4.2 GiB) in memory, so
+//! that the tests need no disk beyond a few megabytes (the 1 GiB files are sparse).
 
 mod servers;
 
@@ -224,7 +225,7 @@ fn files() -> &'static Files {
             list.push(TestFile { name, path, big: true });
         }
 
-        // About 17 MiB of varied bytes (more than one 8 MiB part), in every format the
+        // 20 MiB of varied bytes (more than one 8 MiB part), in every format the
         // library writes, with its default checksums.
         let varied = dir.join("varied.safetensors");
         write_safetensors(
@@ -262,7 +263,7 @@ fn files() -> &'static Files {
 // Servers
 
 /// moto with every test file uploaded, behind a counting proxy; shared by the tests, which
-/// take turns ([`S3::lock`]) so that each counts only its own requests.
+/// take turns ([`S3::turn`]) so that each counts only its own requests.
 struct S3 {
     _moto: &'static Moto,
     proxy: Proxy,
