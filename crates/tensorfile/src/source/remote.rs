@@ -14,8 +14,8 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig,
-    aws, azure, gcp, http,
+    BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt,
+    ObjectStoreScheme, RetryConfig, aws, azure, gcp, http,
 };
 
 use super::Bytes;
@@ -70,10 +70,18 @@ fn retries() -> RetryConfig {
 }
 
 fn client_options() -> ClientOptions {
-    ClientOptions::new()
-        .with_connect_timeout(Duration::from_secs(10))
-        .with_timeout(Duration::from_secs(120))
-        .with_pool_max_idle_per_host(SMALL_RANGES_IN_FLIGHT)
+    client_config().into_iter().fold(ClientOptions::new(), |options, (key, value)| options.with_config(key, value))
+}
+
+/// The client settings this library chooses. Given to the S3, GCS and Azure builders key by
+/// key, not as a whole [`ClientOptions`], which would drop what their `from_env` read (such
+/// as `AWS_ALLOW_HTTP`).
+fn client_config() -> [(ClientConfigKey, String); 3] {
+    [
+        (ClientConfigKey::ConnectTimeout, "10s".to_string()),
+        (ClientConfigKey::Timeout, "120s".to_string()),
+        (ClientConfigKey::PoolMaxIdlePerHost, SMALL_RANGES_IN_FLIGHT.to_string()),
+    ]
 }
 
 /// The store behind `url` and the object's path within it.
@@ -95,25 +103,31 @@ fn store_for(url: &str) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
             )
         }
         ObjectStoreScheme::AmazonS3 => Arc::new(
-            aws::AmazonS3Builder::from_env()
-                .with_url(url)
-                .with_client_options(client_options())
+            client_config()
+                .into_iter()
+                .fold(aws::AmazonS3Builder::from_env().with_url(url), |b, (key, value)| {
+                    b.with_config(aws::AmazonS3ConfigKey::Client(key), value)
+                })
                 .with_retry(retries())
                 .build()
                 .map_err(remote_error)?,
         ),
         ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-            gcp::GoogleCloudStorageBuilder::from_env()
-                .with_url(url)
-                .with_client_options(client_options())
+            client_config()
+                .into_iter()
+                .fold(gcp::GoogleCloudStorageBuilder::from_env().with_url(url), |b, (key, value)| {
+                    b.with_config(gcp::GoogleConfigKey::Client(key), value)
+                })
                 .with_retry(retries())
                 .build()
                 .map_err(remote_error)?,
         ),
         ObjectStoreScheme::MicrosoftAzure => Arc::new(
-            azure::MicrosoftAzureBuilder::from_env()
-                .with_url(url)
-                .with_client_options(client_options())
+            client_config()
+                .into_iter()
+                .fold(azure::MicrosoftAzureBuilder::from_env().with_url(url), |b, (key, value)| {
+                    b.with_config(azure::AzureConfigKey::Client(key), value)
+                })
                 .with_retry(retries())
                 .build()
                 .map_err(remote_error)?,

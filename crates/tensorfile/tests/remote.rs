@@ -1,0 +1,589 @@
+//! Reading remote files from real servers on loopback: nginx (HTTP ranges) and moto's S3
+//! server, counting the body bytes each server sent (see `servers/mod.rs`).
+//!
+//! What is checked, for every format, on both servers:
+//! - listing (open + entries) a 1 GiB file moves less than 1 MiB;
+//! - opening and reading one small tensor moves at most that tensor's stored bytes, plus the
+//!   file's index (every byte of the file that is no tensor's data), plus one speculative read
+//!   of [`SPECULATIVE_READ`] (64 KiB);
+//! - reading every tensor gives exactly the local file's tensors;
+//! - a whole download is counted exactly (a check of the counting itself);
+//! - a missing object is an error naming its URL;
+//! - a server answering the first request with 503 is retried, and the read succeeds.
+//!
+//! The 1 GiB files are a safetensors file written here (sparse zeros but a few small tensors)
+//! and its conversions to `.zt`, `.pt` and `.ptd` by the library's writers; `.pte` and `.pt2`
+//! are committed fixtures. Each test runs its checks on every server and every file, then
+//! fails listing every check that failed, with the bytes counted (`--nocapture` shows them all).
+//!
+//! Without nginx or moto the tests print `skipped:` and pass, unless
+//! `TENSORFILE_REQUIRE_SERVERS=1`. moto keeps the uploaded files (about 4.2 GiB) in memory, so
+//! that the tests need no disk beyond a few megabytes (the 1 GiB files are sparse).
+
+mod servers;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use servers::{Moto, Nginx, Proxy, Traffic};
+use tensorfile::convert::{ConvertOptions, convert_to_writer};
+use tensorfile::model::ChecksumKind;
+use tensorfile::source::{SPECULATIVE_READ, Source};
+use tensorfile::{Format, TensorData, TensorFile};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+/// The bucket moto serves the files from.
+const BUCKET: &str = "tensorfile";
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+/// One file the servers serve.
+struct TestFile {
+    /// Its name in the served folder and its key in the bucket.
+    name: String,
+    path: PathBuf,
+    /// One of the 1 GiB files.
+    big: bool,
+}
+
+struct Files {
+    dir: PathBuf,
+    list: Vec<TestFile>,
+}
+
+impl Files {
+    fn small(&self) -> impl Iterator<Item = &TestFile> {
+        self.list.iter().filter(|f| !f.big)
+    }
+
+    fn get(&self, name: &str) -> &TestFile {
+        self.list.iter().find(|f| f.name == name).expect("a test file")
+    }
+}
+
+/// How a tensor of a written safetensors file is filled (zeros are holes of the sparse file).
+#[derive(Clone, Copy)]
+enum Fill {
+    /// Deterministic bytes from a seed.
+    Pattern(u64),
+    /// Zeros but for 64 bytes from a seed at the start: tensors that are no copies of each
+    /// other (a `.ptd` stores identical tensors once).
+    Marked(u64),
+}
+
+fn pattern(seed: u64, len: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// Write a safetensors file: the header by hand, then each tensor's bytes in order, zeros
+/// left as holes (`set_len`), so a 1 GiB file takes a few kilobytes of disk.
+fn write_safetensors(path: &Path, tensors: &[(&str, &str, &[u64], Fill)]) {
+    use std::io::{Seek, SeekFrom, Write};
+    let size_of = |dtype: &str| match dtype {
+        "F32" | "I32" => 4,
+        "F16" | "BF16" | "I16" => 2,
+        "I64" | "F64" => 8,
+        "U8" | "I8" | "BOOL" => 1,
+        other => panic!("no size for {other}"),
+    };
+    let mut header = serde_json::Map::new();
+    let mut offset = 0u64;
+    let mut spans = Vec::new();
+    for &(name, dtype, shape, _) in tensors {
+        let len = shape.iter().product::<u64>() * size_of(dtype);
+        header.insert(
+            name.to_string(),
+            serde_json::json!({ "dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len] }),
+        );
+        spans.push((offset, len));
+        offset += len;
+    }
+    let mut json = serde_json::to_string(&header).unwrap();
+    while (8 + json.len()) % 8 != 0 {
+        json.push(' ');
+    }
+    let data_start = 8 + json.len() as u64;
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(&(json.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(json.as_bytes()).unwrap();
+    f.set_len(data_start + offset).unwrap();
+    for (&(_, _, _, fill), &(at, len)) in tensors.iter().zip(&spans) {
+        let written = match fill {
+            Fill::Pattern(seed) => pattern(seed, len),
+            Fill::Marked(seed) => pattern(seed, len.min(64)),
+        };
+        f.seek(SeekFrom::Start(data_start + at)).unwrap();
+        f.write_all(&written).unwrap();
+    }
+}
+
+/// A file written with holes where whole blocks of zeros would go: the 1 GiB conversions
+/// take a few kilobytes of disk.
+struct SparseFile {
+    file: std::fs::File,
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Write for SparseFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        const BLOCK: usize = 64 * 1024;
+        static ZEROS: [u8; BLOCK] = [0; BLOCK];
+        let mut at = 0;
+        while at < buf.len() {
+            // Up to the next multiple of BLOCK in the file, so holes are whole blocks.
+            let room = BLOCK - (self.pos % BLOCK as u64) as usize;
+            let piece = &buf[at..(at + room).min(buf.len())];
+            if piece != &ZEROS[..piece.len()] {
+                self.file.write_all_at(piece, self.pos)?;
+            }
+            self.pos += piece.len() as u64;
+            self.end = self.end.max(self.pos);
+            at += piece.len();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.set_len(self.end)
+    }
+}
+
+impl std::io::Seek for SparseFile {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = match to {
+            std::io::SeekFrom::Start(n) => n,
+            std::io::SeekFrom::End(d) => self.end.checked_add_signed(d).unwrap(),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d).unwrap(),
+        };
+        Ok(self.pos)
+    }
+}
+
+/// Convert `src` into each of `exts` beside it, with the library's writers (into sparse files).
+fn convert_into(src: &Path, stem: &str, exts: &[&str], checksum: ChecksumKind) -> Vec<PathBuf> {
+    use std::io::Write;
+    let file = TensorFile::open(src).unwrap();
+    let mut options = ConvertOptions::default();
+    options.write.checksum = checksum;
+    options.verify = false;
+    exts.iter()
+        .map(|ext| {
+            let started = std::time::Instant::now();
+            let dest = src.with_file_name(format!("{stem}.{ext}"));
+            let mut out = SparseFile { file: std::fs::File::create(&dest).unwrap(), pos: 0, end: 0 };
+            let format = Format::from_path(&dest).unwrap();
+            convert_to_writer(&file, &mut out, format, &options, &mut |_| {})
+                .unwrap_or_else(|e| panic!("converting to .{ext}: {e}"));
+            out.flush().unwrap();
+            eprintln!("{} written in {:.1?}", dest.display(), started.elapsed());
+            dest
+        })
+        .collect()
+}
+
+/// The files, made once per test binary in a temporary folder removed at exit.
+fn files() -> &'static Files {
+    static FILES: OnceLock<Files> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let started = std::time::Instant::now();
+        let dir = tempfile::Builder::new().prefix("tensorfile-remote-").tempdir().unwrap().keep();
+        servers::remove_at_exit(&dir);
+        let mut list = Vec::new();
+
+        // 1 GiB: four 256 MiB tensors of (mostly) zeros, small tensors before them and one
+        // after.
+        let big = dir.join("big.safetensors");
+        let quarter: &[u64] = &[8192, 8192];
+        write_safetensors(
+            &big,
+            &[
+                ("small.a", "F32", &[4, 4], Fill::Pattern(1)),
+                ("small.b", "BF16", &[3, 5], Fill::Pattern(2)),
+                ("small.c", "I64", &[5], Fill::Pattern(3)),
+                ("big.0", "F32", quarter, Fill::Marked(20)),
+                ("big.1", "F32", quarter, Fill::Marked(21)),
+                ("big.2", "F32", quarter, Fill::Marked(22)),
+                ("big.3", "F32", quarter, Fill::Marked(23)),
+                ("small.tail", "F32", &[2], Fill::Pattern(4)),
+            ],
+        );
+        list.push(TestFile { name: "big.safetensors".into(), path: big.clone(), big: true });
+        for path in convert_into(&big, "big", &["zt", "pt", "ptd"], ChecksumKind::None) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            list.push(TestFile { name, path, big: true });
+        }
+
+        // 20 MiB of varied bytes (more than one 8 MiB part), in every format the
+        // library writes, with its default checksums.
+        let varied = dir.join("varied.safetensors");
+        write_safetensors(
+            &varied,
+            &[
+                ("layers.0.weight", "F32", &[1024, 1024], Fill::Pattern(10)),
+                ("layers.0.bias", "F16", &[300], Fill::Pattern(11)),
+                ("layers.1.weight", "BF16", &[2048, 2048], Fill::Pattern(12)),
+                ("layers.1.steps", "I64", &[7], Fill::Pattern(13)),
+                ("layers.2.weight", "F32", &[2048, 1024], Fill::Pattern(14)),
+                ("layers.2.index", "I32", &[3, 3], Fill::Pattern(15)),
+            ],
+        );
+        list.push(TestFile { name: "varied.safetensors".into(), path: varied.clone(), big: false });
+        for path in convert_into(&varied, "varied", &["zt", "pt", "ptd"], ChecksumKind::default()) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            list.push(TestFile { name, path, big: false });
+        }
+
+        // Committed fixtures of the formats the library does not write.
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        for rel in ["executorch/mobilenet_v2.pte", "pytorch/mobilenet_v2.pt2"] {
+            let from = fixtures.join(rel);
+            let name = from.file_name().unwrap().to_string_lossy().into_owned();
+            let path = dir.join(&name);
+            std::fs::copy(&from, &path).unwrap();
+            list.push(TestFile { name, path, big: false });
+        }
+        eprintln!("test files made in {:.1?}", started.elapsed());
+        Files { dir, list }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers
+
+/// moto with every test file uploaded, behind a counting proxy; shared by the tests, which
+/// take turns ([`S3::turn`]) so that each counts only its own requests.
+struct S3 {
+    _moto: &'static Moto,
+    proxy: Proxy,
+    turn: Mutex<()>,
+}
+
+/// Every test calls this first: the files, and moto with the files uploaded and the `AWS_*`
+/// environment set (before any test reads the environment: the others wait here).
+fn setup() -> (&'static Files, Option<&'static S3>) {
+    static S3_SERVER: OnceLock<Option<S3>> = OnceLock::new();
+    let files = files();
+    let s3 = S3_SERVER.get_or_init(|| {
+        let started = std::time::Instant::now();
+        static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
+        let moto = MOTO.get_or_init(Moto::start).as_ref()?;
+        moto.kill_at_exit();
+        let proxy = Proxy::start(moto.port());
+        servers::set_s3_env(&proxy.endpoint());
+        moto.create_bucket(BUCKET);
+        // Two uploads at a time: moto holds each body twice while it stores it.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    while let Some(f) = files.list.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                        moto.upload(BUCKET, &f.name, &f.path);
+                    }
+                });
+            }
+        });
+        eprintln!("files uploaded to moto in {:.1?}", started.elapsed());
+        Some(S3 { _moto: moto, proxy, turn: Mutex::new(()) })
+    });
+    (files, s3.as_ref())
+}
+
+/// A server a test reads from.
+enum Server<'a> {
+    /// An nginx of the test's own.
+    Http(Nginx),
+    /// The shared moto, this test's turn held.
+    S3 { s3: &'a S3, _turn: MutexGuard<'a, ()> },
+}
+
+impl Server<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Server::Http(_) => "nginx",
+            Server::S3 { .. } => "moto",
+        }
+    }
+
+    fn url(&self, name: &str) -> String {
+        match self {
+            Server::Http(n) => n.url(name),
+            Server::S3 { .. } => format!("s3://{BUCKET}/{name}"),
+        }
+    }
+
+    /// What the server sent so far.
+    fn traffic(&self) -> Traffic {
+        match self {
+            Server::Http(n) => n.traffic(),
+            Server::S3 { s3, .. } => s3.proxy.traffic(),
+        }
+    }
+}
+
+/// Run `check` against nginx, then moto (each skipped when not installed), and fail listing
+/// every failed check.
+fn on_each_server(test: &str, mut check: impl FnMut(&Files, &Server<'_>, &mut Checks)) {
+    if !servers::nginx_installed() && !servers::moto_installed() {
+        // Said (or failed) here, before the files are made for nothing.
+        servers::unavailable(
+            "nginx nor moto's S3 server",
+            "apt-get install -y nginx-light; pip install 'moto[server]'",
+        );
+        return;
+    }
+    let (files, s3) = setup();
+    let mut checks = Checks { test: test.to_string(), failures: Vec::new() };
+    if let Some(nginx) = Nginx::start(&files.dir) {
+        check(files, &Server::Http(nginx), &mut checks);
+    }
+    match s3 {
+        Some(s3) => {
+            let turn = s3.turn.lock().unwrap_or_else(|e| e.into_inner());
+            check(files, &Server::S3 { s3, _turn: turn }, &mut checks);
+        }
+        None => eprintln!("{test}: moto skipped"),
+    }
+    checks.finish();
+}
+
+/// Failed checks, gathered so that one test reports every file and server.
+struct Checks {
+    test: String,
+    failures: Vec<String>,
+}
+
+impl Checks {
+    fn check(&mut self, ok: bool, what: String) {
+        eprintln!("{}: {} {what}", self.test, if ok { "ok  " } else { "FAIL" });
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+
+    fn finish(self) {
+        assert!(self.failures.is_empty(), "{} failed:\n{}", self.test, self.failures.join("\n"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What is measured
+
+/// Bytes of `file` that are no tensor's data: its index, in the widest sense (headers,
+/// footers, flatbuffers, zip records, pickles, padding).
+fn index_bytes(file: &TensorFile) -> u64 {
+    let mut spans: Vec<(u64, u64)> =
+        file.entries().iter().map(|e| (e.storage.offset, e.storage.offset + e.storage.len)).collect();
+    spans.sort_unstable();
+    let mut data = 0;
+    let mut reach = 0;
+    for (start, end) in spans {
+        let start = start.max(reach);
+        if end > start {
+            data += end - start;
+            reach = end;
+        }
+    }
+    file.size() - data
+}
+
+/// The entry to read alone: the smallest non-empty one, the last in the file of equal ones.
+fn small_entry(file: &TensorFile) -> usize {
+    (0..file.entries().len())
+        .filter(|&i| file.entries()[i].nbytes > 0)
+        .min_by_key(|&i| (file.entries()[i].storage.len, u64::MAX - file.entries()[i].storage.offset))
+        .expect("a non-empty tensor")
+}
+
+/// The same dense bytes (every tensor of these files is dense).
+fn same(a: &TensorData, b: &TensorData) -> bool {
+    matches!((a.dense(), b.dense()), (Ok(a), Ok(b)) if **a == **b)
+}
+
+fn open_local(f: &TestFile) -> TensorFile {
+    TensorFile::open(&f.path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+#[test]
+fn listing_a_1_gib_file_moves_less_than_1_mib() {
+    on_each_server("listing", |files, server, checks| {
+        for f in files.list.iter().filter(|f| f.big || f.name.starts_with("mobilenet")) {
+            let local = open_local(f);
+            let before = server.traffic();
+            let remote = match TensorFile::open(server.url(&f.name)) {
+                Ok(remote) => remote,
+                Err(e) => {
+                    checks.check(false, format!("[{}] {}: cannot open: {e}", server.name(), f.name));
+                    continue;
+                }
+            };
+            let same = remote.entries() == local.entries();
+            let moved = server.traffic() - before;
+            checks.check(same, format!("[{}] {}: entries equal the local file's", server.name(), f.name));
+            let (limit, why) = if f.big {
+                (MIB - 1, "< 1 MiB".to_string())
+            } else {
+                let index = index_bytes(&local);
+                (index + SPECULATIVE_READ, format!("<= index {index} + {SPECULATIVE_READ}"))
+            };
+            checks.check(
+                moved.body_bytes <= limit,
+                format!("[{}] {} ({} bytes): listing moved {moved} ({why})", server.name(), f.name, local.size()),
+            );
+        }
+    });
+}
+
+#[test]
+fn reading_one_tensor_moves_its_bytes_plus_at_most_one_index() {
+    on_each_server("one tensor", |files, server, checks| {
+        for f in files.list.iter().filter(|f| f.big || f.name.starts_with("mobilenet")) {
+            let local = open_local(f);
+            let i = small_entry(&local);
+            let entry = &local.entries()[i];
+            let before = server.traffic();
+            let read = TensorFile::open(server.url(&f.name)).and_then(|remote| remote.read_index(i));
+            let moved = server.traffic() - before;
+            let data = match read {
+                Ok(data) => data,
+                Err(e) => {
+                    checks
+                        .check(false, format!("[{}] {}: cannot read {}: {e}", server.name(), f.name, entry.info.name));
+                    continue;
+                }
+            };
+            let name = &entry.info.name;
+            checks.check(
+                same(&data, &local.read_index(i).unwrap()),
+                format!("[{}] {}: {name} equals the local tensor", server.name(), f.name),
+            );
+            let index = index_bytes(&local);
+            let limit = entry.storage.len + index + SPECULATIVE_READ;
+            checks.check(
+                moved.body_bytes <= limit,
+                format!(
+                    "[{}] {} ({} bytes): opening and reading {name} moved {moved} (<= tensor {} + index {index} + {SPECULATIVE_READ} = {limit})",
+                    server.name(),
+                    f.name,
+                    local.size(),
+                    entry.storage.len,
+                ),
+            );
+        }
+    });
+}
+
+#[test]
+fn reading_every_tensor_gives_the_local_tensors() {
+    on_each_server("full read", |files, server, checks| {
+        for f in files.small() {
+            let local = open_local(f);
+            let before = server.traffic();
+            let remote = match TensorFile::open(server.url(&f.name)) {
+                Ok(remote) => remote,
+                Err(e) => {
+                    checks.check(false, format!("[{}] {}: cannot open: {e}", server.name(), f.name));
+                    continue;
+                }
+            };
+            let mut equal = remote.entries() == local.entries();
+            for i in 0..local.entries().len() {
+                equal &= remote.read_index(i).is_ok_and(|d| same(&d, &local.read_index(i).unwrap()));
+            }
+            let moved = server.traffic() - before;
+            let tensors = local.size() - index_bytes(&local);
+            checks.check(
+                equal,
+                format!(
+                    "[{}] {} ({} bytes, {tensors} of tensors): every tensor equals the local one; moved {moved}",
+                    server.name(),
+                    f.name,
+                    local.size()
+                ),
+            );
+        }
+    });
+}
+
+/// The counting itself: a whole download is counted as exactly the file's size, by the
+/// server and by the library.
+#[test]
+fn a_whole_download_is_counted_exactly() {
+    on_each_server("whole download", |files, server, checks| {
+        let f = files.get("varied.safetensors");
+        let size = std::fs::metadata(&f.path).unwrap().len();
+        let before = server.traffic();
+        let src = Source::open_url(&server.url(&f.name)).unwrap();
+        let whole = src.whole().unwrap();
+        let moved = server.traffic() - before;
+        checks.check(
+            *whole == *std::fs::read(&f.path).unwrap(),
+            format!("[{}] {}: downloaded bytes equal the file", server.name(), f.name),
+        );
+        checks.check(
+            moved.body_bytes == size && src.bytes_fetched() == size,
+            format!(
+                "[{}] {} ({size} bytes): whole download moved {moved}, library counted {}",
+                server.name(),
+                f.name,
+                src.bytes_fetched()
+            ),
+        );
+    });
+}
+
+#[test]
+fn a_missing_object_is_an_error_naming_its_url() {
+    on_each_server("missing", |_, server, checks| {
+        let url = server.url("no-such-file.safetensors");
+        match TensorFile::open(&url) {
+            Ok(_) => checks.check(false, format!("[{}] {url} opened", server.name())),
+            Err(e) => {
+                let message = e.to_string();
+                checks.check(message.contains(&url), format!("[{}] error names the URL: {message}", server.name()));
+            }
+        }
+    });
+}
+
+#[test]
+fn a_503_to_the_first_request_is_retried() {
+    on_each_server("503 retried", |files, server, checks| {
+        let f = files.get("varied.safetensors");
+        let local = open_local(f);
+        let own_proxy;
+        let (proxy, url) = match server {
+            Server::Http(nginx) => {
+                own_proxy = Proxy::start(nginx.port());
+                (&own_proxy, format!("{}/{}", own_proxy.endpoint(), f.name))
+            }
+            Server::S3 { s3, .. } => (&s3.proxy, server.url(&f.name)),
+        };
+        let refused_before = proxy.refused();
+        proxy.refuse_next(1);
+        let read = TensorFile::open(&url).and_then(|remote| remote.read("layers.1.steps"));
+        proxy.refuse_next(0);
+        let refused = proxy.refused() - refused_before;
+        match read {
+            Ok(data) => checks.check(
+                same(&data, &local.read("layers.1.steps").unwrap()) && refused == 1,
+                format!("[{}] read after {refused} request(s) answered 503", server.name()),
+            ),
+            Err(e) => checks.check(false, format!("[{}] after {refused} 503(s): {e}", server.name())),
+        }
+    });
+}
