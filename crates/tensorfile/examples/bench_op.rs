@@ -12,7 +12,8 @@
 //!   ztensor     open | read
 //!   mmap        read              (sum every byte of the file: the warm-read limit)
 //!   write       plain             (write_all of FILE's tensor bytes to OUT: the write limit)
-//!   curl        read              (FILE a URL: `curl` fetching it whole into /dev/null)
+//!   curl        read | read-mem   (FILE a URL: `curl` fetching it whole into /dev/null, or
+//!                                  into memory: a file in /dev/shm, removed after)
 //!
 //! FILE may be a URL for tensorfile's ops (a remote file read by range).
 //!
@@ -82,12 +83,15 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
         }
         "read" => {
             let (mut bytes, mut total) = (0, 0u64);
-            for i in 0..tensors {
-                let data = file.read_index(i).expect("read");
-                let b = data.dense().expect("dense");
+            let all: Vec<usize> = (0..tensors).collect();
+            file.read_each(&all, false, &mut |_, data| {
+                let data = data?;
+                let b = data.dense()?;
                 bytes += b.len() as u64;
                 total = total.wrapping_add(sum(b));
-            }
+                Ok(())
+            })
+            .expect("read");
             Outcome { bytes, tensors, sum: total }
         }
         "read-one" => {
@@ -208,11 +212,19 @@ fn main() {
             return;
         }
         "curl" => {
+            let into = match op {
+                "read" => std::path::PathBuf::from("/dev/null"),
+                _ => std::path::PathBuf::from(format!("/dev/shm/tensorfile-bench-{}", std::process::id())),
+            };
             let got = std::process::Command::new("curl")
-                .args(["-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}"])
+                .args(["-sS", "--fail", "-w", "%{size_download}", "-o"])
+                .arg(&into)
                 .arg(path)
                 .output()
                 .expect("run curl");
+            if op != "read" {
+                let _ = std::fs::remove_file(&into);
+            }
             assert!(got.status.success(), "curl failed: {}", String::from_utf8_lossy(&got.stderr));
             let bytes = String::from_utf8_lossy(&got.stdout).trim().parse::<f64>().expect("size") as u64;
             Outcome { bytes, tensors: 0, sum: 0 }

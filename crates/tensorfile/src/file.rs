@@ -11,6 +11,8 @@ use crate::source::{self, Bytes, Source};
 /// A tensor file, opened and validated; its format is recognised from its content.
 pub struct TensorFile {
     path: Option<PathBuf>,
+    /// Read over the network: worth fetching ahead.
+    remote: bool,
     size: u64,
     reader: Box<dyn FormatReader>,
     /// Entry indices sorted by name: lookups by binary search, with no copy of any name.
@@ -78,6 +80,7 @@ impl TensorFile {
         };
         let mut file = open().map_err(|e| e.in_file(url))?;
         file.path = Some(PathBuf::from(url));
+        file.remote = true;
         Ok(file)
     }
 
@@ -136,7 +139,7 @@ impl TensorFile {
             let name = &entries[w[0]].info.name;
             return Err(Error::invalid(Rule::DuplicateName, format!("two entries are named {name:?}")));
         }
-        Ok(TensorFile { path: None, size, reader, by_name })
+        Ok(TensorFile { path: None, remote: false, size, reader, by_name })
     }
 
     /// The path it was opened from: the file, or for a set the index or folder (none for a
@@ -207,6 +210,35 @@ impl TensorFile {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         self.reader.read(index, verify).map_err(|e| self.context(e.for_tensor(&entry.info.name)))
+    }
+
+    /// Decode the entries `indices`, in that order, handing each to `f` as it comes; stops at
+    /// the first error `f` returns. For a remote file the next entry is fetched while `f`
+    /// handles the current one, so that the network never waits for the caller: memory holds
+    /// at most the entry `f` has and the one being fetched.
+    pub fn read_each(
+        &self,
+        indices: &[usize],
+        verify: bool,
+        f: &mut dyn FnMut(usize, Result<TensorData>) -> Result<()>,
+    ) -> Result<()> {
+        if !self.remote {
+            return indices.iter().try_for_each(|&i| f(i, self.read_with(i, verify)));
+        }
+        std::thread::scope(|scope| {
+            // A rendezvous channel: the fetcher hands over one entry, then fetches the next
+            // while `f` works, and waits.
+            let (ahead, arrived) = std::sync::mpsc::sync_channel(0);
+            scope.spawn(move || {
+                for &i in indices {
+                    if ahead.send((i, self.read_with(i, verify))).is_err() {
+                        // `f` failed: nothing more is wanted.
+                        break;
+                    }
+                }
+            });
+            arrived.into_iter().try_for_each(|(i, data)| f(i, data))
+        })
     }
 
     /// Decode dense entry `index` in pieces (see [`Chunks`]): a large compressed tensor is

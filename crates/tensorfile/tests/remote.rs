@@ -505,6 +505,28 @@ fn reading_every_tensor_gives_the_local_tensors() {
                 equal &= remote.read_index(i).is_ok_and(|d| same(&d, &local.read_index(i).unwrap()));
             }
             let moved = server.traffic() - before;
+            // Read again in order, fetching one tensor ahead: the same tensors, in that order;
+            // an error from the caller stops the reading.
+            let order: Vec<usize> = (0..local.entries().len()).rev().collect();
+            let mut seen = Vec::new();
+            let ahead = remote.read_each(&order, true, &mut |i, data| {
+                seen.push(i);
+                assert!(same(&data?, &local.read_index(i).unwrap()), "{}: entry {i}", f.name);
+                Ok(())
+            });
+            checks.check(
+                ahead.is_ok() && seen == order,
+                format!("[{}] {}: read_each gives every tensor in the order asked", server.name(), f.name),
+            );
+            let mut calls = 0;
+            let stopped = remote.read_each(&order, false, &mut |_, _| {
+                calls += 1;
+                Err(tensorfile::Error::usage("enough"))
+            });
+            checks.check(
+                stopped.is_err() && calls == 1,
+                format!("[{}] {}: read_each stops at the caller's first error", server.name(), f.name),
+            );
             let tensors = local.size() - index_bytes(&local);
             checks.check(
                 equal,

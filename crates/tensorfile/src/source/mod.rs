@@ -10,6 +10,8 @@ mod bytes;
 mod kept;
 mod mapped;
 #[cfg(feature = "remote")]
+mod pool;
+#[cfg(feature = "remote")]
 mod remote;
 
 use std::path::Path;

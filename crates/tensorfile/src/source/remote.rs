@@ -20,6 +20,7 @@ use object_store::{
 
 use super::Bytes;
 use super::kept::Kept;
+use super::pool::Buffer;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Ranges larger than this are fetched as several requests of this size, concurrently.
@@ -206,17 +207,15 @@ impl RemoteObject {
             return Ok(Bytes::from_owner(got));
         }
         let cap = usize::try_from(len).map_err(|_| Error::unsupported("a range larger than the address space"))?;
-        let mut out = super::mapped::large_buffer(cap)
+        let mut out = Buffer::new(cap)
             .map_err(|e| Error::unsupported(format!("cannot allocate {len} bytes for a download: {e}")))?;
         let part = usize::try_from(PART_SIZE).unwrap_or(usize::MAX);
-        let parts = out.chunks_mut(part).enumerate().map(|(k, dst)| {
+        let parts = out.as_mut().chunks_mut(part).enumerate().map(|(k, dst)| {
             let start = range.start + (k * part) as u64;
             self.get_into(start..start + dst.len() as u64, dst)
         });
         futures::stream::iter(parts).buffer_unordered(PARTS_IN_FLIGHT).try_collect::<()>().await?;
-        let out =
-            out.make_read_only().map_err(|e| Error::new(ErrorKind::Remote(format!("sealing a download: {e}"))))?;
-        Ok(Bytes::from_owner(out))
+        out.freeze()
     }
 
     /// Bytes `range` streamed into `dst` (of the same length) as they arrive; a transfer cut
