@@ -20,6 +20,7 @@ pub(super) fn map_read_only(file: &File) -> io::Result<Mmap> {
 /// no one else can see). Not advised into huge pages: where the kernel compacts memory to
 /// find them on demand, that made downloads stall unpredictably (0.9 to 1.9 s of system time
 /// for the same 2.5 GB).
+#[cfg(feature = "remote")]
 pub(super) fn large_buffer(len: usize) -> io::Result<memmap2::MmapMut> {
     memmap2::MmapMut::map_anon(len)
 }
