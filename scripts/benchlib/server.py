@@ -1,5 +1,6 @@
-"""An nginx on loopback serving a folder, for the benchmark's remote rows; it logs the body
-bytes of every response, so that a row can say how many bytes crossed the network."""
+"""An nginx on loopback serving a folder, for the benchmark's remote rows and the Python
+package's remote tests; it logs the body bytes of every response, so that a row (or a test)
+can say how many bytes crossed the network."""
 
 import os
 import shutil
@@ -16,11 +17,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def nginx_binary() -> "str | None":
+    """Debian's nginx, when installed."""
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    return binary if os.path.exists(binary) else None
+
+
 class Nginx:
     def __init__(self, root: Path):
-        binary = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not os.path.exists(binary):
-            raise RuntimeError("the remote rows need nginx: apt-get install nginx-light")
+        binary = nginx_binary()
+        if binary is None:
+            raise RuntimeError("nginx is needed: apt-get install nginx-light")
+        self.root = root
         self.work = Path(tempfile.mkdtemp(prefix="tensorfile-bench-nginx-"))
         self.log = self.work / "access.log"
         self.port = _free_port()

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FileSummary, Format, FormatReader};
+use crate::formats::{DETECT_BYTES, FileSummary, Format, FormatReader};
 use crate::model::{Chunks, Entry, TensorData, Unreadable};
 use crate::shards::{self, ShardSet};
 use crate::source::{self, Bytes, Source};
@@ -19,14 +19,6 @@ pub struct TensorFile {
     by_name: Vec<usize>,
 }
 
-/// A local path mapped, or a URL opened.
-fn source_of(path: &Path) -> Result<Source> {
-    match path.to_str().filter(|p| source::is_url(p)) {
-        Some(url) => Source::open_url(url).map_err(|e| e.in_file(url)),
-        None => Source::map_file(path),
-    }
-}
-
 impl TensorFile {
     /// Map `path` and open it. A folder, or the index of a sharded checkpoint
     /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
@@ -35,7 +27,7 @@ impl TensorFile {
     /// A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote object ([`Self::open_url`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        if let Some(url) = path.to_str().filter(|p| source::is_url(p)) {
+        if let Some(url) = source::url_of(path) {
             return Self::open_url(url);
         }
         let bytes = match Bytes::map_file(path) {
@@ -65,7 +57,9 @@ impl TensorFile {
             let src = Source::open_url(url)?;
             let format = match Format::detect_source(&src) {
                 Ok(format) => format,
-                Err(e) if e.rule() == Some(Rule::UnknownFormat) && shards::looks_like_index(&src.head(64)?) => {
+                Err(e)
+                    if e.rule() == Some(Rule::UnknownFormat) && shards::looks_like_index(&src.head(DETECT_BYTES)?) =>
+                {
                     // The index of a sharded checkpoint: its shards are the objects beside it.
                     // (One byte past the limit: the index parser refuses what is too long.)
                     let text = src.head(crate::limits::MAX_SHARD_INDEX.saturating_add(1))?;
@@ -107,11 +101,11 @@ impl TensorFile {
     pub fn open_with_data(path: impl AsRef<Path>, data: Option<&Path>) -> Result<Self> {
         let path = path.as_ref();
         let Some(data) = data else { return Self::open(path) };
-        let src = source_of(path)?;
+        let src = Source::open(path)?;
         if Format::detect_source(&src).map_err(|e| e.in_file(path))? != Format::Pte {
             return Err(Error::usage(format!("--data is for ExecuTorch programs; {} is not one", path.display())));
         }
-        let ptd = crate::formats::ptd::PtdReader::open(source_of(data)?).map_err(|e| e.in_file(data))?;
+        let ptd = crate::formats::ptd::PtdReader::open(Source::open(data)?).map_err(|e| e.in_file(data))?;
         let size = src.len();
         let reader = crate::formats::pte::PteReader::open(src, Some(ptd)).map_err(|e| e.in_file(path))?;
         let mut f = Self::from_reader(Box::new(reader), size).map_err(|e| e.in_file(path))?;

@@ -24,7 +24,7 @@ pub struct AtomicFile {
 impl AtomicFile {
     pub fn create(dest: impl AsRef<Path>) -> Result<Self> {
         let dest = dest.as_ref().to_path_buf();
-        if dest.to_str().is_some_and(crate::source::is_url) {
+        if crate::source::url_of(&dest).is_some() {
             return Err(Error::unsupported(format!(
                 "{}: tensorfile reads URLs but writes only local files (write one, then upload it)",
                 dest.display()

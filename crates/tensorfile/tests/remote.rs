@@ -411,6 +411,12 @@ fn same(a: &TensorData, b: &TensorData) -> bool {
     matches!((a.dense(), b.dense()), (Ok(a), Ok(b)) if **a == **b)
 }
 
+/// `f` opened from `server`, or `None` with the failure recorded.
+fn open_remote(server: &Server<'_>, f: &TestFile, checks: &mut Checks) -> Option<TensorFile> {
+    let opened = TensorFile::open(server.url(&f.name));
+    opened.map_err(|e| checks.check(false, format!("[{}] {}: cannot open: {e}", server.name(), f.name))).ok()
+}
+
 fn open_local(f: &TestFile) -> TensorFile {
     TensorFile::open(&f.path).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -424,13 +430,7 @@ fn listing_a_1_gib_file_moves_less_than_1_mib() {
         for f in files.list.iter().filter(|f| f.big || f.name.starts_with("mobilenet")) {
             let local = open_local(f);
             let before = server.traffic();
-            let remote = match TensorFile::open(server.url(&f.name)) {
-                Ok(remote) => remote,
-                Err(e) => {
-                    checks.check(false, format!("[{}] {}: cannot open: {e}", server.name(), f.name));
-                    continue;
-                }
-            };
+            let Some(remote) = open_remote(server, f, checks) else { continue };
             let same = remote.entries() == local.entries();
             let moved = server.traffic() - before;
             checks.check(same, format!("[{}] {}: entries equal the local file's", server.name(), f.name));
@@ -493,13 +493,7 @@ fn reading_every_tensor_gives_the_local_tensors() {
         for f in files.small() {
             let local = open_local(f);
             let before = server.traffic();
-            let remote = match TensorFile::open(server.url(&f.name)) {
-                Ok(remote) => remote,
-                Err(e) => {
-                    checks.check(false, format!("[{}] {}: cannot open: {e}", server.name(), f.name));
-                    continue;
-                }
-            };
+            let Some(remote) = open_remote(server, f, checks) else { continue };
             let mut equal = remote.entries() == local.entries();
             for i in 0..local.entries().len() {
                 equal &= remote.read_index(i).is_ok_and(|d| same(&d, &local.read_index(i).unwrap()));

@@ -83,7 +83,7 @@ fn warn(message: impl std::fmt::Display) {
 /// A folder to write into, made if missing: local only (files are read from URLs, never
 /// written to them).
 fn output_folder(dir: &std::path::Path) -> Result<(), tensorfile::Error> {
-    if dir.to_str().is_some_and(tensorfile::source::is_url) {
+    if tensorfile::source::url_of(dir).is_some() {
         return Err(tensorfile::Error::unsupported(format!(
             "{}: tensorfile reads URLs but writes only local files",
             dir.display()

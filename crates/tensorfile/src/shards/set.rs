@@ -226,7 +226,7 @@ fn check_count(n: usize, what: &str) -> Result<()> {
 /// The file called `name` in the folder of `index` (a local path or a URL: the shards of a
 /// remote index are remote objects beside it).
 fn beside(index: &Path, name: &str) -> PathBuf {
-    match index.to_str().filter(|p| source::is_url(p)) {
+    match source::url_of(index) {
         Some(url) => PathBuf::from(format!("{}/{name}", &url[..url.rfind('/').unwrap_or(url.len())])),
         None => index.parent().unwrap_or(Path::new("")).join(name),
     }
@@ -234,11 +234,7 @@ fn beside(index: &Path, name: &str) -> PathBuf {
 
 /// Open `path` (or URL), which must be a tensor file.
 fn open_shard(path: &Path) -> Result<Shard> {
-    let src = match path.to_str().filter(|p| source::is_url(p)) {
-        Some(url) => Source::open_url(url),
-        None => Source::map_file(path),
-    }
-    .map_err(|e| e.in_file(path))?;
+    let src = Source::open(path)?;
     let format = Format::detect_source(&src).map_err(|e| e.in_file(path))?;
     let size = src.len();
     let reader = format.open(src).map_err(|e| e.in_file(path))?;

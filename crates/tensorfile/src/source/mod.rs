@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
 
-use crate::checked;
 use crate::error::{Error, Result};
 
 /// How many bytes a reader fetches at once from the start or the end of a remote file when it
@@ -59,6 +58,12 @@ struct Counter {
 pub fn is_url(location: &str) -> bool {
     let Some((scheme, rest)) = location.split_once("://") else { return false };
     !rest.is_empty() && REMOTE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
+}
+
+/// `path` as a URL, when it is one ([`is_url`]): how a path argument that may be either is
+/// told apart.
+pub fn url_of(path: &Path) -> Option<&str> {
+    path.to_str().filter(|p| is_url(p))
 }
 
 /// The URL schemes of remote objects.
@@ -101,9 +106,12 @@ impl Source {
         }
     }
 
-    /// A local path or a URL ([`is_url`]).
-    pub fn open(location: &str) -> Result<Source> {
-        if is_url(location) { Source::open_url(location) } else { Source::map_file(Path::new(location)) }
+    /// A local path (mapped) or a URL ([`url_of`]), opened; errors name it.
+    pub fn open(path: &Path) -> Result<Source> {
+        match url_of(path) {
+            Some(url) => Source::open_url(url).map_err(|e| e.in_file(url)),
+            None => Source::map_file(path),
+        }
     }
 
     /// The file's size in bytes.
@@ -138,8 +146,8 @@ impl Source {
     /// map. Remote: served from what was already fetched when it covers the range, else
     /// fetched (large ranges as several concurrent requests).
     pub fn range(&self, offset: u64, len: u64) -> Result<Bytes> {
-        checked::range_within(offset, len, self.len_usize()?, "byte range")?;
         match &self.inner {
+            // `slice` checks the range against the bytes.
             Inner::Local(b) => b.slice(offset, len),
             Inner::Counted(b, counter) => {
                 if let Some(kept) = counter.kept.get(offset, len)? {
@@ -153,21 +161,27 @@ impl Source {
                 Ok(copy)
             }
             #[cfg(feature = "remote")]
-            Inner::Remote(o) => o.range(offset, len),
+            Inner::Remote(o) => {
+                self.check_range(offset, len)?;
+                o.range(offset, len)
+            }
         }
     }
 
     /// Several ranges at once (remote: fetched concurrently), in the order asked.
     pub fn ranges(&self, wanted: &[(u64, u64)]) -> Result<Vec<Bytes>> {
-        for &(offset, len) in wanted {
-            checked::range_within(offset, len, self.len_usize()?, "byte range")?;
-        }
         match &self.inner {
             Inner::Local(_) | Inner::Counted(..) => {
                 wanted.iter().map(|&(offset, len)| self.range(offset, len)).collect()
             }
             #[cfg(feature = "remote")]
-            Inner::Remote(o) => o.ranges(wanted),
+            Inner::Remote(o) => {
+                // All checked before any request is made.
+                for &(offset, len) in wanted {
+                    self.check_range(offset, len)?;
+                }
+                o.ranges(wanted)
+            }
         }
     }
 
@@ -201,8 +215,13 @@ impl Source {
         }
     }
 
-    fn len_usize(&self) -> Result<usize> {
-        usize::try_from(self.len()).map_err(|_| Error::unsupported("a file larger than this machine's address space"))
+    /// `offset..offset + len` against the file's size (a remote object's; bytes in memory are
+    /// checked by [`Bytes::slice`]).
+    #[cfg(feature = "remote")]
+    fn check_range(&self, offset: u64, len: u64) -> Result<()> {
+        let size = usize::try_from(self.len())
+            .map_err(|_| Error::unsupported("a file larger than this machine's address space"))?;
+        crate::checked::range_within(offset, len, size, "byte range").map(drop)
     }
 }
 

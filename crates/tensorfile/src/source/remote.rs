@@ -85,6 +85,21 @@ fn client_config() -> [(ClientConfigKey, String); 3] {
     ]
 }
 
+/// A cloud store (S3, GCS, Azure: builders of different types, configured alike) for `url`:
+/// settings from the environment, then this library's client settings and retries.
+macro_rules! cloud_store {
+    ($builder:ty, $client_key:path, $url:expr) => {
+        Arc::new(
+            client_config()
+                .into_iter()
+                .fold(<$builder>::from_env().with_url($url), |b, (key, value)| b.with_config($client_key(key), value))
+                .with_retry(retries())
+                .build()
+                .map_err(remote_error)?,
+        )
+    };
+}
+
 /// The store behind `url` and the object's path within it.
 fn store_for(url: &str) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
     let bad = |why: String| Error::usage(format!("{url}: {why}"));
@@ -103,36 +118,13 @@ fn store_for(url: &str) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
                     .map_err(remote_error)?,
             )
         }
-        ObjectStoreScheme::AmazonS3 => Arc::new(
-            client_config()
-                .into_iter()
-                .fold(aws::AmazonS3Builder::from_env().with_url(url), |b, (key, value)| {
-                    b.with_config(aws::AmazonS3ConfigKey::Client(key), value)
-                })
-                .with_retry(retries())
-                .build()
-                .map_err(remote_error)?,
-        ),
-        ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-            client_config()
-                .into_iter()
-                .fold(gcp::GoogleCloudStorageBuilder::from_env().with_url(url), |b, (key, value)| {
-                    b.with_config(gcp::GoogleConfigKey::Client(key), value)
-                })
-                .with_retry(retries())
-                .build()
-                .map_err(remote_error)?,
-        ),
-        ObjectStoreScheme::MicrosoftAzure => Arc::new(
-            client_config()
-                .into_iter()
-                .fold(azure::MicrosoftAzureBuilder::from_env().with_url(url), |b, (key, value)| {
-                    b.with_config(azure::AzureConfigKey::Client(key), value)
-                })
-                .with_retry(retries())
-                .build()
-                .map_err(remote_error)?,
-        ),
+        ObjectStoreScheme::AmazonS3 => cloud_store!(aws::AmazonS3Builder, aws::AmazonS3ConfigKey::Client, url),
+        ObjectStoreScheme::GoogleCloudStorage => {
+            cloud_store!(gcp::GoogleCloudStorageBuilder, gcp::GoogleConfigKey::Client, url)
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            cloud_store!(azure::MicrosoftAzureBuilder, azure::AzureConfigKey::Client, url)
+        }
         _ => return Err(bad("not a remote URL tensorfile reads (http, https, s3, gs, az)".into())),
     };
     Ok((store, path))
