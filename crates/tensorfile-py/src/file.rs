@@ -10,6 +10,7 @@ use tensorfile::model::{Entry, Layout, MetaValue};
 use tensorfile::{Depth, TensorFile};
 
 use crate::errors::IntoPy;
+use crate::tensor::NativeTensor;
 
 /// An opened tensor file, shared by every tensor read from it; safe to use from many threads.
 #[pyclass(frozen, module = "tensorfile._native")]
@@ -106,6 +107,30 @@ impl NativeFile {
         }
         d.set_item("metadata", meta)?;
         Ok(d)
+    }
+
+    /// Read the bytes of `tensors` (of this file) now, in order: of a remote file, fetched
+    /// ahead on a few threads ([`TensorFile::read_each`]) rather than one after another on
+    /// first use. Sparse tensors and tensors already read are left as they are.
+    fn load_tensors(&self, py: Python<'_>, tensors: Vec<PyRef<'_, NativeTensor>>) -> PyResult<()> {
+        let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
+        if let Some(other) = unread.iter().find(|t| !Arc::ptr_eq(t.file(), &self.file)) {
+            return Err(tensorfile::Error::usage(format!("{} is a tensor of another file", other.name()))).py();
+        }
+        let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
+        let file = self.file.clone();
+        let read = py.detach(move || {
+            let mut read = Vec::with_capacity(indices.len());
+            file.read_each(&indices, false, &mut |_, data| {
+                read.push(data?);
+                Ok(())
+            })
+            .map(|()| read)
+        });
+        for (tensor, data) in unread.iter().zip(read.py()?) {
+            tensor.keep(data)?;
+        }
+        Ok(())
     }
 
     /// What `tensorfile info --json` prints, as JSON text.

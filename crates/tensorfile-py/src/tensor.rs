@@ -123,6 +123,24 @@ impl NativeTensor {
             return Ok(b);
         }
         let all = self.read_all(py)?;
+        self.keep(all)
+    }
+
+    /// Whether the bytes still need reading: dense, not read yet.
+    pub(crate) fn unread(&self) -> bool {
+        !self.sparse && self.data.get().is_none()
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(crate) fn file(&self) -> &Arc<TensorFile> {
+        &self.file
+    }
+
+    /// Keep the bytes this tensor exports out of its entry's data, read by the caller.
+    pub(crate) fn keep(&self, all: TensorData) -> PyResult<&Bytes> {
         let dense = all.dense().map_err(|e| e.clone().for_tensor(&self.name)).py()?.clone();
         let bytes = match self.rows {
             None => dense,
@@ -151,7 +169,7 @@ impl NativeTensor {
     }
 
     #[getter]
-    fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 

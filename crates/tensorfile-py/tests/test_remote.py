@@ -42,8 +42,27 @@ def test_a_remote_file_reads_by_range(server):
             before = server.sent()
             np.testing.assert_array_equal(f["big"].numpy(), tensors["big"])
             assert server.sent() - before == tensors["big"].nbytes
+        # Fetched ahead, each tensor once: at most the whole file and one speculative read.
+        before = server.sent()
         loaded = tensorfile.load_file(server.url(path))
-        np.testing.assert_array_equal(loaded["big"], tensors["big"])
+        moved = server.sent() - before
+        assert moved <= path.stat().st_size + 65_536, f"{ext}: load_file moved {moved} bytes"
+        for name, array in tensors.items():
+            np.testing.assert_array_equal(loaded[name], array)
+
+
+def test_many_tensors_load_in_order_and_only_into_their_own_file(server):
+    tensors = {f"layer.{k}": np.full((k + 1, 300), k, dtype=np.float32) for k in range(40)}
+    path = server.root / "many.safetensors"
+    tensorfile.save_file(tensors, path)
+    os.chmod(path, 0o644)
+    loaded = tensorfile.load_file(server.url(path))
+    assert list(loaded) == list(tensors)
+    for name, array in tensors.items():
+        np.testing.assert_array_equal(loaded[name], array)
+    with tensorfile.open(server.url(path)) as f, tensorfile.open(path) as local:
+        with pytest.raises(tensorfile.UsageError, match="another file"):
+            f._file.load_tensors([f["layer.0"], local["layer.1"]])
 
 
 def test_remote_errors_name_the_url(server):

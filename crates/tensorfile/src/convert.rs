@@ -186,6 +186,19 @@ pub(crate) fn write_tensors(
 ) -> Result<()> {
     let infos: Vec<TensorInfo> = tensors.iter().map(|(_, i)| i.clone()).collect();
     let mut writer = format.writer(Box::new(out), &infos, write)?;
+    if src.is_remote() {
+        // Fetched ahead of the writer, each tensor whole (a remote read fetches it whole).
+        let indices: Vec<usize> = tensors.iter().map(|(index, _)| *index).collect();
+        let mut next = tensors.iter();
+        src.read_each(&indices, verify, &mut |index, data| {
+            writer.write(&data?)?;
+            tally.done += src.entries()[index].nbytes;
+            let name = next.next().map_or("", |(_, info)| info.name.as_str());
+            (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: name });
+            Ok(())
+        })?;
+        return writer.finish();
+    }
     for (index, info) in tensors {
         if info.layout.is_sparse() {
             let data = if verify { src.read_verified(*index)? } else { src.read_index(*index)? };

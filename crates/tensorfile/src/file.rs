@@ -2,11 +2,18 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::ahead::Ahead;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{DETECT_BYTES, FileSummary, Format, FormatReader};
 use crate::model::{Chunks, Entry, TensorData, Unreadable};
 use crate::shards::{self, ShardSet};
 use crate::source::{self, Bytes, Source};
+
+/// How far [`TensorFile::read_each`] fetches ahead of its caller in a remote file: bytes of
+/// entries fetched (or being fetched) and not yet handed over.
+pub const READ_AHEAD_BYTES: u64 = 64 << 20;
+/// Entries fetched at once by [`TensorFile::read_each`] in a remote file.
+const READ_AHEAD_THREADS: usize = 4;
 
 /// A tensor file, opened and validated; its format is recognised from its content.
 pub struct TensorFile {
@@ -189,6 +196,11 @@ impl TensorFile {
         self.read_with(index, false)
     }
 
+    /// Whether the file is read over the network (worth fetching ahead).
+    pub(crate) fn is_remote(&self) -> bool {
+        self.remote
+    }
+
     /// Decode entry `index`, verifying its stored checksum first when it has one.
     pub fn read_verified(&self, index: usize) -> Result<TensorData> {
         self.read_with(index, true)
@@ -207,9 +219,10 @@ impl TensorFile {
     }
 
     /// Decode the entries `indices`, in that order, handing each to `f` as it comes; stops at
-    /// the first error `f` returns. For a remote file the next entry is fetched while `f`
-    /// handles the current one, so that the network never waits for the caller: memory holds
-    /// at most the entry `f` has and the one being fetched.
+    /// the first error `f` returns. For a remote file, entries are fetched ahead of `f` on a
+    /// few threads, up to [`READ_AHEAD_BYTES`] beyond the entry `f` has (one larger entry is
+    /// fetched alone): the network stays busy across entries and small entries do not each
+    /// wait for a round trip.
     pub fn read_each(
         &self,
         indices: &[usize],
@@ -219,20 +232,15 @@ impl TensorFile {
         if !self.remote {
             return indices.iter().try_for_each(|&i| f(i, self.read_with(i, verify)));
         }
-        std::thread::scope(|scope| {
-            // A rendezvous channel: the fetcher hands over one entry, then fetches the next
-            // while `f` works, and waits.
-            let (ahead, arrived) = std::sync::mpsc::sync_channel(0);
-            scope.spawn(move || {
-                for &i in indices {
-                    if ahead.send((i, self.read_with(i, verify))).is_err() {
-                        // `f` failed: nothing more is wanted.
-                        break;
-                    }
-                }
-            });
-            arrived.into_iter().try_for_each(|(i, data)| f(i, data))
-        })
+        let entries = self.entries();
+        let ahead = Ahead { threads: READ_AHEAD_THREADS, window: READ_AHEAD_BYTES };
+        crate::ahead::read_in_order(
+            indices.len(),
+            ahead,
+            &|k| indices.get(k).and_then(|&i| entries.get(i)).map_or(0, |e| e.nbytes),
+            &|k| self.read_with(indices[k], verify),
+            &mut |k, data| f(indices[k], data),
+        )
     }
 
     /// Decode dense entry `index` in pieces (see [`Chunks`]): a large compressed tensor is

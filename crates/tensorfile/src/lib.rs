@@ -14,6 +14,7 @@
 //! tensors), [`TensorFile`] (an opened file of any format), [`convert`] (any reader into any
 //! writer), [`shards`] (a set of files as one: sharded checkpoints, read and written).
 
+mod ahead;
 pub mod checked;
 pub mod compare;
 pub mod convert;
@@ -33,6 +34,6 @@ mod swap;
 pub mod zip;
 
 pub use error::{Error, ErrorKind, Result, Rule};
-pub use file::{Depth, TensorFile, Verification};
+pub use file::{Depth, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Compression, Format, WriteOptions};
 pub use model::{DType, Entry, Kind, Layout, TensorData, TensorInfo};

@@ -7,6 +7,8 @@
 //!   file's index (every byte of the file that is no tensor's data), plus one speculative read
 //!   of [`SPECULATIVE_READ`] (64 KiB);
 //! - reading every tensor gives exactly the local file's tensors;
+//! - reading ahead overlaps requests and keeps at most [`REQUESTS_IN_FLIGHT`] in flight (moto,
+//!   behind the proxy that sees every request);
 //! - a whole download is counted exactly (a check of the counting itself);
 //! - a missing object is an error naming its URL;
 //! - a server answering the first request with 503 is retried, and the read succeeds.
@@ -20,6 +22,8 @@
 //! `TENSORFILE_REQUIRE_SERVERS=1`. moto keeps the uploaded files (about 4.2 GiB) in memory, so
 //! that the tests need no disk beyond a few megabytes (the 1 GiB files are sparse).
 
+#![cfg(feature = "remote")]
+
 mod servers;
 
 use std::path::{Path, PathBuf};
@@ -28,7 +32,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use servers::{Moto, Nginx, Proxy, Traffic};
 use tensorfile::convert::{ConvertOptions, convert_to_writer};
 use tensorfile::model::ChecksumKind;
-use tensorfile::source::{SPECULATIVE_READ, Source};
+use tensorfile::source::{REQUESTS_IN_FLIGHT, SPECULATIVE_READ, Source};
 use tensorfile::{Format, TensorData, TensorFile};
 
 const KIB: u64 = 1024;
@@ -245,6 +249,15 @@ fn files() -> &'static Files {
             list.push(TestFile { name, path, big: false });
         }
 
+        // Four 12 MiB tensors (three parts each): read ahead together, twelve part requests
+        // would be in flight but for the object's bound.
+        let parts = dir.join("parts.safetensors");
+        let twelve: &[u64] = &[3072, 1024];
+        let names = ["p.0", "p.1", "p.2", "p.3"];
+        let tensors: Vec<_> = (0..4).map(|k| (names[k], "F32", twelve, Fill::Marked(30 + k as u64))).collect();
+        write_safetensors(&parts, &tensors);
+        list.push(TestFile { name: "parts.safetensors".into(), path: parts, big: false });
+
         // Committed fixtures of the formats the library does not write.
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
         for rel in ["executorch/mobilenet_v2.pte", "pytorch/mobilenet_v2.pt2"] {
@@ -328,6 +341,15 @@ impl Server<'_> {
         match self {
             Server::Http(n) => n.traffic(),
             Server::S3 { s3, .. } => s3.proxy.traffic(),
+        }
+    }
+
+    /// The most requests in flight at once since the last call, where the server is behind
+    /// the counting proxy (moto).
+    fn take_most_in_flight(&self) -> Option<u64> {
+        match self {
+            Server::Http(_) => None,
+            Server::S3 { s3, .. } => Some(s3.proxy.take_most_in_flight()),
         }
     }
 }
@@ -532,6 +554,49 @@ fn reading_every_tensor_gives_the_local_tensors() {
                 ),
             );
         }
+    });
+}
+
+#[test]
+fn reading_ahead_overlaps_requests_and_keeps_within_the_bound() {
+    on_each_server("read ahead", |files, server, checks| {
+        if server.take_most_in_flight().is_none() {
+            return; // nginx: no proxy counting requests in flight
+        }
+        for f in files.small() {
+            let Some(remote) = open_remote(server, f, checks) else { continue };
+            let all: Vec<usize> = (0..remote.entries().len()).collect();
+            server.take_most_in_flight();
+            let read = remote.read_each(&all, false, &mut |_, data| data.map(drop));
+            let most = server.take_most_in_flight().unwrap_or(0);
+            checks.check(
+                read.is_ok() && most <= REQUESTS_IN_FLIGHT as u64,
+                format!(
+                    "[{}] {}: reading everything keeps at most {REQUESTS_IN_FLIGHT} requests in flight (saw {most})",
+                    server.name(),
+                    f.name
+                ),
+            );
+        }
+        // Small tensors, each one request: fetched one after another, there would never be
+        // two requests at once.
+        let f = files.get("mobilenet_v2.pte");
+        let Some(remote) = open_remote(server, f, checks) else { return };
+        let small: Vec<usize> = (0..remote.entries().len())
+            .filter(|&i| (4096..=256 * 1024).contains(&remote.entries()[i].storage.len))
+            .collect();
+        server.take_most_in_flight();
+        let read = remote.read_each(&small, false, &mut |_, data| data.map(drop));
+        let most = server.take_most_in_flight().unwrap_or(0);
+        checks.check(
+            read.is_ok() && small.len() >= 20 && most >= 2,
+            format!(
+                "[{}] {}: {} small tensors read with requests overlapping ({most} at most)",
+                server.name(),
+                f.name,
+                small.len()
+            ),
+        );
     });
 }
 

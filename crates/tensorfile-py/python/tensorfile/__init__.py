@@ -244,14 +244,11 @@ class File(Mapping):
     def get_tensor(self, name: str, framework: str = "numpy", device: str = "cpu", raw: bool = False):
         """Tensor `name` as a numpy array (`framework="numpy"`) or a torch tensor
         (`"torch"`, on `device`)."""
+        _check_framework(framework, device)
         tensor = self[name]
         if framework == "numpy":
-            if device != "cpu":
-                raise UsageError("numpy arrays live on the CPU: use framework='torch' for other devices")
             return tensor.numpy(raw=raw)
-        if framework in ("torch", "pt"):
-            return tensor.torch(device=device, raw=raw)
-        raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
+        return tensor.torch(device=device, raw=raw)
 
     def get_slice(self, name: str, framework: str = "numpy") -> Slice:
         return Slice(self[name], framework)
@@ -284,19 +281,30 @@ def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
 
 
 def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) -> dict:
-    """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`."""
+    """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
+    file's tensors are fetched ahead, several at a time."""
+    _check_framework(framework, device)
     with File(path, data) as f:
-        if framework in ("torch", "pt"):
-            import torch
+        tensors = [f[name] for name in f]
+        f._file.load_tensors(tensors)
+        if framework == "numpy":
+            return {name: t.numpy() for name, t in zip(f.keys(), tensors)}
+        import torch
 
-            with _quiet_readonly():
-                cpu = [f[name]._torch_cpu() for name in f]
-            if torch.device(device).type == "cpu":
-                return dict(zip(f.keys(), cpu))
-            from ._cuda import to_device
+        with _quiet_readonly():
+            cpu = [t._torch_cpu() for t in tensors]
+        if torch.device(device).type == "cpu":
+            return dict(zip(f.keys(), cpu))
+        from ._cuda import to_device
 
-            return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
-        return {name: f.get_tensor(name, framework=framework, device=device) for name in f}
+        return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
+
+
+def _check_framework(framework: str, device: str) -> None:
+    if framework not in ("numpy", "torch", "pt"):
+        raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
+    if framework == "numpy" and device != "cpu":
+        raise UsageError("numpy arrays live on the CPU: use framework='torch' for other devices")
 
 
 def torch_uint8():

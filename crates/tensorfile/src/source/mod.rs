@@ -19,6 +19,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
+/// Requests in flight at once for the tensor reads of one remote object.
+#[cfg(feature = "remote")]
+pub use remote::REQUESTS_IN_FLIGHT;
 
 use crate::error::{Error, Result};
 

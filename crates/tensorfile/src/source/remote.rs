@@ -30,8 +30,9 @@ pub const PART_SIZE: u64 = 4 * 1024 * 1024;
 const STREAM_FROM: u64 = 1024 * 1024;
 /// How many times a transfer cut off midway is started again.
 const STREAM_RETRIES: u32 = 3;
-/// Requests in flight at once for one large range.
-pub const PARTS_IN_FLIGHT: usize = 8;
+/// Requests in flight at once for the ranges of one object (whole small ranges and parts of
+/// large ones), however many ranges are being fetched: a read fetching ahead fetches several.
+pub const REQUESTS_IN_FLIGHT: usize = 8;
 /// Requests in flight at once for many small ranges (an archive's local headers).
 pub const SMALL_RANGES_IN_FLIGHT: usize = 32;
 
@@ -42,6 +43,14 @@ pub struct RemoteObject {
     len: u64,
     fetched: AtomicU64,
     kept: Kept,
+    /// Permits for the requests of [`Self::range`], [`REQUESTS_IN_FLIGHT`] in all.
+    requests: tokio::sync::Semaphore,
+}
+
+/// Threads of the network runtime: one per core, two to four (receiving competes with the
+/// caller for the cores; more threads than cores only switch between each other).
+fn runtime_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 4)
 }
 
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
@@ -49,7 +58,7 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(4)
+                .worker_threads(runtime_threads())
                 .thread_name("tensorfile-remote")
                 .enable_all()
                 .build()
@@ -151,6 +160,7 @@ impl RemoteObject {
             len: meta.size,
             fetched: AtomicU64::new(0),
             kept: Kept::default(),
+            requests: tokio::sync::Semaphore::new(REQUESTS_IN_FLIGHT),
         })
     }
 
@@ -176,25 +186,29 @@ impl RemoteObject {
         Ok(bytes)
     }
 
-    /// Ranges already checked against the object's size, fetched concurrently.
+    /// Ranges already checked against the object's size, fetched concurrently: many small
+    /// ones ([`SMALL_RANGES_IN_FLIGHT`] at a time, outside [`REQUESTS_IN_FLIGHT`]).
     pub fn ranges(&self, wanted: &[(u64, u64)]) -> Result<Vec<Bytes>> {
         let fetch = futures::stream::iter(wanted.iter().map(|&(offset, len)| async move {
             match self.kept.get(offset, len)? {
                 Some(b) => Ok(b),
+                None if len <= STREAM_FROM => self.get(offset..offset + len).await.map(Bytes::from_owner),
                 None => self.fetch(offset..offset + len).await,
             }
         }));
         runtime()?.block_on(fetch.buffered(SMALL_RANGES_IN_FLIGHT).try_collect())
     }
 
-    /// One range: a single request when small, else parts of [`PART_SIZE`] fetched
-    /// [`PARTS_IN_FLIGHT`] at a time, each streamed straight into its place in one buffer.
+    /// One range: a single request when small, else parts of [`PART_SIZE`], each streamed
+    /// straight into its place in one buffer; each request waits for one of the object's
+    /// [`REQUESTS_IN_FLIGHT`] permits.
     async fn fetch(&self, range: Range<u64>) -> Result<Bytes> {
         let len = range.end - range.start;
         if len == 0 {
             return Ok(Bytes::from_vec(Vec::new()));
         }
         if len <= STREAM_FROM {
+            let _permit = self.permit().await?;
             let got = self.get(range).await?;
             return Ok(Bytes::from_owner(got));
         }
@@ -202,12 +216,18 @@ impl RemoteObject {
         let mut out = Buffer::new(cap)
             .map_err(|e| Error::unsupported(format!("cannot allocate {len} bytes for a download: {e}")))?;
         let part = usize::try_from(PART_SIZE).unwrap_or(usize::MAX);
-        let parts = out.as_mut().chunks_mut(part).enumerate().map(|(k, dst)| {
+        let parts = out.as_mut().chunks_mut(part).enumerate().map(|(k, dst)| async move {
             let start = range.start + (k * part) as u64;
-            self.get_into(start..start + dst.len() as u64, dst)
+            let _permit = self.permit().await?;
+            self.get_into(start..start + dst.len() as u64, dst).await
         });
-        futures::stream::iter(parts).buffer_unordered(PARTS_IN_FLIGHT).try_collect::<()>().await?;
+        futures::stream::iter(parts).buffer_unordered(REQUESTS_IN_FLIGHT).try_collect::<()>().await?;
         out.freeze()
+    }
+
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        // The semaphore is never closed, and acquiring fails only on a closed one.
+        self.requests.acquire().await.map_err(|e| Error::new(ErrorKind::Remote(e.to_string())))
     }
 
     /// Bytes `range` streamed into `dst` (of the same length) as they arrive; a transfer cut

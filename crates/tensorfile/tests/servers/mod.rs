@@ -389,6 +389,21 @@ struct Counts {
     responses: AtomicU64,
     body_bytes: AtomicU64,
     refused: AtomicU64,
+    /// Requests passed on whose responses have not been passed back whole, and the most of
+    /// them at once.
+    in_flight: AtomicU64,
+    most_in_flight: AtomicU64,
+}
+
+impl Counts {
+    fn request_sent(&self) {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+    }
+
+    fn response_done(&self) {
+        let _ = self.in_flight.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
 }
 
 /// A TCP proxy in front of a loopback port that counts what the server sends back: responses
@@ -441,6 +456,13 @@ impl Proxy {
     /// Requests answered with `503` so far.
     pub fn refused(&self) -> u64 {
         self.counts.refused.load(Ordering::SeqCst)
+    }
+
+    /// The most requests in flight at once since the last call (a request is in flight from
+    /// when the proxy has it until before the last byte of its response is passed back, so
+    /// that a client never sees fewer than are counted).
+    pub fn take_most_in_flight(&self) -> u64 {
+        self.counts.most_in_flight.swap(self.counts.in_flight.load(Ordering::SeqCst), Ordering::SeqCst)
     }
 
     /// What the server sent through the proxy so far (the `503`s are not counted). Bytes are
@@ -543,6 +565,10 @@ impl Pending {
         self.changed.notify_all();
     }
 
+    fn try_pop(&self) -> Option<String> {
+        self.methods.lock().unwrap().0.pop_front()
+    }
+
     fn pop(&self) -> Option<String> {
         let mut m = self.methods.lock().unwrap();
         loop {
@@ -557,7 +583,7 @@ impl Pending {
     }
 }
 
-fn serve(client: TcpStream, upstream: u16, counts: &Counts, refuse: &AtomicUsize) -> io::Result<()> {
+fn serve(client: TcpStream, upstream: u16, counts: &Arc<Counts>, refuse: &AtomicUsize) -> io::Result<()> {
     if refuse.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
         let mut from_client = BufReader::new(&client);
         read_head(&mut from_client)?;
@@ -569,26 +595,32 @@ fn serve(client: TcpStream, upstream: u16, counts: &Counts, refuse: &AtomicUsize
     let pending = Arc::new(Pending::default());
     let requests = {
         let (client, server, pending) = (client.try_clone()?, server.try_clone()?, pending.clone());
+        let counts = Arc::clone(counts);
         std::thread::spawn(move || {
-            let result = pass_requests(&client, &server, &pending);
+            let result = pass_requests(&client, &server, &pending, &counts);
             pending.push(None);
             let _ = server.shutdown(Shutdown::Write);
             result
         })
     };
     let result = pass_responses(&server, &client, &pending, counts);
+    // Requests whose responses will never come.
+    while pending.try_pop().is_some() {
+        counts.response_done();
+    }
     let _ = client.shutdown(Shutdown::Both);
     let _ = server.shutdown(Shutdown::Both);
     let _ = requests.join();
     result
 }
 
-fn pass_requests(client: &TcpStream, server: &TcpStream, pending: &Pending) -> io::Result<()> {
+fn pass_requests(client: &TcpStream, server: &TcpStream, pending: &Pending, counts: &Counts) -> io::Result<()> {
     let mut from = BufReader::new(client);
     let mut to = server;
     while let Some(raw) = read_head(&mut from)? {
         let head = Head::parse(&raw);
         assert!(!head.chunked(), "the counting proxy does not pass chunked request bodies");
+        counts.request_sent();
         pending.push(Some(head.first.first().cloned().unwrap_or_default()));
         to.write_all(&raw)?;
         let len = head.content_length().unwrap_or(0);
@@ -598,6 +630,27 @@ fn pass_requests(client: &TcpStream, server: &TcpStream, pending: &Pending) -> i
 }
 
 fn pass_responses(server: &TcpStream, client: &TcpStream, pending: &Pending, counts: &Counts) -> io::Result<()> {
+    let mut open = false;
+    let result = relay_responses(server, client, pending, counts, &mut open);
+    if open {
+        // Cut off midway: no longer in flight.
+        counts.response_done();
+    }
+    result
+}
+
+/// Pass responses back; `open` says whether one has been started and not finished.
+fn relay_responses(
+    server: &TcpStream,
+    client: &TcpStream,
+    pending: &Pending,
+    counts: &Counts,
+    open: &mut bool,
+) -> io::Result<()> {
+    let finish = |open: &mut bool| {
+        *open = false;
+        counts.response_done();
+    };
     let mut from = BufReader::new(server);
     let mut body = Counting { inner: client, counter: Some(&counts.body_bytes) };
     let mut framing = Counting { inner: client, counter: None };
@@ -610,35 +663,46 @@ fn pass_responses(server: &TcpStream, client: &TcpStream, pending: &Pending, cou
         }
         let method = pending.pop().unwrap_or_default();
         counts.responses.fetch_add(1, Ordering::SeqCst);
-        framing.write_all(&raw)?;
-        if method == "HEAD" || status == 204 || status == 304 {
+        *open = true;
+        let len = head.content_length();
+        let bodiless = method == "HEAD" || status == 204 || status == 304;
+        if bodiless || (len == Some(0) && !head.chunked()) {
+            finish(open);
+            framing.write_all(&raw)?;
             continue;
         }
+        framing.write_all(&raw)?;
         if head.chunked() {
             loop {
                 let mut size_line = Vec::new();
                 from.read_until(b'\n', &mut size_line)?;
-                framing.write_all(&size_line)?;
                 let size_text = String::from_utf8_lossy(&size_line);
                 let size_text = size_text.trim().split(';').next().unwrap_or("").to_string();
                 let size = u64::from_str_radix(&size_text, 16)
                     .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a bad chunk size"))?;
                 if size == 0 {
+                    finish(open);
+                    framing.write_all(&size_line)?;
                     // Trailers, through the blank line.
                     let trailer = read_head(&mut from)?.unwrap_or_default();
                     framing.write_all(&trailer)?;
                     break;
                 }
+                framing.write_all(&size_line)?;
                 io::copy(&mut (&mut from).take(size), &mut body)?;
                 let mut crlf = Vec::new();
                 from.read_until(b'\n', &mut crlf)?;
                 framing.write_all(&crlf)?;
             }
-        } else if let Some(len) = head.content_length() {
-            io::copy(&mut (&mut from).take(len), &mut body)?;
+        } else if let Some(len) = len {
+            // In flight until its last byte: done before that byte is passed on.
+            io::copy(&mut (&mut from).take(len - 1), &mut body)?;
+            finish(open);
+            io::copy(&mut (&mut from).take(1), &mut body)?;
         } else {
             // Delimited by the end of the connection.
             io::copy(&mut from, &mut body)?;
+            finish(open);
             break;
         }
     }
