@@ -88,7 +88,9 @@ impl TensorFile {
     /// Open `paths` as one set: every tensor of every file, in that order. Files must be of
     /// one format and share no tensor name.
     pub fn open_many<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
-        Self::from_set(ShardSet::open_list(paths), None)
+        let mut file = Self::from_set(ShardSet::open_list(paths), None)?;
+        file.remote = paths.iter().any(|p| source::url_of(p.as_ref()).is_some());
+        Ok(file)
     }
 
     fn from_set(set: Result<ShardSet>, path: Option<&Path>) -> Result<Self> {
@@ -117,6 +119,7 @@ impl TensorFile {
         let reader = crate::formats::pte::PteReader::open(src, Some(ptd)).map_err(|e| e.in_file(path))?;
         let mut f = Self::from_reader(Box::new(reader), size).map_err(|e| e.in_file(path))?;
         f.path = Some(path.to_path_buf());
+        f.remote = source::url_of(path).is_some() || source::url_of(data).is_some();
         Ok(f)
     }
 
