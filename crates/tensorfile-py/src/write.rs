@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use tensorfile::convert::{ConvertOptions, convert_file};
+use tensorfile::convert::{ConvertOptions, ConvertReport, convert_file};
 use tensorfile::formats::{Compression, Format, WriteOptions};
 use tensorfile::model::{ChecksumKind, TensorData, TensorInfo};
 use tensorfile::output::AtomicFile;
+use tensorfile::shards::{convert_to_shards, parse_size};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, Error, TensorFile};
 
@@ -74,9 +75,13 @@ pub fn write_file(
 /// Convert `src` into `dst` (format from its extension); returns the number of tensors
 /// written and the names left out.
 // Python keyword arguments, one parameter each.
+/// What a conversion did: tensors written, names skipped, the files holding the tensors (the
+/// destination, or the shards) and the index when there are several shards.
+type Converted = (usize, Vec<String>, Vec<String>, Option<String>);
+
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, verify=true))]
+#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, verify=true, max_shard_size=None))]
 pub fn convert(
     py: Python<'_>,
     src: PathBuf,
@@ -86,13 +91,27 @@ pub fn convert(
     compress: Option<&str>,
     checksum: Option<&str>,
     verify: bool,
-) -> PyResult<(usize, Vec<String>)> {
+    max_shard_size: Option<&str>,
+) -> PyResult<Converted> {
     let write = options(compress, checksum, Vec::new())?;
+    let max_shard_size = max_shard_size.map(parse_size).transpose().py()?;
+    let text = |p: PathBuf| p.display().to_string();
     py.detach(|| {
         let file = TensorFile::open_with_data(&src, data.as_deref())?;
         let options = ConvertOptions { write, skip_unsupported, verify };
-        let report = convert_file(&file, &dst, &options, &mut |_| {})?;
-        Ok((report.tensors, report.skipped.into_iter().map(|s| s.name).collect()))
+        let skipped = |report: ConvertReport| report.skipped.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        Ok(match max_shard_size {
+            None => {
+                let report = convert_file(&file, &dst, &options, &mut |_| {})?;
+                (report.tensors, skipped(report), vec![text(dst.clone())], None)
+            }
+            Some(size) => {
+                let report = convert_to_shards(&file, &dst, size, &options, &mut |_| {})?;
+                let tensors = report.conversion.tensors;
+                let files = report.files.into_iter().map(text).collect();
+                (tensors, skipped(report.conversion), files, report.index.map(text))
+            }
+        })
     })
     .py()
 }

@@ -48,6 +48,28 @@ def test_load_file_and_convert_take_a_set_like_a_file(tmp_path):
         assert again[name].tobytes() == array.tobytes(), name
 
 
+@pytest.mark.parametrize("size", ["500kB", 500_000], ids=["text", "bytes"])
+def test_convert_writes_shards_and_their_index(tmp_path, size):
+    arrays = tensorfile.load_file(INDEX)
+    out = tmp_path / "model.safetensors"
+    done = tensorfile.convert(INDEX, out, max_shard_size=size)
+    assert done["tensors"] == len(arrays) and done["skipped"] == []
+    assert done["index"] == str(tmp_path / "model.safetensors.index.json")
+    assert len(done["files"]) > 1
+    for shard in done["files"]:
+        with tensorfile.open(shard) as f:
+            # A shard holds at most the size, unless one tensor alone is larger.
+            assert len(f) == 1 or sum(f[n].nbytes for n in f) <= 500_000, shard
+    again = tensorfile.load_file(done["index"])
+    assert sorted(again) == sorted(arrays)
+    for name, array in arrays.items():
+        assert again[name].tobytes() == array.tobytes(), name
+    with pytest.raises(tensorfile.UsageError, match="bad size"):
+        tensorfile.convert(INDEX, tmp_path / "x.safetensors", max_shard_size="five gigabytes")
+    with pytest.raises(tensorfile.UsageError, match="max_shard_size"):
+        tensorfile.convert(INDEX, tmp_path / "x.safetensors", max_shard_size=1.5)
+
+
 def test_an_index_its_shards_contradict_raises(tmp_path):
     for shard in record()["shards"]:
         shutil.copy(SET / shard, tmp_path / shard)

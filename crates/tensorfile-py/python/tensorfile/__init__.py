@@ -356,10 +356,24 @@ def save_file(
     )
 
 
-def convert(src, dst, data=None, skip_unsupported: bool = False, compress=None, checksum=None, verify: bool = True) -> dict:
-    """Convert `src` into `dst` (format from its extension), streaming, atomically. Returns
-    `{"tensors": n, "skipped": [names]}`."""
-    n, skipped = _convert(
+def convert(
+    src,
+    dst,
+    data=None,
+    skip_unsupported: bool = False,
+    compress=None,
+    checksum=None,
+    verify: bool = True,
+    max_shard_size: "int | str | None" = None,
+) -> dict:
+    """Convert `src` into `dst` (format from its extension), streaming, atomically. With
+    `max_shard_size` (bytes, or text such as "5GB" or "500MiB"), as shards of at most that
+    many tensor bytes named after `dst` (`model-00001-of-00003.safetensors`...) plus their
+    index (`model.safetensors.index.json`), all committed together. Returns
+    `{"tensors": n, "skipped": [names], "files": [paths written], "index": path or None}`."""
+    if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
+        raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
+    n, skipped, files, index = _convert(
         os.fspath(src),
         os.fspath(dst),
         data=None if data is None else os.fspath(data),
@@ -367,5 +381,6 @@ def convert(src, dst, data=None, skip_unsupported: bool = False, compress=None, 
         compress=compress,
         checksum=checksum,
         verify=verify,
+        max_shard_size=None if max_shard_size is None else str(max_shard_size),
     )
-    return {"tensors": n, "skipped": skipped}
+    return {"tensors": n, "skipped": skipped, "files": files, "index": index}

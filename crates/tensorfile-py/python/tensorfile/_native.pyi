@@ -59,4 +59,5 @@ def convert(
     compress: str | None = None,
     checksum: str | None = None,
     verify: bool = True,
-) -> tuple[int, list[str]]: ...
+    max_shard_size: str | None = None,
+) -> tuple[int, list[str], list[str], str | None]: ...
