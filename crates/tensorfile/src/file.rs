@@ -278,7 +278,18 @@ impl TensorFile {
         problems.extend(bad_sums.into_iter().map(|e| self.context(e)));
         problems.extend(self.reader.check().into_iter().map(|e| self.context(e)));
         let mut decoded_bytes = 0;
-        if depth == Depth::Deep {
+        if depth == Depth::Deep && self.remote {
+            // Fetched ahead, each entry whole (a remote read fetches an entry whole anyway).
+            let all: Vec<usize> = (0..self.entries().len()).collect();
+            let read = self.read_each(&all, false, &mut |_, data| {
+                match data {
+                    Ok(data) => decoded_bytes += data.len(),
+                    Err(e) => problems.push(e),
+                }
+                Ok(())
+            });
+            problems.extend(read.err());
+        } else if depth == Depth::Deep {
             for (i, entry) in self.entries().iter().enumerate() {
                 // Checksums were checked above: decode only.
                 let decoded = if entry.info.layout.is_sparse() {

@@ -33,7 +33,7 @@ use servers::{Moto, Nginx, Proxy, Traffic};
 use tensorfile::convert::{ConvertOptions, convert_to_writer};
 use tensorfile::model::ChecksumKind;
 use tensorfile::source::{REQUESTS_IN_FLIGHT, SPECULATIVE_READ, Source};
-use tensorfile::{Format, TensorData, TensorFile};
+use tensorfile::{Depth, Format, TensorData, TensorFile};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -542,6 +542,19 @@ fn reading_every_tensor_gives_the_local_tensors() {
             checks.check(
                 stopped.is_err() && calls == 1,
                 format!("[{}] {}: read_each stops at the caller's first error", server.name(), f.name),
+            );
+            let (deep, local_deep) = (remote.verify_with(Depth::Deep), local.verify_with(Depth::Deep));
+            checks.check(
+                deep.problems.is_empty()
+                    && deep.decoded_bytes == local_deep.decoded_bytes
+                    && deep.checksums == local_deep.checksums,
+                format!(
+                    "[{}] {}: a deep verify finds nothing, decodes {} bytes and checks {} checksums as locally",
+                    server.name(),
+                    f.name,
+                    local_deep.decoded_bytes,
+                    local_deep.checksums
+                ),
             );
             let tensors = local.size() - index_bytes(&local);
             checks.check(
