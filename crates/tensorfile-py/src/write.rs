@@ -72,13 +72,13 @@ pub fn write_file(
     })
 }
 
-/// Convert `src` into `dst` (format from its extension); returns the number of tensors
-/// written and the names left out.
-// Python keyword arguments, one parameter each.
 /// What a conversion did: tensors written, names skipped, the files holding the tensors (the
 /// destination, or the shards) and the index when there are several shards.
 type Converted = (usize, Vec<String>, Vec<String>, Option<String>);
 
+/// Convert `src` into `dst` (format from its extension), or with `max_shard_size` into shards
+/// named after `dst` plus their index; returns what it did ([`Converted`]).
+// Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, verify=true, max_shard_size=None))]
