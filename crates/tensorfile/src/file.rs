@@ -114,9 +114,9 @@ impl TensorFile {
         if Format::detect_source(&src).map_err(|e| e.in_file(path))? != Format::Pte {
             return Err(Error::usage(format!("--data is for ExecuTorch programs; {} is not one", path.display())));
         }
-        let ptd = crate::formats::ptd::PtdReader::open(Source::open(data)?).map_err(|e| e.in_file(data))?;
+        let ptd = crate::formats::executorch::ptd::PtdReader::open(Source::open(data)?).map_err(|e| e.in_file(data))?;
         let size = src.len();
-        let reader = crate::formats::pte::PteReader::open(src, Some(ptd)).map_err(|e| e.in_file(path))?;
+        let reader = crate::formats::executorch::pte::PteReader::open(src, Some(ptd)).map_err(|e| e.in_file(path))?;
         let mut f = Self::from_reader(Box::new(reader), size).map_err(|e| e.in_file(path))?;
         f.path = Some(path.to_path_buf());
         f.remote = source::url_of(path).is_some() || source::url_of(data).is_some();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tensorfile::formats::pte::PteReader;
+use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::{Format, TensorFile};
 
 fn dir() -> PathBuf {

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use tensorfile::formats::Format;
-use tensorfile::formats::ptd::{Header, PtdReader};
+use tensorfile::formats::executorch::ptd::{Header, PtdReader};
 use tensorfile::model::{Layout, TensorInfo};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, Rule, TensorFile};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use tensorfile::flatbuf::{self, Table, Value};
 use tensorfile::formats::executorch::program_schema;
-use tensorfile::formats::pte::PteReader;
+use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 
@@ -40,7 +40,11 @@ fn edited(edit: impl FnOnce(&mut Table)) -> Vec<u8> {
     let mut bytes = flatbuf::encode(program_schema(), &root, 32).unwrap();
     let program_size = bytes.len() as u64;
     let base = program_size.next_multiple_of(128);
-    let header = tensorfile::formats::pte::HeaderLayout::extended_bytes(program_size, base, layout.segment_data_size);
+    let header = tensorfile::formats::executorch::pte::HeaderLayout::extended_bytes(
+        program_size,
+        base,
+        layout.segment_data_size,
+    );
     bytes[8..40].copy_from_slice(&header);
     bytes.resize(base as usize, 0);
     let start = layout.segment_base_offset as usize;

@@ -3,7 +3,7 @@
 
 use tensorfile::flatbuf::{self, Table, Value};
 use tensorfile::formats::executorch::flat_tensor_schema;
-use tensorfile::formats::ptd::{Header, PtdReader};
+use tensorfile::formats::executorch::ptd::{Header, PtdReader};
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 

@@ -4,7 +4,7 @@
 
 use tensorfile::flatbuf::{self, Table, Union, Value};
 use tensorfile::formats::executorch::program_schema;
-use tensorfile::formats::pte::{HeaderLayout, PteReader};
+use tensorfile::formats::executorch::pte::{HeaderLayout, PteReader};
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 

@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use tensorfile::formats::executorch::ptd::PtdReader;
+use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::formats::executorch::{flat_tensor_schema, program_schema};
-use tensorfile::formats::ptd::PtdReader;
-use tensorfile::formats::pte::PteReader;
 use tensorfile::{Error, TensorFile, flatbuf};
 
 use super::Outcome;

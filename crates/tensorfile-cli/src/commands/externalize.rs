@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
-use tensorfile::formats::pte::rewrite;
+use tensorfile::formats::executorch::pte::rewrite;
 use tensorfile::{Error, TensorFile};
 
 use super::Outcome;

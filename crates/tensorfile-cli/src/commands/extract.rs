@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tensorfile::formats::pte::PteReader;
+use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::model::{SparseData, SparseFormat, Unreadable};
 use tensorfile::npy::{numpy_descr, write_npy};
 use tensorfile::output::write_atomically;

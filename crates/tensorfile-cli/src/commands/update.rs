@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
-use tensorfile::formats::pt2;
-use tensorfile::formats::pte::rewrite;
+use tensorfile::formats::executorch::pte::rewrite;
+use tensorfile::formats::pytorch::pt2;
 use tensorfile::{Error, Format, TensorFile};
 
 use super::Outcome;

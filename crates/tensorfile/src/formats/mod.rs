@@ -5,13 +5,13 @@
 //! tensor at a time, in the order of the plan it was created with).
 
 pub mod executorch;
-pub mod pt;
-pub mod pt2;
-pub mod ptd;
-pub mod pte;
+pub mod pytorch;
 pub mod safetensors;
-pub mod torch;
-pub mod zt;
+pub mod ztensor;
+
+use executorch::{ptd, pte};
+use pytorch::{pt, pt2};
+use ztensor::v0_1 as zt;
 
 use std::any::Any;
 use std::fmt;

@@ -297,7 +297,7 @@ pub(super) mod tests {
     }
 
     /// An index of `entries`, each an indefinite map of text keys.
-    pub(in crate::formats::zt) fn index(entries: &[Vec<(&str, MetaValue)>]) -> Vec<u8> {
+    pub(in crate::formats::ztensor::v0_1) fn index(entries: &[Vec<(&str, MetaValue)>]) -> Vec<u8> {
         let mut e = cbor::Encoder::default();
         e.array_header(entries.len() as u64);
         for entry in entries {
@@ -311,7 +311,7 @@ pub(super) mod tests {
         e.out
     }
 
-    pub(in crate::formats::zt) fn dense(name: &str) -> Vec<(&'static str, MetaValue)> {
+    pub(in crate::formats::ztensor::v0_1) fn dense(name: &str) -> Vec<(&'static str, MetaValue)> {
         let name = MetaValue::from(name);
         vec![
             ("name", name),

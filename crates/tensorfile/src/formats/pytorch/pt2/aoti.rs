@@ -6,8 +6,8 @@ use serde_json::{Value as Json, json};
 use super::read::{Pt2Reader, Pt2Tensor, TensorSource};
 use crate::error::{Error, Result, Rule};
 use crate::formats::FormatReader;
-use crate::formats::pt::StorageSource;
-use crate::formats::torch::View;
+use crate::formats::pytorch::View;
+use crate::formats::pytorch::pt::StorageSource;
 use crate::model::{Entry, Storage, TensorInfo};
 
 impl Pt2Reader {

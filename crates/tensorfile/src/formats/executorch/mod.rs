@@ -1,6 +1,9 @@
 //! What the ExecuTorch formats (`.pte` programs, `.ptd` named data) share: their schemas,
 //! scalar types, tensor layouts (sizes and dim order) and segment alignment.
 
+pub mod ptd;
+pub mod pte;
+
 use std::sync::OnceLock;
 
 use crate::checked;
@@ -24,13 +27,13 @@ fn parse(text: &str) -> Schema {
 /// The program schema (`ET12`).
 pub fn program_schema() -> &'static Schema {
     static S: OnceLock<Schema> = OnceLock::new();
-    S.get_or_init(|| parse(include_str!("../../schema/program.fbs")))
+    S.get_or_init(|| parse(include_str!("../../../schema/program.fbs")))
 }
 
 /// The named-data schema (`FT01`).
 pub fn flat_tensor_schema() -> &'static Schema {
     static S: OnceLock<Schema> = OnceLock::new();
-    S.get_or_init(|| parse(include_str!("../../schema/flat_tensor.fbs")))
+    S.get_or_init(|| parse(include_str!("../../../schema/flat_tensor.fbs")))
 }
 
 /// The first `n` bytes of `src`, of which `head` (its first bytes) is already in memory: a

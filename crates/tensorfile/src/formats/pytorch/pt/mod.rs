@@ -12,7 +12,7 @@ pub use read::{PtReader, PtTensor, StorageSource, looks_like as looks_like_legac
 pub use write::PtWriter;
 
 use crate::error::{Error, Result};
-use crate::formats::torch::torch_has;
+use crate::formats::pytorch::torch_has;
 use crate::model::TensorInfo;
 
 pub fn check_supported(info: &TensorInfo) -> Result<()> {

@@ -2,11 +2,11 @@
 
 use std::any::Any;
 
-use super::program::{Program, ProgramTensor, Source};
+use super::program::{Origin, Program, ProgramTensor};
 use super::{summary, validate};
 use crate::error::{Error, Result, Rule};
 use crate::formats::executorch::TensorLayout;
-use crate::formats::ptd::PtdReader;
+use crate::formats::executorch::ptd::PtdReader;
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{self as src, Bytes};
@@ -138,11 +138,11 @@ impl PteReader {
 
     fn entry(&self, t: &ProgramTensor) -> Result<Entry> {
         let (info, nbytes, store) = match (&t.source, &t.layout) {
-            (Source::NamedData { key }, _) => {
+            (Origin::NamedData { key }, _) => {
                 let (offset, size) = self.program.named_data_segment(key)?;
                 (TensorInfo::blob(key, size), size, storage(offset, size))
             }
-            (Source::External { fqn }, Some(l)) => {
+            (Origin::External { fqn }, Some(l)) => {
                 let data = self.data.as_ref().ok_or_else(|| {
                     Error::unsupported("external tensor: its bytes are in a .ptd file (open it with --data FILE.ptd)")
                 })?;
@@ -152,11 +152,11 @@ impl PteReader {
             (source, Some(l)) => {
                 let nbytes = l.nbytes()?;
                 let offset = match source {
-                    Source::Constant { buffer } if !self.program.constants_in_segment()? => {
+                    Origin::Constant { buffer } if !self.program.constants_in_segment()? => {
                         self.program.offset_in_file(&self.program.inline_constant(*buffer, nbytes)?)?
                     }
-                    Source::Constant { buffer } => self.program.constant_range(*buffer, nbytes)?.0,
-                    Source::Mutable { list, buffer } => self.program.mutable_range(*list, *buffer, nbytes)?.0,
+                    Origin::Constant { buffer } => self.program.constant_range(*buffer, nbytes)?.0,
+                    Origin::Mutable { list, buffer } => self.program.mutable_range(*list, *buffer, nbytes)?.0,
                     _ => unreachable!("named data and external handled above"),
                 };
                 let info = TensorInfo { layout: layout_of(l), ..TensorInfo::dense(&t.name, l.dtype, l.shape.clone()) };
@@ -176,10 +176,10 @@ fn provenance(t: &ProgramTensor) -> Vec<(String, MetaValue)> {
     let int = |v: u64| MetaValue::Int(i128::from(v));
     let mut extra = vec![("source".to_string(), MetaValue::from(t.source.kind()))];
     match &t.source {
-        Source::Constant { buffer } | Source::Mutable { buffer, .. } => {
+        Origin::Constant { buffer } | Origin::Mutable { buffer, .. } => {
             extra.push(("buffer_index".into(), int(*buffer)))
         }
-        Source::External { .. } | Source::NamedData { .. } => {}
+        Origin::External { .. } | Origin::NamedData { .. } => {}
     }
     if let Some((method, value)) = &t.used_by {
         extra.push(("method".into(), MetaValue::from(method.as_str())));
@@ -248,7 +248,7 @@ impl FormatReader for PteReader {
             .get(index)
             .zip(self.tensors.get(index))
             .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        if let Source::External { fqn } = &t.source {
+        if let Origin::External { fqn } = &t.source {
             let data = self.data.as_ref().ok_or_else(|| Error::unsupported("external tensor without its .ptd"))?;
             let i = data.entries().iter().position(|d| &d.info.name == fqn).ok_or_else(|| Error::not_found(fqn))?;
             return data.read(i, verify);

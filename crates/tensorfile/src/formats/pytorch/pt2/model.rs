@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Error, Result, Rule};
-use crate::formats::torch::export_dtype;
+use crate::formats::pytorch::export_dtype;
 
 /// What `info` shows of one model, and the kind of each of its weights.
 #[derive(Debug, Clone)]

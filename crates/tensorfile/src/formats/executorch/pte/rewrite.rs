@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::header::Layout as Header;
-use super::program::{Program, Source};
+use super::header::HeaderLayout as Header;
+use super::program::{Origin, Program};
 use super::read::PteReader;
 use crate::checked;
 use crate::error::{Error, Result, Rule};
@@ -50,7 +50,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
             );
         };
         let (entry, tensor) = (&pte.entries()[pi], &reader.program_tensors()[pi]);
-        if matches!(tensor.source, Source::External { .. }) {
+        if matches!(tensor.source, Origin::External { .. }) {
             return Err(Error::usage("this tensor is external: update its .ptd instead").for_tensor(name));
         }
         let fits = match entry.info.kind {
@@ -124,7 +124,7 @@ pub fn externalize(programs: &[(&TensorFile, PathBuf)], data: &Path) -> Result<V
     let mut tensors: Vec<(TensorInfo, usize, usize)> = Vec::new();
     for (p, (reader, prefix)) in plans.iter().enumerate() {
         for (i, (t, e)) in reader.program_tensors().iter().zip(reader.entries()).enumerate() {
-            if let Source::Constant { .. } = t.source {
+            if let Origin::Constant { .. } = t.source {
                 let info = TensorInfo { name: format!("{prefix}{}", t.name), ..e.info.clone() };
                 tensors.push((info, p, i));
             }
@@ -313,7 +313,9 @@ fn lay_out_segments(program: &Program, dropped: Option<u64>) -> Result<Segments>
 pub fn reopen_check(pte: &Path, data: Option<&Path>) -> Result<()> {
     let bytes = Bytes::map_file(pte)?;
     let ptd = match data {
-        Some(d) => Some(crate::formats::ptd::PtdReader::open(Bytes::map_file(d)?).map_err(|e| e.in_file(d))?),
+        Some(d) => {
+            Some(crate::formats::executorch::ptd::PtdReader::open(Bytes::map_file(d)?).map_err(|e| e.in_file(d))?)
+        }
         None => None,
     };
     let reader = PteReader::open(bytes, ptd).map_err(|e| e.in_file(pte))?;

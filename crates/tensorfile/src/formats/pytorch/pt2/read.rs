@@ -7,8 +7,8 @@ use serde_json::{Value as Json, json};
 use super::config::{self, Payload};
 use super::model::{self, ModelSummary};
 use crate::error::{Error, Result, Rule};
-use crate::formats::pt::{PtReader, PtTensor};
-use crate::formats::torch::View;
+use crate::formats::pytorch::View;
+use crate::formats::pytorch::pt::{PtReader, PtTensor};
 use crate::formats::{FileSummary, Format, FormatReader, Structure};
 use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{Bytes, Source};
@@ -441,7 +441,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::formats::pt::StorageSource;
+    use crate::formats::pytorch::pt::StorageSource;
     use crate::source::SPECULATIVE_READ;
 
     fn fixtures() -> Vec<PathBuf> {

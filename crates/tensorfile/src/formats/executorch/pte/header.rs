@@ -13,7 +13,7 @@ const MIN_EXTENDED_LENGTH: u32 = 24;
 
 /// Where the program and the segments are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layout {
+pub struct HeaderLayout {
     /// Length of the `eh00` header (0 when there is none).
     pub extended_length: u32,
     /// Bytes of the flatbuffer program, from byte 0 (headers included).
@@ -28,15 +28,15 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
 }
 
-impl Layout {
+impl HeaderLayout {
     /// Read the headers of a file of `bytes`, checked against its length.
-    pub fn parse(bytes: &[u8]) -> Result<Layout> {
-        Layout::parse_head(bytes, bytes.len() as u64)
+    pub fn parse(bytes: &[u8]) -> Result<HeaderLayout> {
+        HeaderLayout::parse_head(bytes, bytes.len() as u64)
     }
 
     /// Read the headers from `head`, the first bytes of a file of `len` bytes (all of them,
     /// or at least the first 40: every field read lies there), checked against `len`.
-    pub fn parse_head(bytes: &[u8], len: u64) -> Result<Layout> {
+    pub fn parse_head(bytes: &[u8], len: u64) -> Result<HeaderLayout> {
         if (bytes.len() as u64) < len.min(40) {
             return Err(Error::invalid(Rule::Truncated, "program headers cut short"));
         }
@@ -53,7 +53,12 @@ impl Layout {
             });
         }
         if bytes.get(8..12) != Some(b"eh00") {
-            return Ok(Layout { extended_length: 0, program_size: len, segment_base_offset: 0, segment_data_size: 0 });
+            return Ok(HeaderLayout {
+                extended_length: 0,
+                program_size: len,
+                segment_base_offset: 0,
+                segment_data_size: 0,
+            });
         }
         let extended_length = bytes
             .get(12..16)
@@ -95,7 +100,7 @@ impl Layout {
         } else if segment_data_size != 0 {
             return Err(Error::invalid(Rule::BadField, "segment data without a segment base offset"));
         }
-        Ok(Layout { extended_length, program_size, segment_base_offset, segment_data_size })
+        Ok(HeaderLayout { extended_length, program_size, segment_base_offset, segment_data_size })
     }
 
     /// The 32-byte `eh00` header for a program of `program_size` bytes and its segments.

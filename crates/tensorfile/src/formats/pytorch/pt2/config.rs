@@ -4,7 +4,7 @@
 use serde_json::Value as Json;
 
 use crate::error::{Error, Result, Rule};
-use crate::formats::torch::{View, export_dtype};
+use crate::formats::pytorch::{View, export_dtype};
 
 /// One config entry.
 #[derive(Debug, Clone)]

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::PteReader;
-use super::program::Source as From;
+use super::program::Origin as From;
 use crate::formats::FormatReader;
-use crate::formats::ptd::PtdReader;
+use crate::formats::executorch::ptd::PtdReader;
 use crate::source::{Bytes, SPECULATIVE_READ, Source};
 
 fn dir() -> PathBuf {

@@ -4,7 +4,7 @@
 
 use super::check_supported;
 use crate::error::{Error, Result};
-use crate::formats::torch::row_major_strides;
+use crate::formats::pytorch::row_major_strides;
 use crate::formats::{FormatWriter, Output, WriteOptions, check_data, streamed_size};
 use crate::model::{Chunks, DType, TensorData, TensorInfo};
 use crate::zip::ZipWriter;

@@ -13,7 +13,7 @@ pub use header::Header;
 pub use read::PtdReader;
 pub use write::PtdWriter;
 
-use super::executorch::{MAX_RANK, scalar_type_of};
+use super::{MAX_RANK, scalar_type_of};
 use crate::error::{Error, Result};
 use crate::model::{Kind, TensorInfo};
 

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::header::Layout;
+use super::header::HeaderLayout;
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Table};
 use crate::formats::executorch::{TensorLayout, prefix, program_schema};
@@ -19,20 +19,20 @@ use crate::source::{self, Bytes};
 
 /// Where a program tensor's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Source {
+pub enum Origin {
     Constant { buffer: u64 },
     Mutable { list: u64, buffer: u64 },
     External { fqn: String },
     NamedData { key: String },
 }
 
-impl Source {
+impl Origin {
     pub fn kind(&self) -> &'static str {
         match self {
-            Source::Constant { .. } => "constant",
-            Source::Mutable { .. } => "mutable",
-            Source::External { .. } => "external",
-            Source::NamedData { .. } => "named_data",
+            Origin::Constant { .. } => "constant",
+            Origin::Mutable { .. } => "mutable",
+            Origin::External { .. } => "external",
+            Origin::NamedData { .. } => "named_data",
         }
     }
 }
@@ -41,7 +41,7 @@ impl Source {
 #[derive(Debug, Clone)]
 pub struct ProgramTensor {
     pub name: String,
-    pub source: Source,
+    pub source: Origin,
     /// Type, shape and dim order; `None` for named data, which is an untyped blob.
     pub layout: Option<TensorLayout>,
     /// The first method and value index that use it (named data: none).
@@ -57,7 +57,7 @@ pub struct BrokenTensor {
 
 /// A decoded `.pte` program and where its segments are.
 pub struct Program {
-    pub layout: Layout,
+    pub layout: HeaderLayout,
     pub root: Table,
     /// The flatbuffer: the file's first `layout.program_size` bytes (headers included). For a
     /// local file, a slice of its map.
@@ -72,7 +72,7 @@ impl Program {
     /// the file's size. No segment data is read.
     pub fn open(src: &source::Source) -> Result<Program> {
         let head = src.head(source::SPECULATIVE_READ)?;
-        let layout = Layout::parse_head(&head, src.len())?;
+        let layout = HeaderLayout::parse_head(&head, src.len())?;
         let fb = prefix(src, &head, layout.program_size)?;
         let root = flatbuf::decode(program_schema(), &fb)?;
         let version = root.uint("version")?;
@@ -194,7 +194,7 @@ impl Program {
     pub fn tensors(&self) -> Result<(Vec<ProgramTensor>, Vec<BrokenTensor>)> {
         let mut good = Vec::new();
         let mut broken = Vec::new();
-        let mut seen: HashSet<Source> = HashSet::new();
+        let mut seen: HashSet<Origin> = HashSet::new();
         for plan in self.root.tables("execution_plan")? {
             let method = plan.str("name")?.unwrap_or("").to_string();
             for (i, v) in plan.vector("values")?.iter().enumerate() {
@@ -224,7 +224,7 @@ impl Program {
         }
         for nd in self.root.tables("named_data")? {
             let key = nd.req_str("key")?.to_string();
-            let source = Source::NamedData { key: key.clone() };
+            let source = Origin::NamedData { key: key.clone() };
             if seen.insert(source.clone()) {
                 good.push(ProgramTensor { name: key, source, layout: None, used_by: None });
             } else {
@@ -247,14 +247,14 @@ impl Program {
 }
 
 /// Where a `Tensor` table's data is, or `None` for tensors the runtime allocates.
-fn classify(t: &Table) -> Result<Option<Source>> {
+fn classify(t: &Table) -> Result<Option<Origin>> {
     let extra = t.table("extra_tensor_info")?;
     if let Some(x) = extra {
         if x.int("location")? == 1 {
             let fqn = x.str("fully_qualified_name")?.filter(|s| !s.is_empty());
             let fqn = fqn
                 .ok_or_else(|| Error::invalid(Rule::MissingField, "external tensor without a fully qualified name"))?;
-            return Ok(Some(Source::External { fqn: fqn.to_string() }));
+            return Ok(Some(Origin::External { fqn: fqn.to_string() }));
         }
     }
     let buffer = t.uint("data_buffer_idx")?;
@@ -266,15 +266,15 @@ fn classify(t: &Table) -> Result<Option<Source>> {
             Some(x) => x.uint("mutable_data_segments_idx")?,
             None => 0,
         };
-        return Ok(Some(Source::Mutable { list, buffer }));
+        return Ok(Some(Origin::Mutable { list, buffer }));
     }
-    Ok(Some(Source::Constant { buffer }))
+    Ok(Some(Origin::Constant { buffer }))
 }
 
-fn name_of(source: &Source, t: &Table) -> Result<String> {
+fn name_of(source: &Origin, t: &Table) -> Result<String> {
     Ok(match source {
-        Source::Constant { buffer } => format!("constant.{buffer}"),
-        Source::Mutable { list, buffer } => {
+        Origin::Constant { buffer } => format!("constant.{buffer}"),
+        Origin::Mutable { list, buffer } => {
             let fqn = match t.table("extra_tensor_info")? {
                 Some(x) => x.str("fully_qualified_name")?.filter(|s| !s.is_empty()).map(str::to_string),
                 None => None,
@@ -285,8 +285,8 @@ fn name_of(source: &Source, t: &Table) -> Result<String> {
                 (None, l) => format!("mutable.{l}.{buffer}"),
             }
         }
-        Source::External { fqn } => fqn.clone(),
-        Source::NamedData { key } => key.clone(),
+        Origin::External { fqn } => fqn.clone(),
+        Origin::NamedData { key } => key.clone(),
     })
 }
 

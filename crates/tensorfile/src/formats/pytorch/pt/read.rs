@@ -5,7 +5,7 @@ use std::any::Any;
 use super::flatten::flatten;
 use crate::checked;
 use crate::error::{Error, Result, Rule};
-use crate::formats::torch::View;
+use crate::formats::pytorch::View;
 use crate::formats::{FileSummary, Format, FormatReader};
 use crate::model::DType;
 use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};

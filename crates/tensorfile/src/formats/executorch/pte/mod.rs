@@ -15,8 +15,8 @@ mod summary;
 mod tests;
 mod validate;
 
-pub use header::Layout as HeaderLayout;
-pub use program::{Program, ProgramTensor, Source};
+pub use header::HeaderLayout;
+pub use program::{Origin, Program, ProgramTensor};
 pub use read::PteReader;
 
 /// Why tensors cannot be converted into a `.pte`.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use super::program::Source;
+use super::program::Origin;
 use super::read::PteReader;
 use crate::flatbuf::{Table, Value};
 use crate::formats::executorch::TensorLayout;
@@ -158,7 +158,7 @@ fn to_json(r: &PteReader) -> crate::Result<Json> {
         let slot = data.entry(t.source.kind()).or_default();
         slot.0 += 1;
         slot.1 += e.nbytes;
-        if let Source::External { fqn } = &t.source {
+        if let Origin::External { fqn } = &t.source {
             external.push(fqn.clone());
         }
     }

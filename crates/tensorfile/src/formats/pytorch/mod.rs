@@ -1,6 +1,9 @@
 //! What PyTorch's formats (`torch.save` files, `.pt2` archives) share: tensors as strided
 //! views of storages, and the export schema's dtype numbers.
 
+pub mod pt;
+pub mod pt2;
+
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::limits::MAX_VIEW_EXPANSION;
