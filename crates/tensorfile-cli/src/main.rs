@@ -28,7 +28,10 @@ fn main() -> ExitCode {
         Ok(Outcome::Failure) => ExitCode::from(1),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("tensorfile: {err}");
+            match err.downcast_ref::<tensorfile::Error>() {
+                Some(e) => eprintln!("tensorfile: {}", render::error(e)),
+                None => eprintln!("tensorfile: {err}"),
+            }
             ExitCode::from(exit_code(&err))
         }
     }

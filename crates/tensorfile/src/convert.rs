@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
 use crate::model::{Layout, MetaValue, TensorInfo};
@@ -75,11 +75,9 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     let mut skipped = Vec::new();
     for u in src.unreadable() {
         if !skip_unsupported {
-            return Err(Error::unsupported(format!(
-                "cannot read it: {} (use --skip-unsupported to leave it out)",
-                u.error.detail()
-            ))
-            .for_tensor(&u.name));
+            return Err(Error::unsupported(format!("cannot read it: {}", u.error.detail()))
+                .for_tensor(&u.name)
+                .with_hint(Hint::SkipUnsupported));
         }
         skipped.push(Skipped { name: u.name.clone(), reason: u.error.detail() });
     }
@@ -90,8 +88,7 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
             Ok(()) => chosen.push((i, info)),
             Err(err) if skip_unsupported => skipped.push(Skipped { name: info.name.clone(), reason: err.detail() }),
             Err(err) => {
-                return Err(Error::unsupported(format!("{} (use --skip-unsupported to leave it out)", err.detail()))
-                    .for_tensor(&info.name));
+                return Err(Error::unsupported(err.detail()).for_tensor(&info.name).with_hint(Hint::SkipUnsupported));
             }
         }
     }

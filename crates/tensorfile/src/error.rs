@@ -193,12 +193,42 @@ pub enum ErrorKind {
     Remote(String),
 }
 
-/// The library's error: a kind, plus the file and tensor it concerns when known.
+/// Something the caller can do about an error. The library names it; each shell words it in
+/// its own terms (a flag for the command line, a keyword argument for Python), so library
+/// messages never name either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Hint {
+    /// Leave out the tensors that cannot be read or that the output format cannot hold.
+    SkipUnsupported,
+    /// Give the `.ptd` file that holds an ExecuTorch program's external tensors.
+    ProgramData,
+    /// Ignore tensors of the weights file that the file being updated lacks.
+    SkipUnknown,
+    /// Convert the file instead: `update` rewrites files whose tensors are part of more.
+    UseConvert,
+}
+
+impl Hint {
+    /// What the hint suggests, in words that name no flag or argument.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Hint::SkipUnsupported => "leave out the tensors that cannot be converted",
+            Hint::ProgramData => "give the .ptd file that holds the program's external tensors",
+            Hint::SkipUnknown => "ignore tensors the file being updated lacks",
+            Hint::UseConvert => "convert the file instead",
+        }
+    }
+}
+
+/// The library's error: a kind, plus the file and tensor it concerns when known, and what the
+/// caller can do about it.
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
     path: Option<PathBuf>,
     tensor: Option<String>,
+    hint: Option<Hint>,
 }
 
 /// Shorthand for results of this library.
@@ -206,7 +236,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind) -> Self {
-        Error { kind, path: None, tensor: None }
+        Error { kind, path: None, tensor: None, hint: None }
+    }
+
+    /// Attach what the caller can do about this error.
+    pub fn with_hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
+    /// What the caller can do about this error, for the shell to word.
+    pub fn hint(&self) -> Option<Hint> {
+        self.hint
     }
 
     /// A broken format rule.
@@ -314,7 +355,7 @@ impl Clone for ErrorKind {
 
 impl Clone for Error {
     fn clone(&self) -> Self {
-        Error { kind: self.kind.clone(), path: self.path.clone(), tensor: self.tensor.clone() }
+        Error { kind: self.kind.clone(), path: self.path.clone(), tensor: self.tensor.clone(), hint: self.hint }
     }
 }
 

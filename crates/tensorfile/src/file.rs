@@ -112,7 +112,10 @@ impl TensorFile {
         let Some(data) = data else { return Self::open(path) };
         let src = Source::open(path)?;
         if Format::detect_source(&src).map_err(|e| e.in_file(path))? != Format::Pte {
-            return Err(Error::usage(format!("--data is for ExecuTorch programs; {} is not one", path.display())));
+            return Err(Error::usage(format!(
+                "a .ptd of external tensors goes with an ExecuTorch program; {} is not one",
+                path.display()
+            )));
         }
         let ptd = crate::formats::executorch::ptd::PtdReader::open(Source::open(data)?).map_err(|e| e.in_file(data))?;
         let size = src.len();

@@ -31,9 +31,10 @@ pub mod pickle;
 pub mod shards;
 pub mod source;
 mod swap;
+pub mod update;
 pub mod zip;
 
-pub use error::{Error, ErrorKind, Result, Rule};
+pub use error::{Error, ErrorKind, Hint, Result, Rule};
 pub use file::{Depth, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Compression, Format, WriteOptions};
 pub use model::{DType, Entry, Kind, Layout, TensorData, TensorInfo};

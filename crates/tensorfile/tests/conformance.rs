@@ -148,7 +148,7 @@ fn the_manifest_covers_every_folder_and_family() {
             assert!(cases.iter().any(|c| c.file.starts_with(&prefix)), "no {kind} case in {folder}/");
         }
     }
-    for format in Format::ALL {
+    for &format in Format::ALL {
         assert!(cases.iter().any(|c| c.format == format), "no case of format {format}");
     }
     let used: BTreeSet<&str> = cases.iter().map(|c| c.family.as_str()).collect();

@@ -24,7 +24,7 @@ fn fuzz_findings_and_fixtures_never_panic() {
     files_under(&root.join("tests/fixtures"), &mut files);
     for f in &files {
         let data = std::fs::read(f).unwrap();
-        for format in std::iter::once(None).chain(Format::ALL.into_iter().map(Some)) {
+        for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
             tensorfile::formats::exercise(&data, format);
         }
         // The zip and pickle targets.

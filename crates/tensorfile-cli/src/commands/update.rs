@@ -4,10 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use serde_json::json;
-use tensorfile::formats::executorch::pte::rewrite;
-use tensorfile::formats::pytorch::pt2;
-use tensorfile::{Error, Format, TensorFile};
+use tensorfile::TensorFile;
+use tensorfile::update::{self, UpdateOptions};
 
 use super::Outcome;
 use crate::render;
@@ -35,42 +33,13 @@ pub struct Args {
     json: bool,
 }
 
-/// What was replaced.
-struct Report {
-    replaced: Vec<String>,
-    unchanged: usize,
-}
-
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let program = TensorFile::open(&args.program)?;
     let weights = TensorFile::open(&args.weights)?;
-    let report = match program.format() {
-        Format::Pte => {
-            let r = rewrite::update(&program, &weights, &args.output, args.skip_unknown)
-                .map_err(|e| e.in_file(&args.weights))?;
-            rewrite::reopen_check(&args.output, None)?;
-            Report { replaced: r.replaced, unchanged: r.unchanged }
-        }
-        Format::Pt2 | Format::Pt => {
-            let r = pt2::update::update(&program, &weights, &args.output, args.skip_unknown)
-                .map_err(|e| e.in_file(&args.weights))?;
-            // The result must read back whole before we say it is written.
-            if let Some(problem) = TensorFile::open(&args.output)?.verify().into_iter().next() {
-                return Err(problem.into());
-            }
-            Report { replaced: r.replaced, unchanged: r.unchanged }
-        }
-        other => {
-            let msg = format!(
-                "{}: update rewrites programs (.pte, .pt2, torch.save); this is a {other} file: use convert",
-                args.program.display()
-            );
-            return Err(Error::usage(msg).into());
-        }
-    };
+    let options = UpdateOptions::default().skip_unknown(args.skip_unknown);
+    let report = update::update(&program, &weights, &args.output, &options)?;
     if args.json {
-        let j = json!({ "output": args.output.display().to_string(), "replaced": report.replaced, "unchanged": report.unchanged });
-        render::json(out, &j)?;
+        render::json(out, &report.to_json(&args.output))?;
         return Ok(Outcome::Success);
     }
     writeln!(

@@ -1,193 +1,36 @@
-//! One folder per format, each with the same shape: `read`, `write`, `validate`.
+//! One unit per format: a folder (nested by family: `executorch/{pte,ptd}`,
+//! `pytorch/{pt,pt2}`, `ztensor/v0_1`) whose `UNIT` descriptor says what the format is
+//! called, how its files are recognised, what it can hold ([`Caps`]) and which reader, writer
+//! and updater serve it. The registry lists the units; [`Format`] names them.
 //!
 //! A format plugs into the rest of the library through two traits: [`FormatReader`] (an
-//! opened file's entries and their bytes) and [`FormatWriter`] (a streaming writer fed one
-//! tensor at a time, in the order of the plan it was created with).
+//! opened file's entries and their bytes, kept in a [`Catalog`]) and [`FormatWriter`] (a
+//! streaming writer fed one tensor at a time, in the order of the plan it was created with).
 
+mod catalog;
 pub mod executorch;
 pub mod pytorch;
+mod registry;
 pub mod safetensors;
+mod unit;
 pub mod ztensor;
 
-use executorch::{ptd, pte};
-use pytorch::{pt, pt2};
-use ztensor::v0_1 as zt;
+pub use catalog::Catalog;
+pub use registry::Format;
+pub use unit::{Caps, FormatUnit, Probe};
+pub(crate) use unit::{DENSE, LITTLE_ENDIAN, plan_order};
 
 use std::any::Any;
-use std::fmt;
 use std::io::{Seek, Write};
-use std::path::Path;
 
-use crate::error::{Error, Result, Rule};
+use crate::error::{Error, Result};
 use crate::model::{
     ByteOrder, ChecksumKind, Chunks, Entry, Layout, MetaValue, TensorData, TensorInfo, Unreadable, gather,
 };
-use crate::source::{Bytes, Source};
+use crate::source::Bytes;
 
 /// How many leading bytes recognise every format ([`Format::detect`] looks at the first 12).
 pub const DETECT_BYTES: u64 = 64;
-
-/// The file formats this library knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    Zt,
-    Safetensors,
-    /// ExecuTorch program.
-    Pte,
-    /// ExecuTorch named data.
-    Ptd,
-    /// A `torch.save` file.
-    Pt,
-    /// A PyTorch archive (`torch.export.save`, AOTInductor packages).
-    Pt2,
-}
-
-impl Format {
-    /// Every format, in the order detection tries them.
-    pub const ALL: [Format; 6] = [Format::Zt, Format::Safetensors, Format::Pte, Format::Ptd, Format::Pt, Format::Pt2];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Zt => "zt",
-            Format::Safetensors => "safetensors",
-            Format::Pte => "pte",
-            Format::Ptd => "ptd",
-            Format::Pt => "pt",
-            Format::Pt2 => "pt2",
-        }
-    }
-
-    /// The format of a name as [`Format::name`] gives it (`"zt"`, `"safetensors"`...).
-    pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// Whether files of this format carry file-level metadata (key/value text).
-    pub fn holds_file_metadata(self) -> bool {
-        matches!(self, Format::Safetensors)
-    }
-
-    /// The usual file extension (without the dot).
-    pub fn extension(self) -> &'static str {
-        self.name()
-    }
-
-    /// The format an output path asks for, from its extension.
-    pub fn from_path(path: &Path) -> Result<Format> {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        if matches!(ext.as_str(), "pth" | "bin") {
-            return Ok(Format::Pt);
-        }
-        Format::ALL.into_iter().find(|f| f.extension() == ext).ok_or_else(|| {
-            let known: Vec<_> = Format::ALL.iter().map(|f| format!(".{}", f.extension())).collect();
-            Error::usage(format!(
-                "cannot tell the output format of {}: use one of the extensions {}",
-                path.display(),
-                known.join(", ")
-            ))
-        })
-    }
-
-    /// Recognise a format from a file's leading bytes (never from its name).
-    pub fn detect(bytes: &[u8]) -> Result<Format> {
-        if zt::looks_like(bytes) {
-            return Ok(Format::Zt);
-        }
-        if safetensors::looks_like(bytes) {
-            return Ok(Format::Safetensors);
-        }
-        if ptd::looks_like(bytes) {
-            return Ok(Format::Ptd);
-        }
-        if pte::looks_like(bytes) {
-            return Ok(Format::Pte);
-        }
-        if pt::looks_like_legacy(bytes) {
-            return Ok(Format::Pt);
-        }
-        if bytes.starts_with(b"PK\x03\x04") {
-            let names = crate::zip::entry_names(bytes)?;
-            return Ok(if pt2::looks_like(&names) { Format::Pt2 } else { Format::Pt });
-        }
-        Err(Error::invalid(Rule::UnknownFormat, "not a file format tensorfile recognises"))
-    }
-
-    /// Recognise the format of a file from its first bytes (and, for a zip archive, its entry
-    /// names): for a remote file, a read of [`DETECT_BYTES`] bytes (and of the archive's
-    /// central directory). A small read: the format's reader then reads its index where the
-    /// format keeps it, at the start or at the end.
-    pub fn detect_source(src: &Source) -> Result<Format> {
-        let head = src.head(DETECT_BYTES)?;
-        if head.starts_with(b"PK\x03\x04") {
-            let names = crate::zip::entry_names_in(src)?;
-            return Ok(if pt2::looks_like(&names) { Format::Pt2 } else { Format::Pt });
-        }
-        Format::detect(&head)
-    }
-
-    /// Open `src` as this format. A remote source is read by range: the reader fetches its
-    /// index when it opens and a tensor's bytes when one is read.
-    pub fn open(self, src: impl Into<Source>) -> Result<Box<dyn FormatReader>> {
-        let src = src.into();
-        match self {
-            Format::Zt => Ok(Box::new(zt::ZtReader::open(src)?)),
-            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsReader::open(src)?)),
-            Format::Pte => Ok(Box::new(pte::PteReader::open(src, None)?)),
-            Format::Ptd => Ok(Box::new(ptd::PtdReader::open(src)?)),
-            Format::Pt => Ok(Box::new(pt::PtReader::open(src)?)),
-            Format::Pt2 => Ok(Box::new(pt2::Pt2Reader::open(src)?)),
-        }
-    }
-
-    /// Whether this format can store `info`; the error says why not.
-    pub fn check_supported(self, info: &TensorInfo) -> Result<()> {
-        match self {
-            Format::Zt => zt::check_supported(info),
-            Format::Safetensors => safetensors::check_supported(info),
-            Format::Ptd => ptd::check_supported(info),
-            Format::Pt => pt::check_supported(info),
-            Format::Pt2 => Err(Error::unsupported(pt2::NOT_A_CONTAINER)),
-            Format::Pte => Err(Error::unsupported(pte::NOT_A_CONTAINER)),
-        }
-    }
-
-    /// The order in which a writer of this format best stores `plan` (indices into it).
-    /// safetensors tiles its data with no padding, so tensors of wider elements go first to
-    /// keep every tensor aligned to its element size (as the safetensors library does).
-    pub fn write_order(self, plan: &[TensorInfo]) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..plan.len()).collect();
-        if self == Format::Safetensors {
-            order.sort_by_key(|&i| std::cmp::Reverse(plan[i].dtype.size().unwrap_or(0).min(8)));
-        }
-        order
-    }
-
-    /// A streaming writer of this format into `out`, which will receive exactly the tensors
-    /// of `plan`, in order.
-    pub fn writer<'w>(
-        self,
-        out: Box<dyn Output + 'w>,
-        plan: &[TensorInfo],
-        options: &WriteOptions,
-    ) -> Result<Box<dyn FormatWriter + 'w>> {
-        match self {
-            Format::Zt => Ok(Box::new(zt::ZtWriter::new(out, plan, options)?)),
-            Format::Safetensors => Ok(Box::new(safetensors::SafetensorsWriter::new(out, plan, options)?)),
-            Format::Ptd => Ok(Box::new(ptd::PtdWriter::new(out, plan, options)?)),
-            Format::Pt => Ok(Box::new(pt::PtWriter::new(out, plan, options)?)),
-            Format::Pt2 => Err(Error::unsupported(pt2::NOT_A_CONTAINER)),
-            Format::Pte => {
-                Err(Format::Pte.check_supported(plan.first().unwrap_or(&TensorInfo::blob("", 0))).unwrap_err())
-            }
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// File-level facts shown by `info`.
 #[derive(Debug, Clone, Default)]
@@ -215,10 +58,16 @@ pub struct Structure {
 pub trait FormatReader: Send + Sync {
     fn format(&self) -> Format;
     fn summary(&self) -> FileSummary;
+    /// What the file's index holds: its entries and those that cannot be read.
+    fn catalog(&self) -> &Catalog;
     /// The readable entries, in file order.
-    fn entries(&self) -> &[Entry];
+    fn entries(&self) -> &[Entry] {
+        self.catalog().entries()
+    }
     /// Entries the file declares that cannot be read, each with its reason.
-    fn unreadable(&self) -> &[Unreadable];
+    fn unreadable(&self) -> &[Unreadable] {
+        self.catalog().unreadable()
+    }
     /// Decode entry `index`; with `verify`, check its stored checksum first.
     fn read(&self, index: usize, verify: bool) -> Result<TensorData>;
     /// Decode dense entry `index` in pieces (see [`Chunks`]); with `verify`, check its stored

@@ -54,7 +54,47 @@ pub enum Layout {
     Sparse { format: SparseFormat, nnz: u64 },
 }
 
+/// A layout without its parameters: what a format's [`crate::formats::Caps`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LayoutKind {
+    /// Contiguous, row-major.
+    Dense,
+    /// Dense, stored in another order of dimensions.
+    DimOrder,
+    /// Dense view into a larger storage.
+    Strided,
+    /// Sparse coordinates.
+    SparseCoo,
+    /// Sparse compressed rows.
+    SparseCsr,
+}
+
+impl LayoutKind {
+    /// `dense`, `dim_order`, `strided`, `sparse_coo`, `sparse_csr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutKind::Dense => "dense",
+            LayoutKind::DimOrder => "dim_order",
+            LayoutKind::Strided => "strided",
+            LayoutKind::SparseCoo => "sparse_coo",
+            LayoutKind::SparseCsr => "sparse_csr",
+        }
+    }
+}
+
 impl Layout {
+    /// The layout without its parameters.
+    pub fn kind(&self) -> LayoutKind {
+        match self {
+            Layout::Dense => LayoutKind::Dense,
+            Layout::DimOrder(_) => LayoutKind::DimOrder,
+            Layout::Strided { .. } => LayoutKind::Strided,
+            Layout::Sparse { format: SparseFormat::Coo, .. } => LayoutKind::SparseCoo,
+            Layout::Sparse { format: SparseFormat::Csr, .. } => LayoutKind::SparseCsr,
+        }
+    }
+
     pub fn is_sparse(&self) -> bool {
         matches!(self, Layout::Sparse { .. })
     }
@@ -240,6 +280,17 @@ pub enum ChecksumKind {
     #[default]
     Crc32c,
     Sha256,
+}
+
+impl ChecksumKind {
+    /// `none`, `crc32c`, `sha256`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChecksumKind::None => "none",
+            ChecksumKind::Crc32c => "crc32c",
+            ChecksumKind::Sha256 => "sha256",
+        }
+    }
 }
 
 impl std::str::FromStr for ChecksumKind {

@@ -8,7 +8,7 @@ mod meta;
 pub use data::{Chunks, SparseData, TensorData, gather};
 pub use dtype::DType;
 pub use entry::{
-    ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Encoding, Entry, Kind, Layout, SparseFormat, Storage,
-    TensorInfo, Unreadable,
+    ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Encoding, Entry, Kind, Layout, LayoutKind, SparseFormat,
+    Storage, TensorInfo, Unreadable,
 };
 pub use meta::MetaValue;

@@ -8,9 +8,9 @@ use rayon::prelude::*;
 
 use super::index::ShardIndex;
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FileSummary, Format, FormatReader};
-use crate::limits::{MAX_ENTRIES, MAX_SHARDS};
-use crate::model::{Chunks, Entry, MetaValue, TensorData, Unreadable};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader};
+use crate::limits::MAX_SHARDS;
+use crate::model::{Chunks, MetaValue, TensorData, Unreadable};
 use crate::source::{self, Bytes, Source};
 
 /// One opened shard.
@@ -27,8 +27,7 @@ pub struct ShardSet {
     shards: Vec<Shard>,
     /// Where each shard's entries start among `entries`, and the total at the end.
     starts: Vec<usize>,
-    entries: Vec<Entry>,
-    unreadable: Vec<Unreadable>,
+    catalog: Catalog,
     /// The index's metadata, when the set comes from one.
     index_metadata: Vec<(String, MetaValue)>,
     size: u64,
@@ -102,9 +101,7 @@ impl ShardSet {
             ));
         }
         let count: usize = shards.iter().map(|s| s.reader.entries().len()).sum();
-        if count > MAX_ENTRIES {
-            return Err(Error::invalid(Rule::TooManyEntries, format!("{count} entries (limit {MAX_ENTRIES})")));
-        }
+        Catalog::check_count(count as u64)?;
         let mut entries = Vec::with_capacity(count);
         let mut starts = Vec::with_capacity(shards.len() + 1);
         let mut unreadable = Vec::new();
@@ -121,7 +118,7 @@ impl ShardSet {
             size = size.saturating_add(shard.size);
         }
         starts.push(entries.len());
-        Ok(ShardSet { format, shards, starts, entries, unreadable, index_metadata, size })
+        Ok(ShardSet { format, shards, starts, catalog: (entries, unreadable).into(), index_metadata, size })
     }
 
     /// The shard files, in order.
@@ -176,12 +173,8 @@ impl FormatReader for ShardSet {
         FileSummary { version, metadata, details, structure: None }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {

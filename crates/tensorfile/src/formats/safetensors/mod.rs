@@ -11,6 +11,7 @@ pub use read::SafetensorsReader;
 pub use write::SafetensorsWriter;
 
 use crate::error::{Error, Result};
+use crate::formats::{Caps, DENSE, FormatUnit, LITTLE_ENDIAN};
 use crate::model::{DType, Kind, Layout, TensorInfo};
 
 const TABLE: [(&str, DType); 22] = [
@@ -37,6 +38,37 @@ const TABLE: [(&str, DType); 22] = [
     ("I64", DType::Int64),
     ("U64", DType::UInt64),
 ];
+
+/// The safetensors unit.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "safetensors",
+    title: "safetensors",
+    extensions: &["safetensors"],
+    recognise: |probe| looks_like(probe.head()),
+    open: |src| Ok(Box::new(SafetensorsReader::open(src)?)),
+    writer: Some(|out, plan, options| Ok(Box::new(SafetensorsWriter::new(out, plan, options)?))),
+    updater: None,
+    check_supported,
+    write_order,
+    caps: Caps {
+        holds_dtype: |d| dtype_name(d).is_some(),
+        layouts: DENSE,
+        blobs: false,
+        file_metadata: true,
+        tensor_fields: false,
+        checksums: &[],
+        compression: false,
+        byte_orders: LITTLE_ENDIAN,
+    },
+};
+
+/// safetensors tiles its data with no padding, so tensors of wider elements go first to keep
+/// every tensor aligned to its element size (as the safetensors library does).
+fn write_order(plan: &[TensorInfo]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..plan.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(plan[i].dtype.size().unwrap_or(0).min(8)));
+    order
+}
 
 /// `s` as the table spells it, when it names a dtype: the header's dtype text kept without
 /// a copy.

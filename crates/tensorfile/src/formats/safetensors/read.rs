@@ -8,8 +8,8 @@ use super::dtype_from_name;
 use super::header::{Field, Header, HeaderValue, Key};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FileSummary, Format, FormatReader};
-use crate::limits::{MAX_ENTRIES, MAX_RANK, MAX_SAFETENSORS_HEADER};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader};
+use crate::limits::{MAX_RANK, MAX_SAFETENSORS_HEADER};
 use crate::model::{ByteOrder, Encoding, Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{SPECULATIVE_READ, Source};
 
@@ -18,8 +18,7 @@ pub struct SafetensorsReader {
     src: Source,
     header_len: u64,
     metadata: Vec<(String, MetaValue)>,
-    entries: Vec<Entry>,
-    unreadable: Vec<Unreadable>,
+    catalog: Catalog,
 }
 
 /// One tensor's header fields, before its dtype and size are checked.
@@ -172,9 +171,7 @@ impl SafetensorsReader {
             let rule = if e.to_string().contains("recursion limit") { Rule::TooDeep } else { Rule::BadJson };
             Error::invalid(rule, format!("header: {e}"))
         })?;
-        if pairs.len() > MAX_ENTRIES {
-            return Err(Error::invalid(Rule::TooManyEntries, format!("{} entries (limit {MAX_ENTRIES})", pairs.len())));
-        }
+        Catalog::check_count(pairs.len() as u64)?;
         // Duplicate keys, found by sorting (no set of copied names to build).
         let mut order: Vec<usize> = (0..pairs.len()).collect();
         order.sort_unstable_by(|&a, &b| pairs[a].0.cmp(&pairs[b].0));
@@ -205,7 +202,7 @@ impl SafetensorsReader {
                 }
             }
         }
-        Ok(SafetensorsReader { src, header_len, metadata: meta, entries, unreadable })
+        Ok(SafetensorsReader { src, header_len, metadata: meta, catalog: (entries, unreadable).into() })
     }
 }
 
@@ -272,16 +269,12 @@ impl FormatReader for SafetensorsReader {
         }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
-        let e = self.entries.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        let e = self.catalog.get(index)?;
         Ok(TensorData::Dense(self.src.range(e.storage.offset, e.storage.len)?))
     }
 }

@@ -15,7 +15,31 @@ pub use write::PtdWriter;
 
 use super::{MAX_RANK, scalar_type_of};
 use crate::error::{Error, Result};
+use crate::formats::{Caps, DENSE, FormatUnit, LITTLE_ENDIAN, plan_order};
 use crate::model::{Kind, TensorInfo};
+
+/// The ExecuTorch named data unit.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "ptd",
+    title: "ExecuTorch named data",
+    extensions: &["ptd"],
+    recognise: |probe| looks_like(probe.head()),
+    open: |src| Ok(Box::new(PtdReader::open(src)?)),
+    writer: Some(|out, plan, options| Ok(Box::new(PtdWriter::new(out, plan, options)?))),
+    updater: None,
+    check_supported,
+    write_order: plan_order,
+    caps: Caps {
+        holds_dtype: |d| scalar_type_of(d).is_some(),
+        layouts: DENSE,
+        blobs: true,
+        file_metadata: false,
+        tensor_fields: false,
+        checksums: &[],
+        compression: false,
+        byte_orders: LITTLE_ENDIAN,
+    },
+};
 
 /// Whether `bytes` start like a `.ptd` file: `FT01` at byte 4 and `FH01` at byte 8.
 pub fn looks_like(bytes: &[u8]) -> bool {

@@ -7,7 +7,7 @@ use super::header::Header;
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Table};
 use crate::formats::executorch::{TensorLayout, flat_tensor_schema, prefix};
-use crate::formats::{FileSummary, Format, FormatReader};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{Bytes, SPECULATIVE_READ, Source};
 
@@ -21,10 +21,9 @@ pub struct PtdReader {
     flatbuffer: Bytes,
     header: Header,
     root: Table,
-    entries: Vec<Entry>,
+    catalog: Catalog,
     /// Per entry, its stored layout (for dim-ordered tensors).
     layouts: Vec<Option<TensorLayout>>,
-    unreadable: Vec<Unreadable>,
 }
 
 /// Where one segment's bytes are, absolute in the file.
@@ -84,7 +83,7 @@ impl PtdReader {
                 Err(error) => unreadable.push(Unreadable { name: key, dtype: String::new(), shape: Vec::new(), error }),
             }
         }
-        Ok(PtdReader { src, flatbuffer: fb, header, root, entries, layouts, unreadable })
+        Ok(PtdReader { src, flatbuffer: fb, header, root, catalog: (entries, unreadable).into(), layouts })
     }
 
     /// Where the file's bytes come from.
@@ -156,16 +155,12 @@ impl FormatReader for PtdReader {
         }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
-        let e = self.entries.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
+        let e = self.catalog.get(index)?;
         let (offset, len) = (e.storage.offset, e.storage.len);
         let stored = match offset.checked_add(len) {
             // Segments follow the flatbuffer, but a hostile file may place one inside it.

@@ -19,6 +19,39 @@ pub use header::HeaderLayout;
 pub use program::{Origin, Program, ProgramTensor};
 pub use read::PteReader;
 
+use super::scalar_type_of;
+use crate::error::Error;
+use crate::formats::{Caps, FormatUnit, LITTLE_ENDIAN, plan_order};
+use crate::model::LayoutKind;
+
+/// The ExecuTorch program unit: read, and updated in place of its weights; not written from
+/// tensors alone.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "pte",
+    title: "ExecuTorch program",
+    extensions: &["pte"],
+    recognise: |probe| looks_like(probe.head()),
+    open: |src| Ok(Box::new(PteReader::open(src, None)?)),
+    writer: None,
+    updater: Some(|program, weights, dest, options| {
+        let report = rewrite::update(program, weights, dest, options.skip_unknown)?;
+        rewrite::reopen_check(dest, None)?;
+        Ok(report)
+    }),
+    check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
+    write_order: plan_order,
+    caps: Caps {
+        holds_dtype: |d| scalar_type_of(d).is_some(),
+        layouts: &[LayoutKind::Dense, LayoutKind::DimOrder],
+        blobs: true,
+        file_metadata: false,
+        tensor_fields: false,
+        checksums: &[],
+        compression: false,
+        byte_orders: LITTLE_ENDIAN,
+    },
+};
+
 /// Why tensors cannot be converted into a `.pte`.
 pub const NOT_A_CONTAINER: &str =
     "a .pte is a program, not a tensor container: use `tensorfile externalize` or `update`";

@@ -4,11 +4,11 @@ use std::any::Any;
 
 use super::program::{Origin, Program, ProgramTensor};
 use super::{summary, validate};
-use crate::error::{Error, Result, Rule};
+use crate::error::{Error, Hint, Result, Rule};
 use crate::formats::executorch::TensorLayout;
 use crate::formats::executorch::ptd::PtdReader;
-use crate::formats::{FileSummary, Format, FormatReader};
-use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader};
+use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo};
 use crate::source::{self as src, Bytes};
 
 /// An opened `.pte` file, with the `.ptd` holding its external tensors when one is given.
@@ -20,8 +20,7 @@ pub struct PteReader {
     program: Program,
     /// The program tensor behind each entry.
     tensors: Vec<ProgramTensor>,
-    entries: Vec<Entry>,
-    unreadable: Vec<Unreadable>,
+    catalog: Catalog,
     data: Option<PtdReader>,
 }
 
@@ -39,20 +38,14 @@ impl PteReader {
         let src = src.into();
         let program = Program::open(&src)?;
         let (tensors, broken) = program.tensors()?;
-        let mut reader =
-            PteReader { src, program, tensors: Vec::new(), entries: Vec::new(), unreadable: Vec::new(), data };
+        let mut reader = PteReader { src, program, tensors: Vec::new(), catalog: Catalog::default(), data };
         for b in broken {
-            reader.unreadable.push(Unreadable {
-                name: b.name,
-                dtype: String::new(),
-                shape: Vec::new(),
-                error: b.error,
-            });
+            reader.catalog.push_unreadable(b.name, String::new(), Vec::new(), b.error);
         }
         for t in tensors {
             match reader.entry(&t) {
                 Ok(e) => {
-                    reader.entries.push(e);
+                    reader.catalog.push(e);
                     reader.tensors.push(t);
                 }
                 Err(error) => {
@@ -60,7 +53,7 @@ impl PteReader {
                         .layout
                         .as_ref()
                         .map_or((String::new(), Vec::new()), |l| (l.dtype.name().into(), l.shape.clone()));
-                    reader.unreadable.push(Unreadable { name: t.name, dtype, shape, error });
+                    reader.catalog.push_unreadable(t.name, dtype, shape, error);
                 }
             }
         }
@@ -144,7 +137,7 @@ impl PteReader {
             }
             (Origin::External { fqn }, Some(l)) => {
                 let data = self.data.as_ref().ok_or_else(|| {
-                    Error::unsupported("external tensor: its bytes are in a .ptd file (open it with --data FILE.ptd)")
+                    Error::unsupported("external tensor: its bytes are in a .ptd file").with_hint(Hint::ProgramData)
                 })?;
                 let e = external_entry(data, fqn, l)?;
                 (e.info.clone(), e.nbytes, e.storage.clone())
@@ -234,17 +227,14 @@ impl FormatReader for PteReader {
         }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let (e, t) = self
-            .entries
+            .catalog
+            .entries()
             .get(index)
             .zip(self.tensors.get(index))
             .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;

@@ -23,14 +23,7 @@ use crate::formats::{Format, FormatReader, WriteOptions};
 use crate::model::{Kind, TensorInfo};
 use crate::output::AtomicFile;
 use crate::source::Bytes;
-
-/// What `update` replaced.
-#[derive(Debug, Clone, Default)]
-pub struct UpdateReport {
-    pub replaced: Vec<String>,
-    /// Entries of the program that the weights file did not mention.
-    pub unchanged: usize,
-}
+use crate::update::UpdateReport;
 
 /// Write `dest`: the program of `pte` with every tensor named in `weights` replaced by the
 /// bytes found there (same dtype and shape; for blobs, the same size). External tensors

@@ -13,7 +13,35 @@ pub use write::PtWriter;
 
 use crate::error::{Error, Result};
 use crate::formats::pytorch::torch_has;
+use crate::formats::{Caps, DENSE, FormatUnit, LITTLE_ENDIAN, plan_order};
 use crate::model::TensorInfo;
+
+/// The `torch.save` unit. Any zip archive that is not a `.pt2` is taken for one (its reader
+/// says what is missing), as is the format before PyTorch 1.6.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "pt",
+    title: "torch.save file",
+    extensions: &["pt", "pth", "bin"],
+    recognise: |probe| match probe.zip_names() {
+        Some(names) => !crate::formats::pytorch::pt2::looks_like(names),
+        None => looks_like_legacy(probe.head()),
+    },
+    open: |src| Ok(Box::new(PtReader::open(src)?)),
+    writer: Some(|out, plan, options| Ok(Box::new(PtWriter::new(out, plan, options)?))),
+    updater: Some(crate::formats::pytorch::pt2::update::update_checked),
+    check_supported,
+    write_order: plan_order,
+    caps: Caps {
+        holds_dtype: torch_has,
+        layouts: DENSE,
+        blobs: false,
+        file_metadata: false,
+        tensor_fields: false,
+        checksums: &[],
+        compression: false,
+        byte_orders: LITTLE_ENDIAN,
+    },
+};
 
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
     if info.layout.is_sparse() {

@@ -6,9 +6,9 @@ use super::flatten::flatten;
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::pytorch::View;
-use crate::formats::{FileSummary, Format, FormatReader};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::DType;
-use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo};
 use crate::pickle::{self, Pickled, TensorRef};
 use crate::source::{Bytes, Source};
 use crate::swap;
@@ -45,9 +45,8 @@ pub struct PtReader {
     /// Storages of the format before PyTorch 1.6: key → byte range.
     raw_storages: HashMap<String, (u64, u64)>,
     big_endian: bool,
-    entries: Vec<Entry>,
+    catalog: Catalog,
     tensors: Vec<PtTensor>,
-    unreadable: Vec<Unreadable>,
     metadata: Vec<(String, MetaValue)>,
 }
 
@@ -145,28 +144,22 @@ impl PtReader {
             legacy,
             raw_storages,
             big_endian,
-            entries: Vec::new(),
+            catalog: Catalog::default(),
             tensors: Vec::new(),
-            unreadable: Vec::new(),
             metadata: flat.metadata,
         };
         for name in flat.duplicates {
             let error = Error::invalid(Rule::DuplicateName, "another tensor already has this name");
-            reader.unreadable.push(Unreadable { name, dtype: String::new(), shape: Vec::new(), error });
+            reader.catalog.push_unreadable(name, String::new(), Vec::new(), error);
         }
         for (name, t) in flat.tensors {
             match reader.entry(&name, &t) {
                 Ok((e, p)) => {
-                    reader.entries.push(e);
+                    reader.catalog.push(e);
                     reader.tensors.push(p);
                 }
                 Err(error) => {
-                    reader.unreadable.push(Unreadable {
-                        name,
-                        dtype: t.dtype.name().into(),
-                        shape: t.shape.clone(),
-                        error,
-                    });
+                    reader.catalog.push_unreadable(name, t.dtype.name().into(), t.shape.clone(), error);
                 }
             }
         }
@@ -276,12 +269,8 @@ impl FormatReader for PtReader {
         FileSummary { version, metadata: self.metadata.clone(), details, structure: None }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// The CRC-32 of every record of the zip (the format before PyTorch 1.6 has none).

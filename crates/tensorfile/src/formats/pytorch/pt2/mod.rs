@@ -19,6 +19,11 @@ pub mod update;
 
 pub use read::{Pt2Reader, Pt2Tensor, TensorSource};
 
+use super::torch_has;
+use crate::error::Error;
+use crate::formats::{Caps, FormatUnit, LITTLE_ENDIAN, plan_order};
+use crate::model::LayoutKind;
+
 /// Whether the entry names of a zip are those of a `.pt2` archive.
 pub fn looks_like(names: &[String]) -> bool {
     names.iter().any(|n| {
@@ -29,6 +34,30 @@ pub fn looks_like(names: &[String]) -> bool {
             || rest.starts_with("data/aotinductor/")
     })
 }
+
+/// The `.pt2` unit: read, and updated in place of its weights; not written from tensors
+/// alone.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "pt2",
+    title: "PyTorch archive",
+    extensions: &["pt2"],
+    recognise: |probe| probe.zip_names().is_some_and(looks_like),
+    open: |src| Ok(Box::new(Pt2Reader::open(src)?)),
+    writer: None,
+    updater: Some(update::update_checked),
+    check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
+    write_order: plan_order,
+    caps: Caps {
+        holds_dtype: torch_has,
+        layouts: &[LayoutKind::Dense, LayoutKind::Strided],
+        blobs: false,
+        file_metadata: false,
+        tensor_fields: false,
+        checksums: &[],
+        compression: false,
+        byte_orders: LITTLE_ENDIAN,
+    },
+};
 
 /// Why tensors cannot be converted into a `.pt2`.
 pub const NOT_A_CONTAINER: &str =

@@ -9,8 +9,8 @@ use super::model::{self, ModelSummary};
 use crate::error::{Error, Result, Rule};
 use crate::formats::pytorch::View;
 use crate::formats::pytorch::pt::{PtReader, PtTensor};
-use crate::formats::{FileSummary, Format, FormatReader, Structure};
-use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader, Structure};
+use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo};
 use crate::source::{Bytes, Source};
 use crate::swap;
 use crate::zip::{Archive, ZipEntry};
@@ -53,9 +53,8 @@ pub struct Pt2Reader {
     /// `torch.save` files inside the archive: (record name, reader).
     pub(super) nested: Vec<(String, PtReader)>,
     pub(super) models: Vec<Model>,
-    pub(super) entries: Vec<Entry>,
+    pub(super) catalog: Catalog,
     pub(super) tensors: Vec<Pt2Tensor>,
-    pub(super) unreadable: Vec<Unreadable>,
 }
 
 fn storage(offset: u64, len: u64, method: u16, big_endian: bool) -> Storage {
@@ -120,9 +119,8 @@ impl Pt2Reader {
             layout,
             nested: Vec::new(),
             models: Vec::new(),
-            entries: Vec::new(),
+            catalog: Catalog::default(),
             tensors: Vec::new(),
-            unreadable: Vec::new(),
         };
         let prefixed = names.len() > 1;
         for name in names {
@@ -194,14 +192,14 @@ impl Pt2Reader {
     }
 
     pub(super) fn unreadable(&mut self, name: String, error: Error) {
-        self.unreadable.push(Unreadable { name, dtype: String::new(), shape: Vec::new(), error });
+        self.catalog.push_unreadable(name, String::new(), Vec::new(), error);
     }
 
     pub(super) fn push(&mut self, prefix: &str, t: Pt2Tensor, mut e: Entry) {
         e.info.name = format!("{prefix}{}", t.fqn);
         e.info.extra =
             vec![("source".into(), MetaValue::from(t.kind)), ("model".into(), MetaValue::from(t.model.as_str()))];
-        self.entries.push(e);
+        self.catalog.push(e);
         self.tensors.push(t);
     }
 
@@ -303,7 +301,7 @@ impl Pt2Reader {
                 } else {
                     error
                 };
-                self.unreadable.push(Unreadable { name: format!("{prefix}{}", p.fqn), dtype, shape, error });
+                self.catalog.push_unreadable(format!("{prefix}{}", p.fqn), dtype, shape, error);
             }
         }
     }
@@ -388,12 +386,8 @@ impl FormatReader for Pt2Reader {
         }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// The CRC-32 of every record of the archive, and of every record of the `torch.save`

@@ -15,14 +15,8 @@ use crate::formats::pytorch::View;
 use crate::formats::pytorch::pt::{PtReader, StorageSource};
 use crate::output::AtomicFile;
 use crate::swap;
+use crate::update::UpdateReport;
 use crate::zip::{Archive, ZipWriter};
-
-/// What `update` replaced.
-#[derive(Debug, Clone, Default)]
-pub struct UpdateReport {
-    pub replaced: Vec<String>,
-    pub unchanged: usize,
-}
 
 /// One tensor to rewrite: its view of a storage record and where its new bytes are.
 struct Patch {
@@ -61,6 +55,21 @@ fn zip_of(reader: &PtReader) -> Result<&Archive> {
 
 /// Write `dest`: `file` (a `.pt2` or `torch.save` file) with every tensor named in `weights`
 /// replaced (same dtype and shape). A name the file lacks is an error unless `skip_unknown`.
+/// [`update`], then the result opened and checked whole (every tensor decoded) before it is
+/// reported written: the unit's updater.
+pub(crate) fn update_checked(
+    file: &TensorFile,
+    weights: &TensorFile,
+    dest: &Path,
+    options: &crate::update::UpdateOptions,
+) -> Result<UpdateReport> {
+    let report = update(file, weights, dest, options.skip_unknown)?;
+    if let Some(problem) = TensorFile::open(dest)?.verify().into_iter().next() {
+        return Err(problem);
+    }
+    Ok(report)
+}
+
 pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
     let mut patches = Patches::default();
     let mut report = UpdateReport::default();

@@ -163,9 +163,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<RawEntry<'_>>> {
         }
     }
     d.finish()?;
-    if count > MAX_ENTRIES as u64 {
-        return Err(Error::invalid(Rule::TooManyEntries, format!("{count} entries (limit {MAX_ENTRIES})")));
-    }
+    crate::formats::Catalog::check_count(count)?;
     match first_problem {
         Some(problem) => Err(problem),
         None => Ok(entries),

@@ -18,12 +18,36 @@ pub use read::ZtReader;
 pub use write::ZtWriter;
 
 use crate::error::{Error, Result};
-use crate::model::{DType, Layout, TensorInfo};
+use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::model::{ByteOrder, ChecksumKind, DType, Layout, LayoutKind, TensorInfo};
 
 /// `ZTEN0001`.
 pub const MAGIC: &[u8; 8] = b"ZTEN0001";
 /// Every blob starts at a multiple of this.
 pub const ALIGNMENT: u64 = 64;
+
+/// The zTensor v0.1 unit.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "zt",
+    title: "zTensor v0.1",
+    extensions: &["zt"],
+    recognise: |probe| looks_like(probe.head()),
+    open: |src| Ok(Box::new(ZtReader::open(src)?)),
+    writer: Some(|out, plan, options| Ok(Box::new(ZtWriter::new(out, plan, options)?))),
+    updater: None,
+    check_supported,
+    write_order: plan_order,
+    caps: Caps {
+        holds_dtype: |d| dtype_name(d).is_some(),
+        layouts: &[LayoutKind::Dense, LayoutKind::SparseCoo, LayoutKind::SparseCsr],
+        blobs: false,
+        file_metadata: false,
+        tensor_fields: true,
+        checksums: &[ChecksumKind::Crc32c, ChecksumKind::Sha256],
+        compression: true,
+        byte_orders: &[ByteOrder::Little, ByteOrder::Big],
+    },
+};
 
 /// Whether `bytes` start like a `.zt` file.
 pub fn looks_like(bytes: &[u8]) -> bool {

@@ -6,7 +6,7 @@ use super::sparse::{self, SparseShape};
 use super::validate::{self, Placement};
 use super::{MAGIC, zstd_frames};
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FileSummary, Format, FormatReader};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::limits::MAX_ZT_INDEX;
 use crate::model::{ByteOrder, Chunks, Encoding, Entry, Layout, MetaValue, TensorData, Unreadable};
 use crate::source::{Bytes, SPECULATIVE_READ, Source};
@@ -16,10 +16,9 @@ use crate::swap;
 pub struct ZtReader {
     src: Source,
     index_len: u64,
-    entries: Vec<Entry>,
+    catalog: Catalog,
     /// Per entry: how its blob is laid out, and a checksum we cannot verify.
     forms: Vec<(BlobForm, Option<String>)>,
-    unreadable: Vec<Unreadable>,
 }
 
 impl ZtReader {
@@ -72,7 +71,7 @@ impl ZtReader {
                 Err(error) => unreadable.push(describe_unreadable(&e.plain(), error)),
             }
         }
-        Ok(ZtReader { src, index_len, entries, forms, unreadable })
+        Ok(ZtReader { src, index_len, catalog: (entries, unreadable).into(), forms })
     }
 
     /// Bytes of the CBOR index.
@@ -107,7 +106,8 @@ impl ZtReader {
     /// checked against its checksum first.
     fn checked_entry(&self, index: usize, verify: bool) -> Result<(&Entry, BlobForm, Bytes)> {
         let (entry, (form, unknown_checksum)) = self
-            .entries
+            .catalog
+            .entries()
             .get(index)
             .zip(self.forms.get(index))
             .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
@@ -166,12 +166,8 @@ impl FormatReader for ZtReader {
         }
     }
 
-    fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    fn unreadable(&self) -> &[Unreadable] {
-        &self.unreadable
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
@@ -199,7 +195,7 @@ impl FormatReader for ZtReader {
     fn verify_checksums(&self) -> (Vec<Error>, usize) {
         let mut problems = Vec::new();
         let mut checked = 0;
-        for (entry, (_, unknown_checksum)) in self.entries.iter().zip(&self.forms) {
+        for (entry, (_, unknown_checksum)) in self.catalog.entries().iter().zip(&self.forms) {
             if entry.storage.checksum.is_none() && unknown_checksum.is_none() {
                 continue;
             }

@@ -1,0 +1,163 @@
+//! The registry: every format the library knows, one line each. Adding a format is its folder
+//! (with its `UNIT`), one line here, its conformance module and its fuzz target (see
+//! CONTRIBUTING.md).
+
+use std::fmt;
+use std::path::Path;
+
+use super::unit::{FormatUnit, Probe};
+use super::{FormatReader, FormatWriter, Output, WriteOptions};
+use super::{executorch, pytorch, safetensors, ztensor};
+use crate::error::{Error, Result, Rule};
+use crate::model::TensorInfo;
+use crate::source::Source;
+
+/// Declares [`Format`] (one variant per line) and the table of their units, in the order
+/// detection tries them.
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident => $unit:path,)+) => {
+        /// The file formats this library knows.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Format {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Format {
+            /// Every format, in the order detection tries them.
+            pub const ALL: &'static [Format] = &[$(Format::$variant),+];
+
+            /// The descriptor of this format.
+            pub fn unit(self) -> &'static FormatUnit {
+                match self {
+                    $(Format::$variant => &$unit,)+
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    /// zTensor v0.1 (`ZTEN0001`).
+    Zt => ztensor::v0_1::UNIT,
+    /// safetensors.
+    Safetensors => safetensors::UNIT,
+    /// ExecuTorch named data (`.ptd`).
+    Ptd => executorch::ptd::UNIT,
+    /// ExecuTorch program (`.pte`).
+    Pte => executorch::pte::UNIT,
+    /// A PyTorch archive (`torch.export.save`, AOTInductor packages).
+    Pt2 => pytorch::pt2::UNIT,
+    /// A `torch.save` file.
+    Pt => pytorch::pt::UNIT,
+}
+
+impl Format {
+    /// The short name (`zt`, `safetensors`, `pte`, `ptd`, `pt`, `pt2`).
+    pub fn name(self) -> &'static str {
+        self.unit().name
+    }
+
+    /// The format of a name as [`Format::name`] gives it.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    /// What files of this format can hold.
+    pub fn caps(self) -> &'static super::Caps {
+        &self.unit().caps
+    }
+
+    /// Whether files of this format carry file-level metadata (key/value text).
+    pub fn holds_file_metadata(self) -> bool {
+        self.unit().caps.file_metadata
+    }
+
+    /// The usual file extension (without the dot).
+    pub fn extension(self) -> &'static str {
+        self.unit().extensions[0]
+    }
+
+    /// The format an output path asks for, from its extension.
+    pub fn from_path(path: &Path) -> Result<Format> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let found = Format::ALL.iter().copied().find(|f| f.unit().extensions.contains(&ext.as_str()));
+        found.ok_or_else(|| {
+            let known: Vec<_> = Format::ALL.iter().flat_map(|f| f.unit().extensions).map(|e| format!(".{e}")).collect();
+            Error::usage(format!(
+                "cannot tell the output format of {}: use one of the extensions {}",
+                path.display(),
+                known.join(", ")
+            ))
+        })
+    }
+
+    /// Recognise a format from a file's leading bytes (never from its name); a zip archive
+    /// is told apart by its entry names, so `bytes` should be the whole file then.
+    pub fn detect(bytes: &[u8]) -> Result<Format> {
+        let names = if bytes.starts_with(ZIP_MAGIC) { Some(crate::zip::entry_names(bytes)?) } else { None };
+        Format::recognise(&Probe { head: bytes, zip_names: names.as_deref() })
+    }
+
+    /// Recognise the format of a file from its first bytes (and, for a zip archive, its entry
+    /// names): for a remote file, a read of [`super::DETECT_BYTES`] bytes (and of the
+    /// archive's central directory). A small read: the format's reader then reads its index
+    /// where the format keeps it, at the start or at the end.
+    pub fn detect_source(src: &Source) -> Result<Format> {
+        let head = src.head(super::DETECT_BYTES)?;
+        let names = if head.starts_with(ZIP_MAGIC) { Some(crate::zip::entry_names_in(src)?) } else { None };
+        Format::recognise(&Probe { head: &head, zip_names: names.as_deref() })
+    }
+
+    fn recognise(probe: &Probe<'_>) -> Result<Format> {
+        Format::ALL
+            .iter()
+            .copied()
+            .find(|f| (f.unit().recognise)(probe))
+            .ok_or_else(|| Error::invalid(Rule::UnknownFormat, "not a file format tensorfile recognises"))
+    }
+
+    /// Open `src` as this format. A remote source is read by range: the reader fetches its
+    /// index when it opens and a tensor's bytes when one is read.
+    pub fn open(self, src: impl Into<Source>) -> Result<Box<dyn FormatReader>> {
+        (self.unit().open)(src.into())
+    }
+
+    /// Whether this format can store `info`; the error says why not.
+    pub fn check_supported(self, info: &TensorInfo) -> Result<()> {
+        (self.unit().check_supported)(info)
+    }
+
+    /// The order in which a writer of this format best stores `plan` (indices into it).
+    pub fn write_order(self, plan: &[TensorInfo]) -> Vec<usize> {
+        (self.unit().write_order)(plan)
+    }
+
+    /// A streaming writer of this format into `out`, which will receive exactly the tensors
+    /// of `plan`, in order.
+    pub fn writer<'w>(
+        self,
+        out: Box<dyn Output + 'w>,
+        plan: &[TensorInfo],
+        options: &WriteOptions,
+    ) -> Result<Box<dyn FormatWriter + 'w>> {
+        match self.unit().writer {
+            Some(writer) => writer(out, plan, options),
+            // The format's own words for why it holds no plain tensors.
+            None => {
+                Err(self.check_supported(plan.first().unwrap_or(&TensorInfo::blob("", 0))).err().unwrap_or_else(|| {
+                    Error::unsupported(format!("tensorfile does not write {} files", self.unit().title))
+                }))
+            }
+        }
+    }
+}
+
+/// The first bytes of a zip archive (a local file header).
+const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,184 @@
+//! A format as one unit: its descriptor ([`FormatUnit`]) says what it is called, how its files
+//! are recognised, what it can hold ([`Caps`]), and which reader, writer and updater serve it.
+//! The registry (`registry.rs`) lists one unit per format; nothing else in the library or in
+//! the shells knows a format's rules.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::file::TensorFile;
+use crate::formats::{FormatReader, FormatWriter, Output, WriteOptions};
+use crate::model::{ByteOrder, ChecksumKind, DType, LayoutKind, TensorInfo};
+use crate::source::Source;
+use crate::update::{UpdateOptions, UpdateReport};
+
+/// What detection has seen of a file: its first bytes and, for a zip archive, its entry names.
+pub struct Probe<'a> {
+    pub(crate) head: &'a [u8],
+    pub(crate) zip_names: Option<&'a [String]>,
+}
+
+impl Probe<'_> {
+    /// The file's first bytes (at most [`crate::formats::DETECT_BYTES`]; fewer for a shorter file).
+    pub fn head(&self) -> &[u8] {
+        self.head
+    }
+
+    /// The names of a zip archive's entries; `None` when the file is not a zip archive.
+    pub fn zip_names(&self) -> Option<&[String]> {
+        self.zip_names
+    }
+}
+
+/// Opens a file of the format from its source.
+pub(crate) type OpenFn = fn(Source) -> Result<Box<dyn FormatReader>>;
+/// Creates a streaming writer that will receive exactly the tensors of the plan, in order.
+pub(crate) type WriterFn =
+    for<'w> fn(Box<dyn Output + 'w>, &[TensorInfo], &WriteOptions) -> Result<Box<dyn FormatWriter + 'w>>;
+/// Rewrites a file with new tensors in place of some of its own, keeping everything else.
+pub(crate) type UpdateFn = fn(&TensorFile, &TensorFile, &Path, &UpdateOptions) -> Result<UpdateReport>;
+
+/// The descriptor of one format.
+pub struct FormatUnit {
+    /// The short name users see and type (`zt`, `safetensors`...).
+    pub(crate) name: &'static str,
+    /// What the format is, in a few words (`zTensor v0.1`, `ExecuTorch program`...).
+    pub(crate) title: &'static str,
+    /// File extensions (without the dot) that ask for this format as an output; the first is
+    /// the usual one.
+    pub(crate) extensions: &'static [&'static str],
+    /// Whether a file is of this format, from its first bytes (and a zip's entry names).
+    pub(crate) recognise: fn(&Probe<'_>) -> bool,
+    pub(crate) open: OpenFn,
+    pub(crate) writer: Option<WriterFn>,
+    pub(crate) updater: Option<UpdateFn>,
+    /// Whether a tensor can be stored in a file of this format; the error says why not.
+    pub(crate) check_supported: fn(&TensorInfo) -> Result<()>,
+    /// The order in which its writer best stores a plan (indices into it).
+    pub(crate) write_order: fn(&[TensorInfo]) -> Vec<usize>,
+    pub(crate) caps: Caps,
+}
+
+impl FormatUnit {
+    /// The short name (`zt`, `safetensors`, `pte`, `ptd`, `pt`, `pt2`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// What the format is, in a few words.
+    pub fn title(&self) -> &'static str {
+        self.title
+    }
+
+    /// Extensions (without the dot) that name this format as an output; the first is usual.
+    pub fn extensions(&self) -> &'static [&'static str] {
+        self.extensions
+    }
+
+    /// What files of this format can hold.
+    pub fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    /// Whether tensors can be written into a new file of this format.
+    pub fn can_write(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Whether an existing file of this format can have tensors replaced (`update`).
+    pub fn can_update(&self) -> bool {
+        self.updater.is_some()
+    }
+}
+
+/// The order of a plan as it is: most formats store tensors in the order given.
+pub(crate) fn plan_order(plan: &[TensorInfo]) -> Vec<usize> {
+    (0..plan.len()).collect()
+}
+
+/// What a format can hold, for the shells to ask instead of knowing: which dtypes and layouts
+/// it stores, whether it keeps blobs, file metadata, per-tensor fields, checksums, compressed
+/// data and which byte orders.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    pub(crate) holds_dtype: fn(DType) -> bool,
+    pub(crate) layouts: &'static [LayoutKind],
+    pub(crate) blobs: bool,
+    pub(crate) file_metadata: bool,
+    pub(crate) tensor_fields: bool,
+    pub(crate) checksums: &'static [ChecksumKind],
+    pub(crate) compression: bool,
+    pub(crate) byte_orders: &'static [ByteOrder],
+}
+
+impl Caps {
+    /// Whether tensors of `dtype` can be stored.
+    pub fn holds_dtype(&self, dtype: DType) -> bool {
+        (self.holds_dtype)(dtype)
+    }
+
+    /// Every dtype that can be stored, in [`DType::ALL`] order.
+    pub fn dtypes(&self) -> Vec<DType> {
+        DType::ALL.into_iter().filter(|&d| self.holds_dtype(d)).collect()
+    }
+
+    /// The layouts files of this format store tensors in.
+    pub fn layouts(&self) -> &'static [LayoutKind] {
+        self.layouts
+    }
+
+    /// Whether tensors of `layout` can be stored as they are (other layouts are decoded to
+    /// dense first, where the format holds the dtype).
+    pub fn holds_layout(&self, layout: LayoutKind) -> bool {
+        self.layouts.contains(&layout)
+    }
+
+    /// Whether opaque blobs (bytes with a key and no tensor meaning) can be stored.
+    pub fn blobs(&self) -> bool {
+        self.blobs
+    }
+
+    /// Whether files carry file-level metadata (key/value text).
+    pub fn file_metadata(&self) -> bool {
+        self.file_metadata
+    }
+
+    /// Whether entries carry fields of their own beside dtype and shape.
+    pub fn tensor_fields(&self) -> bool {
+        self.tensor_fields
+    }
+
+    /// The checksums a writer of this format can store (empty: none).
+    pub fn checksums(&self) -> &'static [ChecksumKind] {
+        self.checksums
+    }
+
+    /// Whether stored data can be compressed.
+    pub fn compression(&self) -> bool {
+        self.compression
+    }
+
+    /// The byte orders stored data can have.
+    pub fn byte_orders(&self) -> &'static [ByteOrder] {
+        self.byte_orders
+    }
+
+    /// The facts as JSON, for `tensorfile formats --json` and Python.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "dtypes": self.dtypes().iter().map(|d| d.name()).collect::<Vec<_>>(),
+            "layouts": self.layouts.iter().map(|l| l.name()).collect::<Vec<_>>(),
+            "blobs": self.blobs,
+            "file_metadata": self.file_metadata,
+            "tensor_fields": self.tensor_fields,
+            "checksums": self.checksums.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            "compression": self.compression,
+            "byte_orders": self.byte_orders.iter().map(|b| b.name()).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Only little-endian data.
+pub(crate) const LITTLE_ENDIAN: &[ByteOrder] = &[ByteOrder::Little];
+/// Dense tensors only.
+pub(crate) const DENSE: &[LayoutKind] = &[LayoutKind::Dense];
