@@ -17,7 +17,7 @@ fn f32s(v: &[f32]) -> Vec<u8> {
 }
 
 fn dense(name: &str, dtype: DType, shape: &[u64], bytes: Vec<u8>) -> (TensorInfo, TensorData) {
-    (TensorInfo::dense(name, dtype, shape.to_vec()), TensorData::Dense(Bytes::from_vec(bytes)))
+    (TensorInfo::dense(name, dtype, shape.to_vec()), TensorData::dense(Bytes::from_vec(bytes)))
 }
 
 fn write(path: &Path, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) {
@@ -432,7 +432,7 @@ fn extract_writes_npy_files_and_raw_bfloat16() {
     assert_eq!(names_in(&out), expected);
     let (header, data) = read_npy(&out.join("layers.0%2Fweight.npy"));
     assert_eq!(header, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
-    assert_eq!(data, tensors[0].1.dense().unwrap().to_vec(), "little-endian whatever the file's byte order");
+    assert_eq!(data, tensors[0].1.as_dense().unwrap().to_vec(), "little-endian whatever the file's byte order");
     assert!(read_npy(&out.join("ids.npy")).0.contains("'descr': '<i8', 'fortran_order': False, 'shape': (2,)"));
     assert!(read_npy(&out.join("mask.npy")).0.contains("'|b1'"));
     assert!(read_npy(&out.join("scale.npy")).0.contains("'shape': ()"));
@@ -497,7 +497,7 @@ fn extract_writes_sparse_components() {
             layout: Layout::Sparse { format, nnz },
             ..TensorInfo::dense(name, DType::Float32, vec![3, 4])
         };
-        (info, TensorData::Sparse(SparseData { format, nnz, indptr, indices, values: Bytes::from_vec(f32s(values)) }))
+        (info, TensorData::sparse(SparseData { format, nnz, indptr, indices, values: Bytes::from_vec(f32s(values)) }))
     };
     let tensors = [
         sparse("coo", SparseFormat::Coo, vec![], vec![0, 2, 1, 3], &[1.0, 2.0]),
@@ -538,7 +538,7 @@ fn extract_refuses_two_entries_sharing_a_file() {
     let format = SparseFormat::Coo;
     let info = TensorInfo { layout: Layout::Sparse { format, nnz }, ..TensorInfo::dense("w", DType::Float32, vec![2]) };
     let data = SparseData { format, nnz, indptr: vec![], indices: vec![1], values: Bytes::from_vec(f32s(&[1.0])) };
-    let sparse = (info, TensorData::Sparse(data));
+    let sparse = (info, TensorData::sparse(data));
     write(&src, &[sparse, dense("w.values", DType::Float32, &[1], f32s(&[2.0]))], &WriteOptions::default());
     let out = dir.path().join("out");
 

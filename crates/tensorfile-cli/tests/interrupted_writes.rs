@@ -20,7 +20,7 @@ fn source(path: &Path, tensors: usize, len: u64) {
         .map(|t| {
             let bytes: Vec<u8> =
                 (0..len).flat_map(|i| ((i as f32 * 0.37 + t as f32).sin() * 1000.0).to_le_bytes()).collect();
-            (TensorInfo::dense(format!("t{t}"), DType::Float32, vec![len]), TensorData::Dense(Bytes::from_vec(bytes)))
+            (TensorInfo::dense(format!("t{t}"), DType::Float32, vec![len]), TensorData::dense(Bytes::from_vec(bytes)))
         })
         .collect();
     let bytes = tensorfile::formats::write_to_vec(Format::Safetensors, &data, &WriteOptions::default()).unwrap();
@@ -94,17 +94,17 @@ fn a_file_can_be_rewritten_while_it_is_read() {
     tensorfile::convert::convert_file(&src, &path, &options(Compression::None), &mut |_| {}).unwrap();
     // Open (and map) it, then compress it into itself, in this process and with the binary.
     let open = TensorFile::open(&path).unwrap();
-    let before = open.read("t2").unwrap().dense().unwrap().to_vec();
+    let before = open.read("t2").unwrap().as_dense().unwrap().to_vec();
     tensorfile::convert::convert_file(&open, &path, &options(Compression::Zstd(3)), &mut |_| {}).unwrap();
     // The reader still sees the old file's bytes, and the new file reads the same tensors.
-    assert_eq!(open.read("t2").unwrap().dense().unwrap().to_vec(), before);
+    assert_eq!(open.read("t2").unwrap().as_dense().unwrap().to_vec(), before);
     assert!(open.verify().is_empty());
     let rewritten = TensorFile::open(&path).unwrap();
     assert!(rewritten.entries().iter().all(|e| e.storage.encoding == tensorfile::model::Encoding::Zstd));
-    assert_eq!(rewritten.read("t2").unwrap().dense().unwrap().to_vec(), before);
+    assert_eq!(rewritten.read("t2").unwrap().as_dense().unwrap().to_vec(), before);
     let status = Command::new(bin()).args(["convert".as_ref(), path.as_os_str(), path.as_os_str()]).status().unwrap();
     assert!(status.success());
     let again = TensorFile::open(&path).unwrap();
     assert!(again.verify().is_empty());
-    assert_eq!(again.read("t2").unwrap().dense().unwrap().to_vec(), before);
+    assert_eq!(again.read("t2").unwrap().as_dense().unwrap().to_vec(), before);
 }

@@ -34,6 +34,7 @@ fn layout_name(layout: &Layout) -> &'static str {
         Layout::DimOrder(_) => "dim_order",
         Layout::Strided { .. } => "strided",
         Layout::Sparse { .. } => "sparse",
+        _ => "dense",
     }
 }
 

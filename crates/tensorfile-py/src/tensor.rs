@@ -141,7 +141,7 @@ impl NativeTensor {
 
     /// Keep the bytes this tensor exports out of its entry's data, read by the caller.
     pub(crate) fn keep(&self, all: TensorData) -> PyResult<&Bytes> {
-        let dense = all.dense().map_err(|e| e.clone().for_tensor(&self.name)).py()?.clone();
+        let dense = all.as_dense().map_err(|e| e.clone().for_tensor(&self.name)).py()?.clone();
         let bytes = match self.rows {
             None => dense,
             Some((first, _)) => {
@@ -236,7 +236,7 @@ impl NativeTensor {
     /// A sparse tensor's parts: format ("coo" or "csr"), nnz, indptr and indices (lists),
     /// and the values' bytes.
     fn sparse_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let TensorData::Sparse(s) = self.read_all(py)? else {
+        let Ok(s) = self.read_all(py)?.to_sparse() else {
             return Err(Error::usage(format!("{} is dense", self.name))).py();
         };
         let d = PyDict::new(py);

@@ -61,7 +61,7 @@ pub fn write_file(
                     return Err(e).map_err(|e: Error| e.for_tensor(name)).py();
                 }
                 writer
-                    .write(&TensorData::Dense(Bytes::from_vec(bytes)))
+                    .write(&TensorData::dense(Bytes::from_vec(bytes)))
                     .map_err(|e| in_file(e.for_tensor(name)))
                     .py()?;
             }

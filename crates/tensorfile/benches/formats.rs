@@ -21,7 +21,7 @@ fn tensors(count: usize, elements: u64) -> Vec<(TensorInfo, TensorData)> {
         .map(|i| {
             let info = TensorInfo::dense(format!("layers.{}.weight.{i}", i / 100), DType::Float32, vec![elements]);
             let bytes: Vec<u8> = (0..elements * 4).map(|b| (b as u8).wrapping_mul(31).wrapping_add(i as u8)).collect();
-            (info, TensorData::Dense(Bytes::from_vec(bytes)))
+            (info, TensorData::dense(Bytes::from_vec(bytes)))
         })
         .collect()
 }
@@ -71,7 +71,7 @@ mod read_all {
     #[divan::bench]
     fn tensorfile_zt(b: Bencher) {
         let f = TensorFile::from_bytes(Bytes::from_vec(file(Format::Zt, 64, 1 << 18))).unwrap();
-        b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().dense().unwrap())).fold(0, u64::wrapping_add));
+        b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().as_dense().unwrap())).fold(0, u64::wrapping_add));
     }
 
     #[divan::bench]
@@ -87,7 +87,7 @@ mod read_all {
     #[divan::bench]
     fn tensorfile_safetensors(b: Bencher) {
         let f = TensorFile::from_bytes(Bytes::from_vec(file(Format::Safetensors, 64, 1 << 18))).unwrap();
-        b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().dense().unwrap())).fold(0, u64::wrapping_add));
+        b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().as_dense().unwrap())).fold(0, u64::wrapping_add));
     }
 
     #[divan::bench]

@@ -86,7 +86,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             let all: Vec<usize> = (0..tensors).collect();
             file.read_each(&all, false, &mut |_, data| {
                 let data = data?;
-                let b = data.dense()?;
+                let b = data.as_dense()?;
                 bytes += b.len() as u64;
                 total = total.wrapping_add(sum(b));
                 Ok(())
@@ -98,7 +98,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             let sizes = file.entries().iter().map(|e| e.nbytes);
             let one = sizes.enumerate().filter(|(_, n)| *n <= 64 << 20).max_by_key(|(_, n)| *n).expect("a tensor").0;
             let data = file.read_index(one).expect("read");
-            let b = data.dense().expect("dense");
+            let b = data.as_dense().expect("dense");
             Outcome { bytes: b.len() as u64, tensors: 1, sum: sum(b) }
         }
         "write-zt" | "write-zt-zstd" | "write-zt-zstd-1" | "zstd" | "zstd-1" => {
@@ -202,7 +202,7 @@ fn main() {
             let mut f = File::create(out.expect("OUT")).expect("create");
             let mut bytes = 0;
             for d in &data {
-                let b = d.dense().expect("dense");
+                let b = d.as_dense().expect("dense");
                 f.write_all(b).expect("write");
                 bytes += b.len() as u64;
             }

@@ -341,19 +341,12 @@ fn layout_name(layout: &Layout) -> &'static str {
     }
 }
 
-fn data_layout_name(data: &TensorData) -> &'static str {
-    match data {
-        TensorData::Dense(_) => "dense",
-        TensorData::Sparse(s) => layout_name(&Layout::Sparse { format: s.format, nnz: s.nnz }),
-    }
-}
-
 /// How the decoded data of two tensors of the same dtype, shape and layout differ.
 fn data_change(dtype: DType, a: &TensorData, b: &TensorData) -> Option<Change> {
-    match (a, b) {
-        (TensorData::Dense(x), TensorData::Dense(y)) => value_diff(dtype, x, y).map(Change::Values),
-        (TensorData::Sparse(x), TensorData::Sparse(y)) => sparse_diff(dtype, x, y).map(Change::Sparse),
-        _ => Some(Change::Layout { a: data_layout_name(a), b: data_layout_name(b) }),
+    match (a.as_dense(), b.as_dense(), a.to_sparse(), b.to_sparse()) {
+        (Ok(x), Ok(y), _, _) => value_diff(dtype, x, y).map(Change::Values),
+        (_, _, Ok(x), Ok(y)) => sparse_diff(dtype, &x, &y).map(Change::Sparse),
+        _ => Some(Change::Layout { a: layout_name(a.layout()), b: layout_name(b.layout()) }),
     }
 }
 
@@ -531,7 +524,7 @@ mod tests {
     }
 
     fn dense(name: &str, dtype: DType, shape: &[u64], bytes: Vec<u8>) -> (TensorInfo, TensorData) {
-        (TensorInfo::dense(name, dtype, shape.to_vec()), TensorData::Dense(Bytes::from_vec(bytes)))
+        (TensorInfo::dense(name, dtype, shape.to_vec()), TensorData::dense(Bytes::from_vec(bytes)))
     }
 
     fn f32s(v: &[f32]) -> Vec<u8> {
@@ -549,7 +542,7 @@ mod tests {
             indices,
             values: Bytes::from_vec(f32s(values)),
         };
-        (info, TensorData::Sparse(data))
+        (info, TensorData::sparse(data))
     }
 
     #[test]

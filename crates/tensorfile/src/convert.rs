@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
-use crate::model::{Layout, MetaValue, TensorInfo};
+use crate::model::{Layout, LayoutKind, MetaValue, TensorData, TensorInfo};
 use crate::output::{AtomicFile, StagedFile};
 
 /// How to convert.
@@ -40,6 +40,8 @@ pub struct ConvertReport {
     /// Decoded bytes carried over.
     pub bytes: u64,
     pub skipped: Vec<Skipped>,
+    /// Tensors whose layout the target cannot hold, written decoded to dense.
+    pub decoded: Vec<String>,
     /// Keys of the source's file metadata that the target format has no place for.
     pub dropped_metadata: Vec<String>,
 }
@@ -68,6 +70,16 @@ pub struct Plan {
     /// (index of the entry in the source, how the target describes it).
     pub tensors: Vec<(usize, TensorInfo)>,
     pub skipped: Vec<Skipped>,
+    /// Names of the planned tensors written decoded to dense (their layout is not the
+    /// target's).
+    decoded: Vec<String>,
+}
+
+impl Plan {
+    /// Names of the planned tensors written decoded to dense.
+    pub fn decoded(&self) -> Vec<String> {
+        self.decoded.clone()
+    }
 }
 
 /// Decide which entries of `src` go into a file of `format`, in the order it will store them.
@@ -83,7 +95,7 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     }
     let mut chosen = Vec::with_capacity(src.entries().len());
     for (i, e) in src.entries().iter().enumerate() {
-        let info = as_written(&e.info);
+        let info = fitted(format, as_written(&e.info));
         match format.check_supported(&info) {
             Ok(()) => chosen.push((i, info)),
             Err(err) if skip_unsupported => skipped.push(Skipped { name: info.name.clone(), reason: err.detail() }),
@@ -94,7 +106,34 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     }
     let infos: Vec<TensorInfo> = chosen.iter().map(|(_, i)| i.clone()).collect();
     let tensors = format.write_order(&infos).into_iter().map(|k| chosen[k].clone()).collect();
-    Ok(Plan { tensors, skipped })
+    let decoded = chosen
+        .iter()
+        .filter(|(i, info)| info.layout.reads_dense() && !src.entries()[*i].info.layout.reads_dense())
+        .map(|(_, info)| info.name.clone())
+        .collect();
+    Ok(Plan { tensors, skipped, decoded })
+}
+
+/// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in
+/// decoded to dense, when the format holds it so (its dtype, dense).
+fn fitted(format: Format, info: TensorInfo) -> TensorInfo {
+    let caps = format.caps();
+    if info.layout.reads_dense() || caps.holds_layout(info.layout.kind()) || !caps.holds_layout(LayoutKind::Dense) {
+        return info;
+    }
+    let dense = TensorInfo { layout: Layout::Dense, ..info.clone() };
+    if format.check_supported(&dense).is_ok() { dense } else { info }
+}
+
+/// The data of entry `index` of `src` as the plan writes it (`planned`): as read, or decoded
+/// to dense when the plan decodes it.
+fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: TensorData) -> Result<TensorData> {
+    let read_as = &src.entries()[index].info;
+    if planned.layout.reads_dense() && !read_as.layout.reads_dense() {
+        let dense = data.to_dense(read_as.dtype, &read_as.shape).map_err(|e| e.for_tensor(&read_as.name))?;
+        return Ok(TensorData::dense(dense));
+    }
+    Ok(data)
 }
 
 /// File-level metadata to carry into the target: the source's text values, unless the
@@ -150,6 +189,7 @@ impl Prepared {
             format: self.format,
             tensors: self.plan.tensors.len(),
             bytes: done_bytes,
+            decoded: self.plan.decoded(),
             skipped: self.plan.skipped,
             dropped_metadata: self.dropped_metadata,
         }
@@ -187,8 +227,10 @@ pub(crate) fn write_tensors(
         // Fetched ahead of the writer, each tensor whole (a remote read fetches it whole).
         let indices: Vec<usize> = tensors.iter().map(|(index, _)| *index).collect();
         let mut next = tensors.iter();
+        let mut planned = tensors.iter();
         src.read_each(&indices, verify, &mut |index, data| {
-            writer.write(&data?)?;
+            let info = planned.next().map(|(_, info)| info).ok_or_else(|| Error::usage("more tensors than planned"))?;
+            writer.write(&as_planned(src, index, info, data?)?)?;
             tally.done += src.entries()[index].nbytes;
             let name = next.next().map_or("", |(_, info)| info.name.as_str());
             (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: name });
@@ -197,9 +239,9 @@ pub(crate) fn write_tensors(
         return writer.finish();
     }
     for (index, info) in tensors {
-        if info.layout.is_sparse() {
+        if !src.entries()[*index].info.layout.reads_dense() {
             let data = if verify { src.read_verified(*index)? } else { src.read_index(*index)? };
-            writer.write(&data)?;
+            writer.write(&as_planned(src, *index, info, data)?)?;
         } else {
             // In pieces: a large compressed tensor is never whole in memory.
             writer.write_chunks(&mut || src.read_chunks(*index, verify))?;

@@ -57,3 +57,8 @@ pub const MAX_SHARD_INDEX: u64 = 100_000_000;
 /// Most files in one sharded checkpoint, and most files a folder opened as one may hold: five
 /// digits, as in `model-00001-of-99999.safetensors`.
 pub const MAX_SHARDS: usize = 99_999;
+
+/// How many times its stored bytes a tensor may grow when decoded to dense (a sparse tensor's
+/// zeros cost nothing to store), above a floor of [`MAX_VIEW_EXPANSION`]: a small file cannot
+/// make a conversion allocate terabytes.
+pub const MAX_DENSE_EXPANSION: u64 = 1024;

@@ -22,7 +22,10 @@ fn same_tensors(a: &TensorFile, b: &TensorFile) {
     for e in a.entries() {
         let f = b.entry(&e.info.name).unwrap_or_else(|| panic!("{} missing", e.info.name));
         assert_eq!((f.info.dtype, &f.info.shape), (e.info.dtype, &e.info.shape));
-        assert_eq!(b.read(&e.info.name).unwrap().dense().unwrap(), a.read(&e.info.name).unwrap().dense().unwrap());
+        assert_eq!(
+            b.read(&e.info.name).unwrap().as_dense().unwrap(),
+            a.read(&e.info.name).unwrap().as_dense().unwrap()
+        );
     }
 }
 

@@ -29,7 +29,7 @@ fn zstd_zt() -> TensorFile {
 }
 
 fn bytes_of(t: &TensorData) -> &[u8] {
-    t.dense().unwrap()
+    t.as_dense().unwrap()
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn a_compressed_zt_converts_into_every_writer_exactly() {
         assert!(back.verify().is_empty(), "{format} {opts:?}: {:?}", back.verify());
         for (info, data) in &want {
             let got = back.read(&info.name).unwrap_or_else(|e| panic!("{format}: {e}"));
-            assert!(got.dense().unwrap()[..] == bytes_of(data)[..], "{format} {opts:?}: {} differs", info.name);
+            assert!(got.as_dense().unwrap()[..] == bytes_of(data)[..], "{format} {opts:?}: {} differs", info.name);
         }
     }
 }
@@ -102,7 +102,7 @@ fn write_in_pieces(format: Format, tensors: &[(TensorInfo, TensorData)], opts: &
     let mut out = std::io::Cursor::new(Vec::new());
     let mut w = format.writer(Box::new(&mut out), &plan, opts).unwrap();
     for (_, data) in tensors {
-        let bytes = data.dense().unwrap().clone();
+        let bytes = data.as_dense().unwrap().clone();
         w.write_chunks(&mut || {
             let len = bytes.len() as u64;
             let cuts: Vec<_> =

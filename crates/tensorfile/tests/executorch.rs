@@ -58,7 +58,7 @@ fn every_tensor_deserialize_pte_binary_finds_is_listed_with_identical_bytes() {
                 assert_eq!(ours.as_deref(), Some(source), "{what}: source of {name}");
             }
             let bytes = file.read(name).unwrap();
-            let digest = hex::encode(Sha256::digest(bytes.dense().unwrap()));
+            let digest = hex::encode(Sha256::digest(bytes.as_dense().unwrap()));
             assert_eq!(digest, t["sha256"].as_str().unwrap(), "{what}: bytes of {name}");
         }
         let listed: Vec<&str> = file.entries().iter().map(|e| e.info.name.as_str()).collect();

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tensorfile::convert::{ConvertOptions, convert_to_writer};
-use tensorfile::model::TensorData;
 use tensorfile::source::Bytes;
 use tensorfile::{Format, TensorFile};
 
@@ -54,11 +53,12 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
     assert_eq!(entry.info.dtype.name(), t["dtype"].as_str().unwrap(), "{what}: dtype of {name}");
     let shape: Vec<u64> = t["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
     assert_eq!(entry.info.shape, shape, "{what}: shape of {name}");
-    match file.read_verified(file.index_of(name).unwrap()).unwrap() {
-        TensorData::Dense(bytes) => {
+    let data = file.read_verified(file.index_of(name).unwrap()).unwrap();
+    match (data.as_dense(), data.to_sparse()) {
+        (Ok(bytes), _) => {
             assert_eq!(sha256(&bytes), t["sha256"].as_str().unwrap(), "{what}: bytes of {name}")
         }
-        TensorData::Sparse(s) => {
+        (_, Ok(s)) => {
             assert_eq!(format!("sparse_{}", s.format.name()), t["layout"].as_str().unwrap());
             assert_eq!(s.nnz, t["nnz"].as_u64().unwrap());
             assert_eq!(sha256(&s.values), t["values_sha256"].as_str().unwrap(), "{what}: values of {name}");
@@ -75,6 +75,7 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
                 assert_eq!(s.indptr, indptr, "{what}: indptr of {name}");
             }
         }
+        (Err(e), Err(_)) => panic!("{what}: {name} is neither dense nor sparse: {e}"),
     }
 }
 

@@ -39,7 +39,7 @@ fn round_trip_dedup_and_layout() {
     for (info, data) in &t {
         let e = f.entry(&info.name).unwrap();
         assert_eq!((e.info.kind, e.info.dtype, &e.info.shape), (info.kind, info.dtype, &info.shape), "{}", info.name);
-        assert_eq!(f.read(&info.name).unwrap().dense().unwrap(), data.dense().unwrap(), "{}", info.name);
+        assert_eq!(f.read(&info.name).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name);
     }
     // Laid out as ExecuTorch lays it out.
     let h = Header::parse(&bytes).unwrap();
@@ -66,11 +66,11 @@ fn dim_ordered_tensors_are_stored_in_their_order_and_read_back_row_major() {
         ..TensorInfo::dense("nhwc", DType::UInt8, vec![1, 2, 2, 3])
     };
     let row_major: Vec<u8> = (0..12).collect();
-    let t = vec![(info, tensorfile::TensorData::Dense(row_major.clone().into()))];
+    let t = vec![(info, tensorfile::TensorData::dense(row_major.clone().into()))];
     let f = open(write(Format::Ptd, &t, &Default::default()));
     let e = f.entry("nhwc").unwrap();
     assert_eq!(e.info.layout, Layout::DimOrder(vec![0, 2, 3, 1]));
-    assert_eq!(f.read("nhwc").unwrap().dense().unwrap().to_vec(), row_major);
+    assert_eq!(f.read("nhwc").unwrap().as_dense().unwrap().to_vec(), row_major);
 }
 
 #[test]

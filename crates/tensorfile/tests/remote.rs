@@ -430,7 +430,7 @@ fn small_entry(file: &TensorFile) -> usize {
 
 /// The same dense bytes (every tensor of these files is dense).
 fn same(a: &TensorData, b: &TensorData) -> bool {
-    matches!((a.dense(), b.dense()), (Ok(a), Ok(b)) if **a == **b)
+    matches!((a.as_dense(), b.as_dense()), (Ok(a), Ok(b)) if **a == **b)
 }
 
 /// `f` opened from `server`, or `None` with the failure recorded.

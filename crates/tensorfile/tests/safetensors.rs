@@ -36,9 +36,9 @@ fn every_dtype_round_trips_and_the_safetensors_crate_agrees() {
     let theirs = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     for (info, data) in &t {
         let mine = ours.read(&info.name).unwrap();
-        assert_eq!(mine.dense().unwrap(), data.dense().unwrap());
+        assert_eq!(mine.as_dense().unwrap(), data.as_dense().unwrap());
         let view = theirs.tensor(&info.name).unwrap();
-        assert_eq!(view.data(), &data.dense().unwrap()[..]);
+        assert_eq!(view.data(), &data.as_dense().unwrap()[..]);
         assert_eq!(view.shape().iter().map(|&d| d as u64).collect::<Vec<_>>(), info.shape);
         assert_eq!(format!("{:?}", view.dtype()), tensorfile::formats::safetensors::dtype_name(info.dtype).unwrap());
     }
@@ -61,7 +61,7 @@ fn we_read_what_the_safetensors_crate_writes() {
     for (name, _, shape, data) in &raw {
         let e = f.entry(name).unwrap();
         assert_eq!(e.info.shape, shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
-        assert_eq!(f.read(name).unwrap().dense().unwrap().to_vec(), *data);
+        assert_eq!(f.read(name).unwrap().as_dense().unwrap().to_vec(), *data);
     }
     assert_eq!(f.entry("a").unwrap().info.dtype, DType::BFloat16);
     assert_eq!(f.entry("d").unwrap().info.dtype, DType::Float4E2M1Fn);

@@ -35,10 +35,7 @@ fn sha256(b: &[u8]) -> String {
 }
 
 fn dense_bytes(file: &TensorFile, index: usize) -> Vec<u8> {
-    match file.read_verified(index).unwrap() {
-        TensorData::Dense(b) => b.to_vec(),
-        TensorData::Sparse(_) => panic!("sparse"),
-    }
+    file.read_verified(index).unwrap().as_dense().expect("dense").to_vec()
 }
 
 /// Every tensor of `file`: name -> (dtype, shape, sha256 of its bytes).

@@ -53,7 +53,7 @@ fn a_valid_hand_made_file_reads() {
         TensorFile::from_bytes(Bytes::from_vec(torch_save(&tensor_pickle(6, 0, &[2, 3], &[3, 1]), &[("0", &storage)])))
             .unwrap();
     assert_eq!(f.format(), Format::Pt);
-    assert_eq!(f.read("w").unwrap().dense().unwrap().to_vec(), storage);
+    assert_eq!(f.read("w").unwrap().as_dense().unwrap().to_vec(), storage);
 }
 
 #[test]
@@ -211,7 +211,7 @@ fn aoti_package(config: &str) -> Vec<u8> {
 fn aoti_weight_configs_pointing_outside_their_storage_are_unreadable_entries() {
     let good =
         TensorFile::from_bytes(Bytes::from_vec(aoti_package(r#"{"w": ["weight_0", [2, 2], [1, 2], 1]}"#))).unwrap();
-    let bytes = good.read("w").unwrap().dense().unwrap().to_vec();
+    let bytes = good.read("w").unwrap().as_dense().unwrap().to_vec();
     let floats: Vec<f32> = bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(floats, [1.0, 3.0, 2.0, 4.0], "as_strided([2, 2], [1, 2], 1) of 0..6");
 

@@ -191,7 +191,7 @@ fn unknown_dtype_encoding_layout_or_order_spare_the_other_tensors() {
     ] {
         let f = open(file_with(&[7; 128], vec![bad, good.clone()]));
         assert_eq!(f.entries().len(), 1);
-        assert_eq!(&*f.read("good").unwrap().dense().unwrap().to_vec(), &[7, 7, 7, 7]);
+        assert_eq!(&*f.read("good").unwrap().as_dense().unwrap().to_vec(), &[7, 7, 7, 7]);
         assert_eq!(f.unreadable()[0].name, "x");
         assert_eq!(f.unreadable()[0].error.rule(), Some(rule));
     }
@@ -246,7 +246,7 @@ fn names_with_nul_and_unicode_are_just_names() {
 fn definite_length_maps_are_read_too() {
     // serde_cbor writes BTreeMaps as definite maps; the reference writes indefinite ones.
     let f = open(file_with(&[9; 4], vec![entry("a", 64, 4, "uint8", &[4], "raw")]));
-    assert_eq!(f.read("a").unwrap().dense().unwrap().to_vec(), [9; 4]);
+    assert_eq!(f.read("a").unwrap().as_dense().unwrap().to_vec(), [9; 4]);
 }
 
 #[test]

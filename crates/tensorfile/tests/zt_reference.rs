@@ -87,7 +87,7 @@ fn write_reference(
             reference_dtype(info.dtype),
             Layout::Dense,
             encoding.clone(),
-            data.dense().unwrap().to_vec(),
+            data.as_dense().unwrap().to_vec(),
             Some(order.clone()),
             checksum,
             (!custom.is_empty()).then_some(custom),
@@ -134,7 +134,7 @@ fn we_read_what_the_reference_writes() {
                     let e = file.entry(&info.name).unwrap();
                     assert_eq!((e.info.dtype, &e.info.shape), (info.dtype, &info.shape));
                     assert_eq!(e.info.extra, info.extra, "custom fields of {}", info.name);
-                    assert_eq!(file.read(&info.name).unwrap().dense().unwrap(), data.dense().unwrap());
+                    assert_eq!(file.read(&info.name).unwrap().as_dense().unwrap(), data.as_dense().unwrap());
                 }
             }
         }

@@ -40,7 +40,12 @@ fn every_dtype_encoding_order_checksum_round_trips() {
                     assert_eq!(entry.info.shape, info.shape);
                     assert_eq!(entry.storage.offset % 64, 0);
                     let got = file.read(&info.name).unwrap();
-                    assert_eq!(got.dense().unwrap(), data.dense().unwrap(), "{} {compression:?} {order:?}", info.name);
+                    assert_eq!(
+                        got.as_dense().unwrap(),
+                        data.as_dense().unwrap(),
+                        "{} {compression:?} {order:?}",
+                        info.name
+                    );
                     let expect_encoding = if compression == Compression::None { Encoding::Raw } else { Encoding::Zstd };
                     assert_eq!(entry.storage.encoding, expect_encoding);
                     assert_eq!(entry.storage.checksum.map(|c| c.kind()).unwrap_or(ChecksumKind::None), checksum);
@@ -61,7 +66,7 @@ fn read_with_reference(bytes: &[u8], tensors: &[(TensorInfo, TensorData)]) {
         assert_eq!(meta.dtype.to_string_key(), info.dtype.name());
         assert_eq!(meta.shape, info.shape);
         let got = reader.read_raw_tensor_data(meta).unwrap();
-        assert_eq!(&got[..], &data.dense().unwrap()[..], "reference reading {}", info.name);
+        assert_eq!(&got[..], &data.as_dense().unwrap()[..], "reference reading {}", info.name);
     }
 }
 
@@ -77,13 +82,13 @@ fn raw_little_endian_reads_are_zero_copy_from_the_map() {
     .unwrap();
     let file = tensorfile::TensorFile::open(&path).unwrap();
     let data = file.read("t.float32").unwrap();
-    assert!(data.dense().unwrap().is_mapped());
+    assert!(data.as_dense().unwrap().is_mapped());
     // Big-endian and compressed data are decoded into owned buffers.
     std::fs::write(&path, write(Format::Zt, &tensors, &options(Compression::None, ChecksumKind::None, ByteOrder::Big)))
         .unwrap();
     let file = tensorfile::TensorFile::open(&path).unwrap();
-    assert!(!file.read("t.float32").unwrap().dense().unwrap().is_mapped());
-    assert!(file.read("t.uint8").unwrap().dense().unwrap().is_mapped(), "single-byte data needs no swap");
+    assert!(!file.read("t.float32").unwrap().as_dense().unwrap().is_mapped());
+    assert!(file.read("t.uint8").unwrap().as_dense().unwrap().is_mapped(), "single-byte data needs no swap");
 }
 
 #[test]
@@ -93,10 +98,10 @@ fn large_tensors_compress_in_parallel_frames_the_reference_reads() {
     for i in 0..(3u32 << 20) {
         bytes.extend_from_slice(&((i % 1000) as f32 * 0.5).to_le_bytes());
     }
-    let t = vec![(info, TensorData::Dense(bytes.clone().into()))];
+    let t = vec![(info, TensorData::dense(bytes.clone().into()))];
     let out = write(Format::Zt, &t, &options(Compression::Zstd(3), ChecksumKind::Crc32c, ByteOrder::Little));
     assert!(out.len() < bytes.len() / 4);
-    assert_eq!(open(out.clone()).read("big").unwrap().dense().unwrap().to_vec(), bytes);
+    assert_eq!(open(out.clone()).read("big").unwrap().as_dense().unwrap().to_vec(), bytes);
     read_with_reference(&out, &t);
 }
 
@@ -126,11 +131,11 @@ fn pipelined_compression_is_deterministic_and_ordered() {
     let inside_pool = one_thread.install(|| common::write(Format::Zt, &tensors, &options));
     let again = common::open(inside_pool);
     for (i, (_, data)) in tensors.iter().enumerate() {
-        assert!(again.read_verified(i).unwrap().dense().unwrap() == data.dense().unwrap());
+        assert!(again.read_verified(i).unwrap().as_dense().unwrap() == data.as_dense().unwrap());
     }
     let file = common::open(default_pool);
     for (i, (info, data)) in tensors.iter().enumerate() {
         assert_eq!(file.entries()[i].info.name, info.name);
-        assert_eq!(file.read_verified(i).unwrap().dense().unwrap(), data.dense().unwrap(), "{}", info.name);
+        assert_eq!(file.read_verified(i).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name);
     }
 }

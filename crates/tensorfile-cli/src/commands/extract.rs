@@ -1,13 +1,12 @@
 //! `tensorfile extract FILE [NAME...] -o DIR`: tensors as NumPy `.npy` files.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use tensorfile::formats::executorch::pte::PteReader;
-use tensorfile::model::{SparseData, SparseFormat, Unreadable};
+use tensorfile::model::{PartSpec, Unreadable};
 use tensorfile::npy::{numpy_descr, write_npy};
 use tensorfile::output::write_atomically;
 use tensorfile::{DType, Entry, Error, Kind, TensorData, TensorFile};
@@ -19,8 +18,9 @@ use crate::safe_name::safe_name;
 /// Write tensors into a folder as NumPy .npy files.
 ///
 /// Each tensor becomes `<name>.npy`, or `<name>.<dtype>.bin` (raw little-endian bytes) for
-/// dtypes NumPy lacks; blobs become `<name>.bin`; sparse tensors `<name>.indices.npy`,
-/// `<name>.values.npy` and, for CSR, `<name>.indptr.npy` (indices as uint64). In file names
+/// dtypes NumPy lacks; blobs become `<name>.bin`; tensors of other layouts one file per
+/// part: sparse tensors `<name>.indices.npy`, `<name>.values.npy` and, for CSR,
+/// `<name>.indptr.npy` (indices as uint64), unless --dense decodes them. In file names
 /// `/`, `\`, NUL and `%` are percent-encoded and a leading `.` becomes `%2E`, so every
 /// file stays inside the folder.
 #[derive(clap::Args)]
@@ -40,27 +40,22 @@ pub struct Args {
     /// `<method>.delegate<N>.<backend id>.bin`.
     #[arg(long)]
     delegates: bool,
+    /// Decode every tensor to dense before writing it (a sparse tensor becomes one
+    /// `<name>.npy` holding zeros where nothing is stored), instead of one file per part.
+    #[arg(long)]
+    dense: bool,
     /// Print what was written as JSON.
     #[arg(long)]
     json: bool,
 }
 
-/// Which piece of an entry's data a file holds.
-#[derive(Clone, Copy)]
-enum Part {
-    /// The dense data, or a blob's bytes.
-    Whole,
-    /// CSR row pointers.
-    Indptr,
-    Indices,
-    /// A sparse tensor's stored values.
-    Values,
-}
-
-/// One file to write.
+/// One file to write: one part of an entry's data (the dense data, a blob's bytes, a sparse
+/// tensor's indices or values...).
 struct OutputFile {
     path: PathBuf,
-    part: Part,
+    /// The part's role (`data` for dense data), its dtype and shape; `None`: the entry
+    /// decoded to dense (`--dense`).
+    part: Option<PartSpec>,
     /// `.npy`, or raw bytes.
     npy: bool,
 }
@@ -90,7 +85,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let (selected, mut failures) = select(&file, &args.file, &args.names)?;
     let plans: Vec<(usize, Vec<OutputFile>)> =
-        selected.into_iter().map(|i| (i, output_files(&file.entries()[i], &args.output))).collect();
+        selected.into_iter().map(|i| (i, output_files(&file.entries()[i], &args.output, args.dense))).collect();
     check_distinct(&file, &args.file, &plans)?;
     super::output_folder(&args.output)?;
     let mut written = Vec::new();
@@ -194,28 +189,24 @@ fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Resul
     Ok((selected, failures))
 }
 
-/// The files an entry becomes.
-fn output_files(entry: &Entry, dir: &Path) -> Vec<OutputFile> {
+/// The files an entry becomes: one per part of its layout (`<name>.npy` for dense data,
+/// `<name>.<part>.npy` for each part of any other layout), or one of the entry decoded to
+/// dense.
+fn output_files(entry: &Entry, dir: &Path, dense: bool) -> Vec<OutputFile> {
     let base = safe_name(&entry.info.name);
-    let dtype = entry.info.dtype;
     // Data of a dtype NumPy has goes into .npy; any other into raw .<dtype>.bin.
-    let data_file = |suffix: &str, part: Part| match numpy_descr(dtype) {
+    let file = |suffix: String, dtype: DType, part: Option<PartSpec>| match numpy_descr(dtype) {
         Some(_) => OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true },
         None => OutputFile { path: dir.join(format!("{base}{suffix}.{dtype}.bin")), part, npy: false },
     };
-    let index_file =
-        |suffix: &str, part: Part| OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true };
-    match (&entry.info.kind, &entry.info.layout) {
-        (Kind::Blob, _) => vec![OutputFile { path: dir.join(format!("{base}.bin")), part: Part::Whole, npy: false }],
-        (_, tensorfile::Layout::Sparse { format: SparseFormat::Csr, .. }) => vec![
-            index_file(".indptr", Part::Indptr),
-            index_file(".indices", Part::Indices),
-            data_file(".values", Part::Values),
-        ],
-        (_, tensorfile::Layout::Sparse { format: SparseFormat::Coo, .. }) => {
-            vec![index_file(".indices", Part::Indices), data_file(".values", Part::Values)]
+    let parts = entry.info.parts().unwrap_or_default();
+    match (entry.info.kind, parts.as_slice()) {
+        (Kind::Blob, _) => {
+            vec![OutputFile { path: dir.join(format!("{base}.bin")), part: parts.first().cloned(), npy: false }]
         }
-        _ => vec![data_file("", Part::Whole)],
+        (_, [_]) => vec![file(String::new(), entry.info.dtype, parts.first().cloned())],
+        _ if dense => vec![file(String::new(), entry.info.dtype, None)],
+        _ => parts.into_iter().map(|p| file(format!(".{}", p.name()), p.dtype(), Some(p))).collect(),
     }
 }
 
@@ -237,23 +228,17 @@ fn check_distinct(file: &TensorFile, path: &Path, plans: &[(usize, Vec<OutputFil
     Ok(())
 }
 
-fn u64_bytes(values: &[u64]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-/// Write one piece of `data` (decoded from `entry`) to `out`.
+/// Write one part of `data` (decoded from `entry`), or all of it decoded to dense, to `out`.
 fn write_part(out: &mut dyn Write, entry: &Entry, data: &TensorData, file: &OutputFile) -> tensorfile::Result<()> {
     let info = &entry.info;
-    let (dtype, shape, bytes): (DType, Vec<u64>, Cow<'_, [u8]>) = match (file.part, data) {
-        (Part::Whole, TensorData::Dense(b)) => (info.dtype, info.shape.clone(), Cow::Borrowed(&b[..])),
-        (Part::Indptr, TensorData::Sparse(s)) => {
-            (DType::UInt64, vec![s.indptr.len() as u64], Cow::Owned(u64_bytes(&s.indptr)))
+    let (dtype, shape, bytes) = match &file.part {
+        Some(part) => {
+            let bytes = data.part(part.name()).ok_or_else(|| {
+                Error::unsupported(format!("no {} part in the data read", part.name())).for_tensor(&info.name)
+            })?;
+            (part.dtype(), part.shape().to_vec(), bytes.clone())
         }
-        (Part::Indices, TensorData::Sparse(s)) => {
-            (DType::UInt64, index_shape(s, info.shape.len()), Cow::Owned(u64_bytes(&s.indices)))
-        }
-        (Part::Values, TensorData::Sparse(s)) => (info.dtype, vec![s.nnz], Cow::Borrowed(&s.values[..])),
-        _ => return Err(Error::unsupported("data whose layout changed while reading").for_tensor(&info.name)),
+        None => (info.dtype, info.shape.clone(), data.to_dense(info.dtype, &info.shape)?),
     };
     if file.npy {
         write_npy(out, dtype, &shape, &bytes).map_err(|e| e.for_tensor(&info.name))
@@ -262,18 +247,10 @@ fn write_part(out: &mut dyn Write, entry: &Entry, data: &TensorData, file: &Outp
     }
 }
 
-/// COO indices are an `ndim x nnz` matrix; CSR column indices a vector of nnz.
-fn index_shape(s: &SparseData, ndim: usize) -> Vec<u64> {
-    match s.format {
-        SparseFormat::Coo => vec![ndim as u64, s.nnz],
-        SparseFormat::Csr => vec![s.nnz],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tensorfile::model::{ByteOrder, Encoding, Storage};
+    use tensorfile::model::{ByteOrder, Encoding, SparseFormat, Storage};
     use tensorfile::{Layout, TensorInfo};
 
     fn entry(info: TensorInfo) -> Entry {
@@ -283,7 +260,7 @@ mod tests {
     }
 
     fn names(info: TensorInfo) -> Vec<String> {
-        output_files(&entry(info), Path::new("d")).iter().map(|f| f.path.display().to_string()).collect()
+        output_files(&entry(info), Path::new("d"), false).iter().map(|f| f.path.display().to_string()).collect()
     }
 
     #[test]

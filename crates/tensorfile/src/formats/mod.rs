@@ -75,7 +75,7 @@ pub trait FormatReader: Send + Sync {
     /// piece at a time; the default hands over the whole tensor as one piece.
     fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
         let data = self.read(index, verify)?;
-        Ok(Box::new(std::iter::once(data.dense().cloned())))
+        Ok(Box::new(std::iter::once(data.as_dense().cloned())))
     }
     /// The reader itself, for format-specific operations (`TensorFile::reader_as`).
     fn as_any(&self) -> &dyn Any;
@@ -163,7 +163,7 @@ pub trait FormatWriter {
     /// keep no more than a few pieces in memory; the default gathers the tensor whole.
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let data = gather(open()?)?;
-        self.write(&TensorData::Dense(data))
+        self.write(&TensorData::dense(data))
     }
     /// Write what follows the last tensor and flush. Errors if tensors are missing.
     fn finish(self: Box<Self>) -> Result<()>;
@@ -191,16 +191,16 @@ pub(crate) fn check_streamed(info: &TensorInfo, got: u64, want: u64) -> Result<(
 
 /// Check that `data` is what `info` promises.
 pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
-    match (&info.layout, data) {
-        (Layout::Sparse { format, nnz }, TensorData::Sparse(s)) => {
-            if s.format != *format || s.nnz != *nnz {
+    match (&info.layout, data.layout()) {
+        (Layout::Sparse { format, nnz }, Layout::Sparse { format: got, nnz: got_nnz }) => {
+            if got != format || got_nnz != nnz {
                 return Err(Error::usage(format!(
-                    "sparse data is {} with nnz {}, the plan says {} with nnz {nnz}",
-                    s.format.name(),
-                    s.nnz,
+                    "sparse data is {} with nnz {got_nnz}, the plan says {} with nnz {nnz}",
+                    got.name(),
                     format.name()
                 )));
             }
+            let s = data.to_sparse()?;
             if s.values.len() as u64 != info.dtype.nbytes(*nnz)? {
                 return Err(Error::usage(format!(
                     "{} bytes of sparse values for nnz {nnz} of {}",
@@ -210,9 +210,10 @@ pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
             }
             s.validate(&info.shape)
         }
-        (Layout::Sparse { .. }, TensorData::Dense(_)) => Err(Error::usage("dense data for a sparse tensor")),
-        (_, TensorData::Sparse(_)) => Err(Error::usage("sparse data for a dense tensor")),
-        (_, TensorData::Dense(b)) => {
+        (Layout::Sparse { .. }, _) => Err(Error::usage("dense data for a sparse tensor")),
+        (_, Layout::Sparse { .. }) => Err(Error::usage("sparse data for a dense tensor")),
+        _ => {
+            let b = data.as_dense()?;
             let want = info.nbytes()?;
             if b.len() as u64 != want {
                 return Err(Error::usage(format!(

@@ -2,41 +2,122 @@
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
-use crate::model::SparseFormat;
+use crate::model::layout::{DATA, INDICES, INDPTR, VALUES};
+use crate::model::{DType, Layout, SparseFormat};
 use crate::source::Bytes;
 
-/// The decoded bytes of one entry.
+/// One named part of a tensor's decoded data: contiguous little-endian bytes whose dtype and
+/// shape the tensor's layout gives ([`crate::model::PartSpec`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    name: &'static str,
+    bytes: Bytes,
+}
+
+impl Part {
+    /// The part's role (`data`, `indices`, `indptr`, `values`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The part's bytes.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+}
+
+/// The decoded data of one entry: the parts its layout names, in the layout's order.
 ///
-/// Dense data is contiguous, row-major and little-endian. When the file stores it that way the
-/// bytes are borrowed from the file's memory map (no copy); otherwise they are decoded into an
-/// owned buffer.
-#[derive(Clone, Debug)]
-pub enum TensorData {
-    Dense(Bytes),
-    Sparse(SparseData),
+/// Dense data is one part, contiguous, row-major and little-endian. When the file stores it
+/// that way the bytes are borrowed from the file's memory map (no copy); otherwise they are
+/// decoded into an owned buffer. Sparse data is its index and value parts
+/// ([`TensorData::to_sparse`] gives them typed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorData {
+    /// `Dense` for every layout that reads as dense; the sparse layout otherwise.
+    layout: Layout,
+    parts: Vec<Part>,
 }
 
 impl TensorData {
-    /// The dense bytes, or an error naming the sparse layout.
-    pub fn dense(&self) -> Result<&Bytes> {
-        match self {
-            TensorData::Dense(b) => Ok(b),
-            TensorData::Sparse(s) => {
-                Err(Error::unsupported(format!("sparse {} data where dense bytes are needed", s.format.name())))
-            }
+    /// Dense data: one `data` part.
+    pub fn dense(bytes: Bytes) -> Self {
+        TensorData { layout: Layout::Dense, parts: vec![Part { name: DATA, bytes }] }
+    }
+
+    /// Sparse data as its parts (indices as little-endian `u64`).
+    pub fn sparse(s: SparseData) -> Self {
+        let u64s = |v: &[u64]| Bytes::from_vec(v.iter().flat_map(|i| i.to_le_bytes()).collect());
+        let mut parts = Vec::with_capacity(3);
+        if s.format == SparseFormat::Csr {
+            parts.push(Part { name: INDPTR, bytes: u64s(&s.indptr) });
+        }
+        parts.push(Part { name: INDICES, bytes: u64s(&s.indices) });
+        parts.push(Part { name: VALUES, bytes: s.values });
+        TensorData { layout: Layout::Sparse { format: s.format, nnz: s.nnz }, parts }
+    }
+
+    /// The layout the parts are in: [`Layout::Dense`] for any dense data.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Every part, in the layout's order.
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// The bytes of the part called `name`.
+    pub fn part(&self, name: &str) -> Option<&Bytes> {
+        self.parts.iter().find(|p| p.name == name).map(|p| &p.bytes)
+    }
+
+    /// Whether the data is dense (one `data` part).
+    pub fn is_dense(&self) -> bool {
+        self.layout == Layout::Dense
+    }
+
+    /// The dense bytes, or an error naming the layout the data is in.
+    pub fn as_dense(&self) -> Result<&Bytes> {
+        match (&self.layout, self.parts.as_slice()) {
+            (Layout::Dense, [only]) => Ok(&only.bytes),
+            (layout, _) => Err(Error::unsupported(format!("{} data where dense bytes are needed", layout.describe()))),
         }
     }
 
-    /// Total decoded bytes (for sparse: values plus 8 bytes per index).
+    /// The dense bytes, taken out.
+    pub fn into_dense(self) -> Result<Bytes> {
+        self.as_dense()?;
+        Ok(self.parts.into_iter().next().map(|p| p.bytes).unwrap_or_else(|| Bytes::from_vec(Vec::new())))
+    }
+
+    /// Sparse data with its indices typed, or an error when the data is not sparse.
+    pub fn to_sparse(&self) -> Result<SparseData> {
+        let Layout::Sparse { format, nnz } = self.layout else {
+            return Err(Error::unsupported("dense data where sparse components are needed"));
+        };
+        let u64s = |name: &str| -> Vec<u64> {
+            let b = self.part(name).map_or(&[][..], |b| &b[..]);
+            b.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect()
+        };
+        let values = self.part(VALUES).cloned().unwrap_or_else(|| Bytes::from_vec(Vec::new()));
+        Ok(SparseData { format, nnz, indptr: u64s(INDPTR), indices: u64s(INDICES), values })
+    }
+
+    /// Total decoded bytes: the sum of the parts (for sparse: values plus 8 bytes per index).
     pub fn len(&self) -> u64 {
-        match self {
-            TensorData::Dense(b) => b.len() as u64,
-            TensorData::Sparse(s) => s.values.len() as u64 + 8 * (s.indices.len() as u64 + s.indptr.len() as u64),
-        }
+        self.parts.iter().map(|p| p.bytes.len() as u64).sum()
     }
 
+    /// Whether there are no bytes at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The data decoded to dense bytes of `dtype` and `shape` (see [`Layout::decode_dense`]):
+    /// what a consumer that knows no layout works on.
+    pub fn to_dense(&self, dtype: DType, shape: &[u64]) -> Result<Bytes> {
+        self.layout.decode_dense(dtype, shape, self)
     }
 }
 

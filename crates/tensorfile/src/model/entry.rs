@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::checked;
 use crate::error::Result;
-use crate::model::{DType, MetaValue};
+use crate::model::{DType, Layout, MetaValue, PartSpec};
 
 /// Whether an entry is a tensor or an opaque blob (bytes with a key and no tensor meaning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,93 +19,6 @@ impl Kind {
         match self {
             Kind::Tensor => "tensor",
             Kind::Blob => "blob",
-        }
-    }
-}
-
-/// Sparse storage schemes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SparseFormat {
-    /// Coordinates: an `ndim x nnz` index matrix and `nnz` values.
-    Coo,
-    /// Compressed rows (2-D): `rows + 1` row pointers, `nnz` column indices, `nnz` values.
-    Csr,
-}
-
-impl SparseFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            SparseFormat::Coo => "coo",
-            SparseFormat::Csr => "csr",
-        }
-    }
-}
-
-/// How the elements of a tensor are arranged where it is stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Layout {
-    /// Contiguous, row-major.
-    Dense,
-    /// Dense, with bytes stored in this order of dimensions (outermost first).
-    DimOrder(Vec<u8>),
-    /// Dense view into a larger storage: strides and offset in elements.
-    Strided { strides: Vec<u64>, storage_offset: u64 },
-    /// Sparse, with this many stored values.
-    Sparse { format: SparseFormat, nnz: u64 },
-}
-
-/// A layout without its parameters: what a format's [`crate::formats::Caps`] lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum LayoutKind {
-    /// Contiguous, row-major.
-    Dense,
-    /// Dense, stored in another order of dimensions.
-    DimOrder,
-    /// Dense view into a larger storage.
-    Strided,
-    /// Sparse coordinates.
-    SparseCoo,
-    /// Sparse compressed rows.
-    SparseCsr,
-}
-
-impl LayoutKind {
-    /// `dense`, `dim_order`, `strided`, `sparse_coo`, `sparse_csr`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LayoutKind::Dense => "dense",
-            LayoutKind::DimOrder => "dim_order",
-            LayoutKind::Strided => "strided",
-            LayoutKind::SparseCoo => "sparse_coo",
-            LayoutKind::SparseCsr => "sparse_csr",
-        }
-    }
-}
-
-impl Layout {
-    /// The layout without its parameters.
-    pub fn kind(&self) -> LayoutKind {
-        match self {
-            Layout::Dense => LayoutKind::Dense,
-            Layout::DimOrder(_) => LayoutKind::DimOrder,
-            Layout::Strided { .. } => LayoutKind::Strided,
-            Layout::Sparse { format: SparseFormat::Coo, .. } => LayoutKind::SparseCoo,
-            Layout::Sparse { format: SparseFormat::Csr, .. } => LayoutKind::SparseCsr,
-        }
-    }
-
-    pub fn is_sparse(&self) -> bool {
-        matches!(self, Layout::Sparse { .. })
-    }
-
-    /// A short description: `dense`, `dim_order[0,2,1]`, `strided`, `sparse_coo`, `sparse_csr`.
-    pub fn describe(&self) -> String {
-        match self {
-            Layout::Dense => "dense".into(),
-            Layout::DimOrder(order) => format!("dim_order{order:?}"),
-            Layout::Strided { .. } => "strided".into(),
-            Layout::Sparse { format, .. } => format!("sparse_{}", format.name()),
         }
     }
 }
@@ -137,23 +50,18 @@ impl TensorInfo {
         checked::numel(&self.shape)
     }
 
-    /// Bytes of the decoded data: the dense elements, or for sparse tensors the values plus
-    /// their `u64` index arrays (see [`crate::model::SparseData`]).
+    /// Bytes of the decoded data: the sum of its layout's parts (the dense elements, or for
+    /// sparse tensors the values plus their `u64` index arrays).
     pub fn nbytes(&self) -> Result<u64> {
-        match &self.layout {
-            Layout::Sparse { format, nnz } => {
-                let values = self.dtype.nbytes(*nnz)?;
-                let index_count = match format {
-                    SparseFormat::Coo => checked::mul(self.shape.len() as u64, *nnz, "COO indices")?,
-                    SparseFormat::Csr => {
-                        let rows = self.shape.first().copied().unwrap_or(0);
-                        checked::add(checked::add(rows, 1, "CSR indptr")?, *nnz, "CSR indices")?
-                    }
-                };
-                checked::add(values, checked::mul(index_count, 8, "sparse indices")?, "sparse size")
-            }
-            _ => self.dtype.nbytes(self.numel()?),
-        }
+        self.layout
+            .parts(self.dtype, &self.shape)?
+            .iter()
+            .try_fold(0u64, |sum, p| checked::add(sum, p.nbytes()?, "tensor size"))
+    }
+
+    /// The parts this tensor's data is made of, as its layout names them.
+    pub fn parts(&self) -> Result<Vec<PartSpec>> {
+        self.layout.parts(self.dtype, &self.shape)
     }
 }
 

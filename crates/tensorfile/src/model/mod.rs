@@ -3,12 +3,13 @@
 mod data;
 mod dtype;
 mod entry;
+mod layout;
 mod meta;
 
-pub use data::{Chunks, SparseData, TensorData, gather};
+pub use data::{Chunks, Part, SparseData, TensorData, gather};
 pub use dtype::DType;
 pub use entry::{
-    ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Encoding, Entry, Kind, Layout, LayoutKind, SparseFormat,
-    Storage, TensorInfo, Unreadable,
+    ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Encoding, Entry, Kind, Storage, TensorInfo, Unreadable,
 };
+pub use layout::{DATA, INDICES, INDPTR, Layout, LayoutKind, PartSpec, SparseFormat, VALUES};
 pub use meta::MetaValue;

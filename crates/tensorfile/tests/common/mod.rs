@@ -34,7 +34,7 @@ pub fn try_write(
 
 pub fn dense(info: TensorInfo, seed: u64) -> (TensorInfo, TensorData) {
     let bytes = sample_bytes(&info, seed);
-    (info, TensorData::Dense(Bytes::from_vec(bytes)))
+    (info, TensorData::dense(Bytes::from_vec(bytes)))
 }
 
 pub fn open(bytes: Vec<u8>) -> TensorFile {

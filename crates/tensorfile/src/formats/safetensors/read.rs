@@ -275,6 +275,6 @@ impl FormatReader for SafetensorsReader {
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
         let e = self.catalog.get(index)?;
-        Ok(TensorData::Dense(self.src.range(e.storage.offset, e.storage.len)?))
+        Ok(TensorData::dense(self.src.range(e.storage.offset, e.storage.len)?))
     }
 }

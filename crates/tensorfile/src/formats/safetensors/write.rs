@@ -67,7 +67,7 @@ impl FormatWriter for SafetensorsWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
         check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
-        self.out.write_all(data.dense()?)?;
+        self.out.write_all(data.as_dense()?)?;
         self.next += 1;
         Ok(())
     }

@@ -167,7 +167,7 @@ impl FormatReader for PtdReader {
             Some(end) if end <= self.flatbuffer.len() as u64 => self.flatbuffer.slice(offset, len)?,
             _ => self.src.range(offset, len)?,
         };
-        Ok(TensorData::Dense(match &self.layouts[index] {
+        Ok(TensorData::dense(match &self.layouts[index] {
             Some(l) => Bytes::from_vec(l.to_row_major(&stored)),
             None => stored,
         }))

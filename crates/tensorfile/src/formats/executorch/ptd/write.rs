@@ -143,7 +143,7 @@ impl FormatWriter for PtdWriter<'_> {
         let info =
             self.plan.get(self.segment_of.len()).ok_or_else(|| Error::usage("more tensors written than planned"))?;
         check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
-        let row_major = data.dense()?;
+        let row_major = data.as_dense()?;
         // Tensors with a dim order are stored in that order, as the program expects them.
         let permuted = match &info.layout {
             Layout::DimOrder(order) => Some(
@@ -168,7 +168,7 @@ impl FormatWriter for PtdWriter<'_> {
         if matches!(info.layout, Layout::DimOrder(_)) {
             // Permuting needs the whole tensor.
             let data = gather(open()?)?;
-            return self.write(&TensorData::Dense(data));
+            return self.write(&TensorData::dense(data));
         }
         let name = info.name.clone();
         let want = streamed_size(info).map_err(|e| e.for_tensor(&name))?;

@@ -244,7 +244,7 @@ impl FormatReader for PteReader {
             return data.read(i, verify);
         }
         let stored = self.range(e.storage.offset, e.storage.len)?;
-        Ok(TensorData::Dense(match &t.layout {
+        Ok(TensorData::dense(match &t.layout {
             Some(l) if !l.is_contiguous() => Bytes::from_vec(l.to_row_major(&stored)),
             _ => stored,
         }))

@@ -73,7 +73,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
         for (offset, len, wi, layout) in &patches {
             w.write_all(&original.range(pos, offset - pos)?)?;
             let data = weights.read_verified(*wi)?;
-            let bytes = data.dense()?;
+            let bytes = data.as_dense()?;
             let stored = match layout {
                 Some(l) if !l.is_contiguous() => l.from_row_major(bytes),
                 _ => bytes.to_vec(),

@@ -71,7 +71,7 @@ fn programs_open_with_their_flatbuffer_only_and_read_each_tensor_by_its_bytes() 
         for (i, (e, t)) in local.entries().iter().zip(local.program_tensors()).enumerate() {
             let name = &e.info.name;
             let ours = local.read(i, true).unwrap();
-            let ours = ours.dense().unwrap();
+            let ours = ours.as_dense().unwrap();
             let contiguous = t.layout.as_ref().is_none_or(|l| l.is_contiguous());
             if contiguous {
                 // Local: a slice of the program's (or the .ptd's) map.
@@ -80,7 +80,7 @@ fn programs_open_with_their_flatbuffer_only_and_read_each_tensor_by_its_bytes() 
             }
             let (before, ptd_before) = (src.bytes_fetched(), ptd_src.as_ref().map_or(0, Source::bytes_fetched));
             let theirs = remote.read(i, true).unwrap();
-            assert_eq!(theirs.dense().unwrap(), ours, "{what}: {name}");
+            assert_eq!(theirs.as_dense().unwrap(), ours, "{what}: {name}");
             let fetched = src.bytes_fetched() - before;
             let ptd_fetched = ptd_src.as_ref().map_or(0, Source::bytes_fetched) - ptd_before;
             if is_external(t) {
@@ -159,7 +159,7 @@ fn outcome(reader: crate::Result<Box<dyn FormatReader>>) -> Outcome {
     let mut problems: Vec<String> = r.unreadable().iter().map(|u| format!("{}: {}", u.name, show(&u.error))).collect();
     problems.extend(r.check().iter().map(show));
     let data = (0..r.entries().len())
-        .map(|i| r.read(i, true).map_or_else(|e| show(&e).into_bytes(), |d| d.dense().unwrap().to_vec()))
+        .map(|i| r.read(i, true).map_or_else(|e| show(&e).into_bytes(), |d| d.as_dense().unwrap().to_vec()))
         .collect();
     Ok((r.entries().to_vec(), problems, data))
 }

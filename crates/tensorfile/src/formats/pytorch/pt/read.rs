@@ -280,7 +280,7 @@ impl FormatReader for PtReader {
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let t = self.tensors.get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        Ok(TensorData::Dense(self.tensor_bytes(t, verify)?))
+        Ok(TensorData::dense(self.tensor_bytes(t, verify)?))
     }
 
     fn as_any(&self) -> &dyn Any {

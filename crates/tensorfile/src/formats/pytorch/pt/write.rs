@@ -148,7 +148,7 @@ impl FormatWriter for PtWriter<'_> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
         check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
         let zip = self.zip.as_mut().ok_or_else(|| Error::usage("writer already finished"))?;
-        zip.add(&format!("data/{}", self.next), data.dense()?)?;
+        zip.add(&format!("data/{}", self.next), data.as_dense()?)?;
         self.next += 1;
         Ok(())
     }

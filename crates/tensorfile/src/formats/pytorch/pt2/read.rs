@@ -409,13 +409,13 @@ impl FormatReader for Pt2Reader {
             TensorSource::Pickled { nested, index, view: Some(view) } => {
                 let reader = &self.nested[*nested].1;
                 let t = PtTensor { view: view.clone(), ..reader.tensors()[*index].clone() };
-                Ok(TensorData::Dense(reader.tensor_bytes(&t, verify)?))
+                Ok(TensorData::dense(reader.tensor_bytes(&t, verify)?))
             }
             TensorSource::Record { record, view } => {
                 let storage = self.archive.read(record, verify)?;
                 let bytes = view.bytes_of(&storage)?;
                 let unit = view.dtype.swap_unit();
-                Ok(TensorData::Dense(if self.big_endian && unit > 1 {
+                Ok(TensorData::dense(if self.big_endian && unit > 1 {
                     Bytes::from_vec(swap::swapped(&bytes, unit))
                 } else {
                     bytes
@@ -522,7 +522,7 @@ mod tests {
                 let got = counted.read(i, true).unwrap();
                 assert_eq!(src.bytes_fetched() - before, want, "{what}: tensor {i}");
                 let expected = local.read(i, true).unwrap();
-                assert_eq!(got.dense().unwrap(), expected.dense().unwrap(), "{what}: tensor {i}");
+                assert_eq!(got.as_dense().unwrap(), expected.as_dense().unwrap(), "{what}: tensor {i}");
             }
             // Opening fetched the end of the archive (of each archive read in place), and
             // what is not a storage (directory, local headers, records) at most once more.
@@ -544,9 +544,9 @@ mod tests {
         use crate::model::DType;
         let big: Vec<u8> = (0..4 << 20).map(|i: u32| (i % 253) as u8).collect();
         let tensors = vec![
-            (TensorInfo::dense("small", DType::Float32, vec![4]), TensorData::Dense(Bytes::from_vec(vec![1; 16]))),
-            (TensorInfo::dense("big", DType::Float32, vec![1 << 20]), TensorData::Dense(Bytes::from_vec(big))),
-            (TensorInfo::dense("last", DType::Int64, vec![2]), TensorData::Dense(Bytes::from_vec(vec![2; 16]))),
+            (TensorInfo::dense("small", DType::Float32, vec![4]), TensorData::dense(Bytes::from_vec(vec![1; 16]))),
+            (TensorInfo::dense("big", DType::Float32, vec![1 << 20]), TensorData::dense(Bytes::from_vec(big))),
+            (TensorInfo::dense("last", DType::Int64, vec![2]), TensorData::dense(Bytes::from_vec(vec![2; 16]))),
         ];
         write_to_vec(Format::Pt, &tensors, &WriteOptions::default()).unwrap()
     }
@@ -564,7 +564,7 @@ mod tests {
             let before = src.bytes_fetched();
             let got = counted.read(i, true).unwrap();
             assert_eq!(src.bytes_fetched() - before, storage_of(counted.as_ref(), i).1);
-            assert_eq!(got.dense().unwrap(), local.read(i, true).unwrap().dense().unwrap());
+            assert_eq!(got.as_dense().unwrap(), local.read(i, true).unwrap().as_dense().unwrap());
         }
         let big = counted.entries().iter().position(|e| e.info.name.ends_with("big")).unwrap();
         let before = src.bytes_fetched();

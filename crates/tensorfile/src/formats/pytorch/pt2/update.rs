@@ -173,7 +173,7 @@ fn rewrite<W: Write>(
 /// Tensor `p.source` of `weights` in the byte order of the file being written.
 fn stored_bytes(weights: &TensorFile, p: &Patch, big_endian: bool) -> Result<Vec<u8>> {
     let data = weights.read_verified(p.source)?;
-    let bytes = data.dense()?;
+    let bytes = data.as_dense()?;
     let unit = p.view.dtype.swap_unit();
     Ok(if big_endian && unit > 1 { swap::swapped(bytes, unit) } else { bytes.to_vec() })
 }

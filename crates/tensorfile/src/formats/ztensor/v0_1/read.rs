@@ -178,14 +178,14 @@ impl FormatReader for ZtReader {
             Layout::Sparse { format, nnz } => {
                 let shape =
                     SparseShape { format: *format, dtype: entry.info.dtype, shape: &entry.info.shape, nnz: *nnz };
-                Ok(TensorData::Sparse(sparse::decode(&blob, form, order, &shape)?))
+                Ok(TensorData::sparse(sparse::decode(&blob, form, order, &shape)?))
             }
             _ => {
                 let unit = entry.info.dtype.swap_unit();
                 if order == ByteOrder::Big && unit > 1 {
-                    Ok(TensorData::Dense(Bytes::from_vec(swap::swapped(&blob, unit))))
+                    Ok(TensorData::dense(Bytes::from_vec(swap::swapped(&blob, unit))))
                 } else {
-                    Ok(TensorData::Dense(blob))
+                    Ok(TensorData::dense(blob))
                 }
             }
         }

@@ -389,7 +389,7 @@ impl ZtWriter<'_> {
         }
         let data = gather(pieces)?;
         check_streamed(info, data.len() as u64, want)?;
-        self.add_to_batch(info.clone(), TensorData::Dense(data))
+        self.add_to_batch(info.clone(), TensorData::dense(data))
     }
 
     fn add_to_batch(&mut self, info: TensorInfo, data: TensorData) -> Result<()> {
@@ -407,16 +407,14 @@ impl FormatWriter for ZtWriter<'_> {
         let info = self.accept()?;
         let name = info.name.clone();
         check_data(&info, data).map_err(|e| e.for_tensor(&name))?;
-        let done = match data {
-            TensorData::Dense(bytes) => {
-                self.write_dense(&info, bytes.len() as u64, Box::new(std::iter::once(Ok(bytes.clone()))))
-            }
-            TensorData::Sparse(s) if !self.compressing() => {
-                let stored = sparse::encode(s, info.dtype, self.options.byte_order);
-                let checksum = Checksum::compute(self.options.checksum, &stored);
-                self.emit(&stored, checksum)
-            }
-            TensorData::Sparse(_) => self.add_to_batch(info, data.clone()),
+        let done = if let Ok(bytes) = data.as_dense() {
+            self.write_dense(&info, bytes.len() as u64, Box::new(std::iter::once(Ok(bytes.clone()))))
+        } else if self.compressing() {
+            self.add_to_batch(info, data.clone())
+        } else {
+            let stored = sparse::encode(&data.to_sparse()?, info.dtype, self.options.byte_order);
+            let checksum = Checksum::compute(self.options.checksum, &stored);
+            self.emit(&stored, checksum)
         };
         done.map_err(|e| e.for_tensor(&name))
     }
@@ -454,9 +452,9 @@ fn compressed(options: &WriteOptions, info: &TensorInfo, data: &TensorData) -> R
     let Compression::Zstd(level) = options.compression else {
         return Err(Error::usage("compressed() without compression"));
     };
-    let stored = match data {
-        TensorData::Dense(bytes) => zstd_frames::compress(bytes, level)?,
-        TensorData::Sparse(s) => zstd_frames::compress(&sparse::encode(s, info.dtype, ByteOrder::Little), level)?,
+    let stored = match data.as_dense() {
+        Ok(bytes) => zstd_frames::compress(bytes, level)?,
+        Err(_) => zstd_frames::compress(&sparse::encode(&data.to_sparse()?, info.dtype, ByteOrder::Little), level)?,
     };
     let checksum = Checksum::compute(options.checksum, &stored);
     Ok((stored, checksum))
