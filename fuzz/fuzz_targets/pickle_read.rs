@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = tensorfile::pickle::load(data);
+    let _ = tensorfile::internals::pickle::load(data);
 });

@@ -2,7 +2,7 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Ok(a) = tensorfile::zip::Archive::open(tensorfile::source::Bytes::from_vec(data.to_vec())) {
+    if let Ok(a) = tensorfile::internals::zip::Archive::open(tensorfile::source::Bytes::from_vec(data.to_vec())) {
         for e in a.entries() {
             let _ = a.read(e, true);
         }

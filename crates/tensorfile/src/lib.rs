@@ -14,25 +14,48 @@
 //! tensors), [`TensorFile`] (an opened file of any format), [`convert`] (any reader into any
 //! writer), [`shards`] (a set of files as one: sharded checkpoints, read and written).
 
+/// Modules the library keeps to itself; with the feature `internals` (this workspace's own
+/// tests, conformance generator and fuzz targets) they are public, hidden from the docs.
+macro_rules! internal_modules {
+    ($($name:ident),+) => {
+        $(
+            #[cfg(feature = "internals")]
+            #[doc(hidden)]
+            pub mod $name;
+            // What only the tests use is unused without them.
+            #[cfg(not(feature = "internals"))]
+            #[allow(dead_code, unused_imports)]
+            mod $name;
+        )+
+    };
+}
+
+internal_modules!(checked, flatbuf, npy, pickle, zip);
+
 mod ahead;
-pub mod checked;
 pub mod compare;
 pub mod convert;
+pub mod dump;
 mod error;
+pub mod export;
 pub mod facts;
 mod file;
-pub mod flatbuf;
 pub mod formats;
 pub mod limits;
 pub mod model;
-pub mod npy;
 pub mod output;
-pub mod pickle;
 pub mod shards;
 pub mod source;
 mod swap;
 pub mod update;
-pub mod zip;
+
+/// The library's internal modules, for this workspace's own tests, conformance generator and
+/// fuzz targets (feature `internals`): not part of the API, no stability promised.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::{checked, flatbuf, npy, pickle, zip};
+}
 
 pub use error::{Error, ErrorKind, Hint, Result, Rule};
 pub use file::{Depth, READ_AHEAD_BYTES, TensorFile, Verification};

@@ -107,8 +107,8 @@ fn methods_operators_and_delegates_match_the_program() {
 
 #[test]
 fn the_json_dump_re_encodes_to_an_equal_program() {
-    use tensorfile::flatbuf;
     use tensorfile::formats::executorch::program_schema;
+    use tensorfile::internals::flatbuf;
     for (path, record) in records() {
         let file = open(&path, &record);
         let Some(pte) = file.reader_as::<PteReader>() else { continue };

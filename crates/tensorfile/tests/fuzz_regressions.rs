@@ -28,11 +28,11 @@ fn fuzz_findings_and_fixtures_never_panic() {
             tensorfile::formats::exercise(&data, format);
         }
         // The zip and pickle targets.
-        if let Ok(a) = tensorfile::zip::Archive::open(tensorfile::source::Bytes::from_vec(data.clone())) {
+        if let Ok(a) = tensorfile::internals::zip::Archive::open(tensorfile::source::Bytes::from_vec(data.clone())) {
             for e in a.entries() {
                 let _ = a.read(e, true);
             }
         }
-        let _ = tensorfile::pickle::load(&data);
+        let _ = tensorfile::internals::pickle::load(&data);
     }
 }

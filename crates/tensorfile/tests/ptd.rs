@@ -127,12 +127,12 @@ fn hostile_headers() {
 
 #[test]
 fn hostile_tables() {
-    use tensorfile::flatbuf::{self, Value};
     use tensorfile::formats::executorch::flat_tensor_schema;
+    use tensorfile::internals::flatbuf::{self, Value};
     let good = valid();
     let h = Header::parse(&good).unwrap();
     // Re-encode an edited table in place of the original (same header, same segments).
-    let rebuilt = |edit: &dyn Fn(&mut tensorfile::flatbuf::Table)| -> Vec<u8> {
+    let rebuilt = |edit: &dyn Fn(&mut tensorfile::internals::flatbuf::Table)| -> Vec<u8> {
         let f = TensorFile::from_bytes_as(Bytes::from_vec(good.clone()), Format::Ptd).unwrap();
         let mut root = f.reader_as::<PtdReader>().unwrap().root().clone();
         edit(&mut root);
@@ -148,19 +148,19 @@ fn hostile_tables() {
         fb
     };
     assert_eq!(rule(rebuilt(&|r| r.set("version", Some(Value::UInt(2))))), Rule::BadField);
-    let far = |r: &mut tensorfile::flatbuf::Table| {
+    let far = |r: &mut tensorfile::internals::flatbuf::Table| {
         if let Some(Value::Table(s)) = r.vector_mut("segments").unwrap().first_mut() {
             s.set("offset", Some(Value::UInt(1 << 40)));
         }
     };
     assert_eq!(rule(rebuilt(&far)), Rule::OutOfBounds);
-    let dup = |r: &mut tensorfile::flatbuf::Table| {
+    let dup = |r: &mut tensorfile::internals::flatbuf::Table| {
         let first = r.vector("named_data").unwrap()[0].clone();
         r.vector_mut("named_data").unwrap().push(first);
     };
     assert_eq!(rule(rebuilt(&dup)), Rule::DuplicateName);
     // Entry-level problems leave the other entries readable.
-    let bad_segment = |r: &mut tensorfile::flatbuf::Table| {
+    let bad_segment = |r: &mut tensorfile::internals::flatbuf::Table| {
         if let Some(Value::Table(nd)) = r.vector_mut("named_data").unwrap().first_mut() {
             nd.set("segment_index", Some(Value::UInt(999)));
         }
@@ -168,7 +168,7 @@ fn hostile_tables() {
     let f = open(rebuilt(&bad_segment));
     assert_eq!(f.unreadable()[0].error.rule(), Some(Rule::OutOfBounds));
     assert_eq!(f.entries().len(), sample().len() - 1);
-    let too_big = |r: &mut tensorfile::flatbuf::Table| {
+    let too_big = |r: &mut tensorfile::internals::flatbuf::Table| {
         if let Some(Value::Table(nd)) = r.vector_mut("named_data").unwrap().first_mut() {
             if let Some(l) = nd.table_mut("tensor_layout") {
                 l.set("sizes", Some(Value::Vector(vec![Value::Int(1 << 20), Value::Int(2)])));
@@ -176,7 +176,7 @@ fn hostile_tables() {
         }
     };
     assert_eq!(open(rebuilt(&too_big)).unreadable()[0].error.rule(), Some(Rule::SizeMismatch));
-    let bad_order = |r: &mut tensorfile::flatbuf::Table| {
+    let bad_order = |r: &mut tensorfile::internals::flatbuf::Table| {
         if let Some(Value::Table(nd)) = r.vector_mut("named_data").unwrap().first_mut() {
             if let Some(l) = nd.table_mut("tensor_layout") {
                 l.set("dim_order", Some(Value::Bytes(vec![1, 1].into())));

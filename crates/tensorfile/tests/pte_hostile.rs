@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use tensorfile::flatbuf::{self, Table, Value};
 use tensorfile::formats::executorch::program_schema;
 use tensorfile::formats::executorch::pte::PteReader;
+use tensorfile::internals::flatbuf::{self, Table, Value};
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 
@@ -266,7 +266,7 @@ fn constant_buffers_out_of_range() {
 #[test]
 fn constants_in_both_places() {
     let b = edited(|r| {
-        let mut buffer = tensorfile::flatbuf::new_table(program_schema(), "Buffer");
+        let mut buffer = tensorfile::internals::flatbuf::new_table(program_schema(), "Buffer");
         buffer.set("storage", Some(Value::Bytes(vec![0u8; 16].into())));
         r.set("constant_buffer", Some(Value::Vector(vec![Value::Table(buffer)])));
     });
@@ -305,7 +305,7 @@ fn unknown_union_tags_are_refused() {
 }
 
 fn new(name: &str, fields: Vec<(&str, Value)>) -> Table {
-    let mut t = tensorfile::flatbuf::new_table(program_schema(), name);
+    let mut t = tensorfile::internals::flatbuf::new_table(program_schema(), name);
     for (k, v) in fields {
         t.set(k, Some(v));
     }
@@ -344,7 +344,7 @@ fn every_instruction_kind_checks_its_indices() {
 fn list_values_checks_their_items() {
     for list in ["TensorList", "OptionalTensorList"] {
         let b = edited(|r| {
-            let u = tensorfile::flatbuf::Union {
+            let u = tensorfile::internals::flatbuf::Union {
                 def: &program_schema().unions[0],
                 tag: 1 + program_schema().unions[0].variants.iter().position(|(n, _)| n == list).unwrap() as u8,
                 value: Some(Box::new(new(

@@ -225,7 +225,7 @@ fn pickles_torch_refuses_are_refused_with_the_global_named() {
 
 #[test]
 fn zip_crcs_are_checked_and_a_zero_crc_means_not_recorded() {
-    use tensorfile::zip::Archive;
+    use tensorfile::internals::zip::Archive;
     let path = dir().join("state_dict.pt");
     let original = std::fs::read(&path).unwrap();
     let archive = Archive::open(Bytes::from_vec(original.clone())).unwrap();

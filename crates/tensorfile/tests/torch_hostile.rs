@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
+use tensorfile::internals::zip::{Archive, ZipWriter, is_safe_name};
 use tensorfile::source::Bytes;
-use tensorfile::zip::{Archive, ZipWriter, is_safe_name};
 use tensorfile::{Format, Rule, TensorFile};
 
 /// A torch.save-shaped zip with this `data.pkl` and storage records.

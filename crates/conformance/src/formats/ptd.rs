@@ -1,9 +1,9 @@
 //! ExecuTorch named data (`.ptd`): a real file (a fixture made by ExecuTorch) with one thing
 //! broken, and a flatbuffer laid out by hand whose offsets share a subtree.
 
-use tensorfile::flatbuf::{self, Table, Value};
 use tensorfile::formats::executorch::flat_tensor_schema;
 use tensorfile::formats::executorch::ptd::{Header, PtdReader};
+use tensorfile::internals::flatbuf::{self, Table, Value};
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 

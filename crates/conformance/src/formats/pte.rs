@@ -2,9 +2,9 @@
 //! broken: its bytes patched, or its decoded flatbuffer edited and re-encoded (with
 //! tensorfile's flatbuffer encoder) in front of its original segments.
 
-use tensorfile::flatbuf::{self, Table, Union, Value};
 use tensorfile::formats::executorch::program_schema;
 use tensorfile::formats::executorch::pte::{HeaderLayout, PteReader};
+use tensorfile::internals::flatbuf::{self, Table, Union, Value};
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 

@@ -3,10 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tensorfile::formats::executorch::ptd::PtdReader;
-use tensorfile::formats::executorch::pte::PteReader;
-use tensorfile::formats::executorch::{flat_tensor_schema, program_schema};
-use tensorfile::{Error, TensorFile, flatbuf};
+use tensorfile::{TensorFile, dump};
 
 use super::Outcome;
 use crate::render;
@@ -30,18 +27,6 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = TensorFile::open(&args.file)?;
     let limit = (!args.all_bytes).then_some(args.bytes);
-    let json = if let Some(pte) = file.reader_as::<PteReader>() {
-        flatbuf::to_json(program_schema(), &pte.program().root, limit)
-    } else if let Some(ptd) = file.reader_as::<PtdReader>() {
-        flatbuf::to_json(flat_tensor_schema(), ptd.root(), limit)
-    } else {
-        let msg = format!(
-            "{}: dump shows ExecuTorch flatbuffers (.pte, .ptd), not {} files",
-            args.file.display(),
-            file.format()
-        );
-        return Err(Error::usage(msg).into());
-    };
-    render::json(out, &json)?;
+    render::json(out, &dump::structure_json(&file, limit)?)?;
     Ok(Outcome::Success)
 }

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use tensorfile::export::{numpy_descr, write_npy};
 use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::model::{PartSpec, Unreadable};
-use tensorfile::npy::{numpy_descr, write_npy};
 use tensorfile::output::write_atomically;
 use tensorfile::{DType, Entry, Error, Kind, TensorData, TensorFile};
 
