@@ -206,7 +206,10 @@ impl Machine<'_> {
     fn memo_put(&mut self, key: u64) -> Result<()> {
         let v = self.top()?.clone();
         if self.memo.len() >= MAX_MEMO && !self.memo.contains_key(&key) {
-            return Err(Error::invalid(Rule::TooManyEntries, format!("pickle memo over {MAX_MEMO} entries")));
+            return Err(Error::invalid(
+                Rule::TooManyEntries,
+                format!("pickle memo over {MAX_MEMO} entries (refused after {} bytes)", self.pos),
+            ));
         }
         self.memo.insert(key, v);
         Ok(())
@@ -655,7 +658,11 @@ mod tests {
             p.extend_from_slice(&(i.wrapping_mul(2654435761)).to_le_bytes());
         }
         p.push(b'.');
-        assert_eq!(rule(&p), Rule::TooManyEntries);
+        let e = load(&p).unwrap_err();
+        assert_eq!(e.rule(), Some(Rule::TooManyEntries));
+        // Refused at the first put past the limit: NONE, then MAX_MEMO + 1 puts of 5 bytes.
+        let at = 1 + 5 * (MAX_MEMO + 1);
+        assert!(e.message().contains(&format!("after {at} bytes")), "{e}");
     }
 
     #[test]
