@@ -158,7 +158,8 @@ fn model_summaries_match_the_exported_programs() {
         // Exported programs have models; AOTInductor packages (no models/ JSON), re-zipped
         // archives and `torch.save` files have none.
         let Some(models) = record.get("models") else {
-            let aoti_or_rezipped = ["aoti_cpu.pt2", "deflated.pt2"].contains(&path.file_name().unwrap().to_str().unwrap());
+            let aoti_or_rezipped =
+                ["aoti_cpu.pt2", "deflated.pt2"].contains(&path.file_name().unwrap().to_str().unwrap());
             assert!(!is_archive(&path) || aoti_or_rezipped, "{what}: an archive without models");
             continue;
         };

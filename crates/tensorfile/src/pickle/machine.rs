@@ -427,7 +427,6 @@ impl Machine<'_> {
         }
         Ok(())
     }
-
 }
 
 #[cfg(test)]

@@ -65,9 +65,8 @@ pub fn records_in(dir: &std::path::Path, recurse: bool) -> Vec<(std::path::PathB
     fn walk(dir: &std::path::Path, recurse: bool, out: &mut Vec<(std::path::PathBuf, serde_json::Value)>) {
         let entries = std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("{}: fixtures folder unreadable ({e}): run scripts/fixtures", dir.display()));
-        let mut paths: Vec<std::path::PathBuf> = entries
-            .map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path())
-            .collect();
+        let mut paths: Vec<std::path::PathBuf> =
+            entries.map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path()).collect();
         paths.sort();
         for p in paths {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_else(|| panic!("{}: name", p.display()));
