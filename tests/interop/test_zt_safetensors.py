@@ -247,12 +247,23 @@ def fixture_id(path: Path) -> str:
     return str(path.relative_to(FIXTURES))
 
 
+def test_the_committed_fixtures_are_all_there():
+    """The parametrized tests below would pass on no fixtures at all."""
+    found = committed_fixtures()
+    # 12 zTensor files of the Rust crate, 6 of the pip package, 7 safetensors files.
+    assert len(found) >= 25, f"{len(found)} fixtures: run scripts/fixtures"
+    for path in found:
+        record = path.with_name(path.name + ".expected.json")
+        assert record.is_file(), f"{path}: no record {record.name}"
+
+
 @pytest.mark.parametrize("path", committed_fixtures(), ids=fixture_id)
 def test_ls_agrees_with_the_producer_record(path):
     record = json.loads(path.with_name(path.name + ".expected.json").read_text(encoding="utf-8"))
     listed = {entry["name"]: entry for entry in ls_json(path)}
     assert sorted(listed) == sorted(t["name"] for t in record["tensors"])
     for t in record["tensors"]:
+        assert t["layout"] in ("dense", "sparse_coo", "sparse_csr"), f"{path.name}: {t['name']}: {t['layout']!r}"
         if t["layout"] == "dense":
             entry = listed[t["name"]]
             assert (entry["kind"], entry["dtype"], entry["shape"]) == ("tensor", t["dtype"], t["shape"]), t["name"]

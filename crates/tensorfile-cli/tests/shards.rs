@@ -18,7 +18,11 @@ fn index() -> PathBuf {
 }
 
 fn record() -> Json {
-    json_of(&std::fs::read_to_string(fixture().join("model.safetensors.index.json.expected.json")).unwrap())
+    let path = fixture().join("model.safetensors.index.json.expected.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let record: Json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: malformed: {e}", path.display()));
+    assert_eq!(record["tensors"].as_array().map(Vec::len), Some(314), "{}: MobileNetV2's 314 tensors", path.display());
+    record
 }
 
 fn names_in(dir: &Path) -> Vec<String> {

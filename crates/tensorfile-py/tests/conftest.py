@@ -9,14 +9,40 @@ ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
+# Records of every format, hostile ones included (the folders of tests/fixtures/).
+COMMITTED_RECORDS = 65
+LAYOUTS = {"dense", "blob", "sparse_coo", "sparse_csr"}
+
+
+def load_record(record_path: Path) -> dict:
+    """A record, checked: a JSON object naming its fixture, which exists, with a list of
+    tensors of known layouts (or, for the pickles torch refuses, the refused global)."""
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise AssertionError(f"{record_path}: unreadable or malformed record: {e}") from e
+    fixture = record_path.with_name(record_path.name.removesuffix(".expected.json"))
+    assert isinstance(record, dict), f"{record_path}: not a JSON object"
+    assert record.get("file") == fixture.name, f"{record_path}: `file` is {record.get('file')!r}"
+    assert fixture.is_file(), f"{record_path}: its fixture {fixture} is missing"
+    if "tensors" not in record:
+        assert "refused_global" in record, f"{record_path}: neither tensors nor a refused global"
+        return record
+    assert isinstance(record["tensors"], list), f"{record_path}: tensors is not a list"
+    for t in record["tensors"]:
+        assert t.get("layout") in LAYOUTS, f"{record_path}: {t.get('name')!r}: unknown layout {t.get('layout')!r}"
+    return record
+
+
 def records() -> list:
     """(fixture path, record) for every fixture with tensors, all formats."""
+    found = sorted(FIXTURES.rglob("*.expected.json"))
+    assert len(found) >= COMMITTED_RECORDS, f"{FIXTURES}: {len(found)} records, {COMMITTED_RECORDS} committed"
     out = []
-    for record_path in sorted(FIXTURES.rglob("*.expected.json")):
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-        if "tensors" not in record:
-            continue
-        out.append((record_path.with_name(record_path.name.removesuffix(".expected.json")), record))
+    for record_path in found:
+        record = load_record(record_path)
+        if "tensors" in record:
+            out.append((record_path.with_name(record_path.name.removesuffix(".expected.json")), record))
     return out
 
 

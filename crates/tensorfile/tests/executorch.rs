@@ -4,6 +4,8 @@
 //! is listed by us under its documented name with identical bytes, and the program summary
 //! agrees with the program's methods.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -11,24 +13,32 @@ use sha2::{Digest, Sha256};
 use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::{Format, TensorFile};
 
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/executorch")
+/// The committed programs (`.pte`) and named data files (`.ptd`).
+const PROGRAMS: usize = 11;
+const DATA_FILES: usize = 2;
+
+/// Every fixture (`.pte` and `.ptd`) with its record (strict: see [`common::records_in`]).
+fn records() -> Vec<(PathBuf, Value)> {
+    let out = common::records_in(&common::fixtures_dir().join("executorch"), false);
+    assert_eq!(out.len(), PROGRAMS + DATA_FILES, "fixtures missing or new: run scripts/fixtures");
+    out
 }
 
-/// Every fixture (`.pte` and `.ptd`) with its record.
-fn records() -> Vec<(PathBuf, Value)> {
-    let mut out: Vec<(PathBuf, Value)> = std::fs::read_dir(dir())
-        .expect("fixtures missing: run scripts/fixtures")
-        .flatten()
-        .filter_map(|e| {
-            let p = e.path();
-            let name = p.file_name()?.to_str()?.strip_suffix(".expected.json")?.to_string();
-            let record = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
-            Some((p.with_file_name(name), record))
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+/// Whether the fixture is a program (`.pte`) rather than named data (`.ptd`); anything else
+/// is not an ExecuTorch fixture.
+fn is_program(path: &Path) -> bool {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("pte") => true,
+        Some("ptd") => false,
+        _ => panic!("{}: neither a .pte nor a .ptd", path.display()),
+    }
+}
+
+/// A program's methods: every `.pte` record has at least one.
+fn methods<'a>(record: &'a Value, what: &str) -> &'a Vec<Value> {
+    let methods = common::array(record, "methods", what);
+    assert!(!methods.is_empty(), "{what}: a program without methods");
+    methods
 }
 
 fn open(path: &Path, record: &Value) -> TensorFile {
@@ -39,79 +49,96 @@ fn open(path: &Path, record: &Value) -> TensorFile {
 #[test]
 fn every_tensor_deserialize_pte_binary_finds_is_listed_with_identical_bytes() {
     let records = records();
-    assert!(records.len() >= 12, "fixtures missing: run scripts/fixtures");
+    let mut tensors = 0;
     for (path, record) in &records {
         let file = open(path, record);
-        let what = path.file_name().unwrap().to_string_lossy();
+        let what = path.file_name().unwrap().to_string_lossy().into_owned();
         assert!(file.unreadable().is_empty(), "{what}: {:?}", file.unreadable());
         assert!(file.verify().is_empty(), "{what}: {:?}", file.verify());
-        let expected = record["tensors"].as_array().unwrap();
+        let expected = common::array(record, "tensors", &what);
+        tensors += expected.len();
         for t in expected {
-            let name = t["name"].as_str().unwrap();
+            let name = common::text(t, "name", &what);
             let e = file.entry(name).unwrap_or_else(|| panic!("{what}: no {name}"));
             assert_eq!(e.info.dtype.name(), t["dtype"].as_str().unwrap(), "{what}: {name}");
             let shape: Vec<u64> = t["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
             assert_eq!(e.info.shape, shape, "{what}: {name}");
-            if let Some(source) = t["source"].as_str().filter(|_| file.format() == Format::Pte) {
+            let source = common::text(t, "source", &what);
+            assert!(
+                matches!(source, "constant" | "mutable" | "external" | "named_data"),
+                "{what}: {name}: unknown source {source:?}"
+            );
+            // A `.ptd` holds only named data; we mark sources in programs.
+            if file.format() == Format::Pte {
                 let ours =
                     e.info.extra.iter().find(|(k, _)| k == "source").and_then(|(_, v)| v.as_text().map(str::to_string));
                 assert_eq!(ours.as_deref(), Some(source), "{what}: source of {name}");
+            } else {
+                assert_eq!(source, "named_data", "{what}: {name}");
             }
             let bytes = file.read(name).unwrap();
             let digest = hex::encode(Sha256::digest(bytes.as_dense().unwrap()));
             assert_eq!(digest, t["sha256"].as_str().unwrap(), "{what}: bytes of {name}");
         }
         let listed: Vec<&str> = file.entries().iter().map(|e| e.info.name.as_str()).collect();
-        let recorded: Vec<&str> = expected.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let recorded: Vec<&str> = expected.iter().map(|t| common::text(t, "name", &what)).collect();
         let mut a = listed.clone();
         let mut b = recorded.clone();
         a.sort();
         b.sort();
         assert_eq!(a, b, "{what}: the same tensors, no more");
     }
+    // MobileNetV2 alone has 263 constants and its XNNPACK program 107.
+    assert!(tensors >= 400, "only {tensors} tensors checked");
 }
 
 #[test]
 fn methods_operators_and_delegates_match_the_program() {
+    let mut programs = 0;
     for (path, record) in records() {
-        let Some(methods) = record["methods"].as_array() else { continue };
-        if methods.is_empty() {
+        let what = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !is_program(&path) {
+            assert!(record.get("methods").is_none(), "{what}: named data has no methods");
             continue;
         }
+        programs += 1;
+        let methods = methods(&record, &what);
         let file = open(&path, &record);
         let structure = file.summary().structure.expect("programs have a structure");
         let ours = structure.json["methods"].as_array().unwrap().clone();
-        let what = path.file_name().unwrap().to_string_lossy();
         assert_eq!(ours.len(), methods.len(), "{what}");
         for m in methods {
-            let name = m["name"].as_str().unwrap();
+            let name = common::text(m, "name", &what);
             let o = ours.iter().find(|o| o["name"] == name).unwrap_or_else(|| panic!("{what}: method {name}"));
             assert_eq!(o["operators"], m["operators"], "{what}: {name}");
             assert_eq!(o["instructions"], m["instructions"], "{what}: {name}");
             assert_eq!(o["inputs"].as_array().unwrap().len() as u64, m["inputs"].as_u64().unwrap(), "{what}: {name}");
             assert_eq!(o["outputs"].as_array().unwrap().len() as u64, m["outputs"].as_u64().unwrap(), "{what}: {name}");
             let ids: Vec<&str> = o["delegates"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
-            let expected: Vec<&str> = m["delegates"]
-                .as_array()
-                .unwrap()
+            let expected: Vec<&str> = common::array(m, "delegates", &what)
                 .iter()
                 .map(|d| d.as_str().unwrap_or_else(|| d["id"].as_str().unwrap()))
                 .collect();
             assert_eq!(ids, expected, "{what}: {name}");
         }
-        if let Some(n) = record["segments"].as_u64() {
-            assert_eq!(file.reader_as::<PteReader>().unwrap().program().segments.len() as u64, n, "{what}: segments");
-        }
+        let n = record["segments"].as_u64().unwrap_or_else(|| panic!("{what}: no segment count"));
+        assert_eq!(file.reader_as::<PteReader>().unwrap().program().segments.len() as u64, n, "{what}: segments");
     }
+    assert_eq!(programs, PROGRAMS);
 }
 
 #[test]
 fn the_json_dump_re_encodes_to_an_equal_program() {
     use tensorfile::formats::executorch::program_schema;
     use tensorfile::internals::flatbuf;
+    let mut programs = 0;
     for (path, record) in records() {
+        if !is_program(&path) {
+            continue;
+        }
+        programs += 1;
         let file = open(&path, &record);
-        let Some(pte) = file.reader_as::<PteReader>() else { continue };
+        let pte = file.reader_as::<PteReader>().unwrap_or_else(|| panic!("{}: not read as a program", path.display()));
         let root = &pte.program().root;
         let bytes = flatbuf::encode(program_schema(), root, 32).unwrap();
         let again = flatbuf::decode(program_schema(), &bytes.into()).unwrap();
@@ -119,20 +146,29 @@ fn the_json_dump_re_encodes_to_an_equal_program() {
         let json = flatbuf::to_json(program_schema(), root, None);
         assert!(json["execution_plan"].is_array());
     }
+    assert_eq!(programs, PROGRAMS);
 }
 
 #[test]
 fn delegate_payloads_are_found() {
+    let (mut programs, mut found) = (0, 0);
     for (path, record) in records() {
+        if !is_program(&path) {
+            continue;
+        }
+        programs += 1;
+        let what = path.display().to_string();
         let file = open(&path, &record);
-        let Some(pte) = file.reader_as::<PteReader>() else { continue };
+        let pte = file.reader_as::<PteReader>().unwrap_or_else(|| panic!("{what}: not read as a program"));
         let payloads = pte.delegate_payloads().unwrap();
-        let delegates: usize = record["methods"]
-            .as_array()
-            .map_or(0, |m| m.iter().map(|m| m["delegates"].as_array().map_or(0, Vec::len)).sum());
-        assert_eq!(payloads.len(), delegates, "{}", path.display());
+        let delegates: usize = methods(&record, &what).iter().map(|m| common::array(m, "delegates", &what).len()).sum();
+        assert_eq!(payloads.len(), delegates, "{what}");
+        found += payloads.len();
         for (_, _, id, bytes) in payloads {
-            assert!(!bytes.is_empty(), "{}: empty {id} payload", path.display());
+            assert!(!bytes.is_empty(), "{what}: empty {id} payload");
         }
     }
+    assert_eq!(programs, PROGRAMS);
+    // xnnpack.pte and xnnpack_external.pte 2 each, mobilenet_v2_xnnpack.pte 1.
+    assert!(found >= 5, "only {found} delegate payloads found");
 }

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use tensorfile::Format;
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for e in entries {
+        let p = e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
         if p.is_dir() {
             files_under(&p, out);
         } else {
@@ -16,14 +16,45 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The inputs found by fuzzing, by the target that found them (the prefix of the file name
+/// before its first `-`), and how many of each are committed: a folder that lost files fails.
+const REGRESSIONS: [(&str, usize); 1] = [("pickle", 1)];
+
+/// Committed fixture files (records and notes included) by top folder of `tests/fixtures/`.
+const FIXTURES: [(&str, usize); 5] =
+    [("executorch", 26), ("pytorch", 52), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
+
+/// The files under `root/folder`, at least `at_least` of them.
+fn at_least(root: &Path, folder: &str, at_least: usize) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    files_under(&root.join(folder), &mut files);
+    assert!(files.len() >= at_least, "{folder}: {} files, {at_least} committed", files.len());
+    files
+}
+
+fn inputs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut regressions = at_least(&root, "fuzz/regressions", 1);
+    regressions.retain(|p| p.file_name().is_some_and(|n| n != "README"));
+    for (target, committed) in REGRESSIONS {
+        let prefix = format!("{target}-");
+        let found = regressions
+            .iter()
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix)))
+            .count();
+        assert!(found >= committed, "fuzz/regressions: {found} inputs of {target}, {committed} committed");
+    }
+    let mut files = regressions;
+    for (folder, committed) in FIXTURES {
+        files.extend(at_least(&root.join("tests/fixtures"), folder, committed));
+    }
+    files
+}
+
 #[test]
 fn fuzz_findings_and_fixtures_never_panic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    files_under(&root.join("fuzz/regressions"), &mut files);
-    files_under(&root.join("tests/fixtures"), &mut files);
-    for f in &files {
-        let data = std::fs::read(f).unwrap();
+    for f in &inputs() {
+        let data = std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
             tensorfile::formats::exercise(&data, format);
         }

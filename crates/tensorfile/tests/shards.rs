@@ -27,7 +27,11 @@ const INDEX: &str = "model.safetensors.index.json";
 
 fn record() -> Value {
     let path = fixture().join(format!("{INDEX}.expected.json"));
-    serde_json::from_slice(&std::fs::read(path).expect("the sharded fixture: run scripts/fixtures")).unwrap()
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}: run scripts/fixtures", path.display()));
+    let record: Value = serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: malformed: {e}", path.display()));
+    assert_eq!(record["file"], INDEX, "{}", path.display());
+    assert_eq!(record["tensors"].as_array().map(Vec::len), Some(314), "{}: MobileNetV2's 314 tensors", path.display());
+    record
 }
 
 fn sha256(b: &[u8]) -> String {

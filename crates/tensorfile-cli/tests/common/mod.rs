@@ -5,6 +5,9 @@ use std::ffi::OsStr;
 use std::process::{Command, Output};
 
 use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use tensorfile::source::Bytes;
+use tensorfile::{DType, Format, TensorData, TensorInfo, WriteOptions};
 
 pub type Arg<'a> = &'a dyn AsRef<OsStr>;
 
@@ -34,4 +37,68 @@ pub fn ok(args: &[Arg<'_>]) -> String {
 
 pub fn json_of(text: &str) -> Json {
     serde_json::from_str(text).expect("valid JSON")
+}
+
+// --- files for the tests -------------------------------------------------------------------
+
+pub fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn dense(name: &str, dtype: DType, shape: &[u64], bytes: Vec<u8>) -> (TensorInfo, TensorData) {
+    (TensorInfo::dense(name, dtype, shape.to_vec()), TensorData::dense(Bytes::from_vec(bytes)))
+}
+
+pub fn write(path: &Path, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) {
+    let format = Format::from_path(path).unwrap();
+    std::fs::write(path, tensorfile::formats::write_to_vec(format, tensors, options).unwrap()).unwrap();
+}
+
+/// A safetensors file written by hand, so it can hold any header (unknown dtypes...).
+pub fn raw_safetensors(path: &Path, header: &str, data: &[u8]) {
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// bfloat16 bytes of `v` (truncated from float32).
+pub fn bf16s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes()).collect()
+}
+
+/// A mix of dtypes and shapes, a scalar and an empty tensor among them.
+pub fn sample_tensors() -> Vec<(TensorInfo, TensorData)> {
+    vec![
+        dense("layers.0/weight", DType::Float32, &[2, 3], f32s(&[1.0, -2.5, 3.25, f32::NAN, -0.0, 1e-30])),
+        dense("norm", DType::BFloat16, &[3], bf16s(&[1.0, 0.5, -4.0])),
+        dense("ids", DType::Int64, &[2], [7i64, -9].iter().flat_map(|v| v.to_le_bytes()).collect()),
+        dense("mask", DType::Bool, &[4], vec![1, 0, 0, 1]),
+        dense("half", DType::Float16, &[1], vec![0x00, 0x3c]),
+        dense("scale", DType::Float64, &[], 0.125f64.to_le_bytes().to_vec()),
+        dense("empty", DType::Int32, &[0, 3], vec![]),
+    ]
+}
+
+/// Parse an `.npy` file: (header dict text, data bytes); checks magic and 64-byte alignment.
+pub fn read_npy(path: &Path) -> (String, Vec<u8>) {
+    let file = std::fs::read(path).unwrap();
+    assert_eq!(&file[..8], b"\x93NUMPY\x01\x00", "{}", path.display());
+    let len = u16::from_le_bytes([file[8], file[9]]) as usize;
+    let start = 10 + len;
+    assert_eq!(start % 64, 0, "data of {} is not 64-byte aligned", path.display());
+    let header = std::str::from_utf8(&file[10..start]).unwrap();
+    assert!(header.ends_with('\n'));
+    (header.trim_end().to_string(), file[start..].to_vec())
+}
+
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+pub fn et_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/executorch").join(name)
 }

@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::value::{Container, Pickled, StorageRef, TensorRef, Value, items};
+use super::globals::{allowed, persistent};
+use super::opcode::*;
+use super::value::{Container, Pickled, StorageRef, Value};
 use crate::error::{Error, Result, Rule};
-use crate::model::DType;
-
 use crate::limits::{MAX_PICKLE_MEMO as MAX_MEMO, MAX_PICKLE_STACK as MAX_STACK};
 
-fn bad(detail: impl Into<String>) -> Error {
+pub(super) fn bad(detail: impl Into<String>) -> Error {
     Error::invalid(Rule::BadPickle, detail)
 }
 
@@ -42,85 +42,14 @@ pub fn load_prefix(input: &[u8]) -> Result<Loaded> {
     Ok(Loaded { value: Pickled { root, arena: m.arena }, storages: m.storages, consumed: m.pos })
 }
 
-struct Machine<'a> {
+pub(super) struct Machine<'a> {
     input: &'a [u8],
     pos: usize,
     stack: Vec<Value>,
     marks: Vec<usize>,
     memo: HashMap<u64, Value>,
     storages: Vec<StorageRef>,
-    arena: Vec<Container>,
-}
-
-/// The element type of a legacy storage class (`torch.FloatStorage`...).
-fn storage_dtype(name: &str) -> Option<DType> {
-    Some(match name {
-        "DoubleStorage" => DType::Float64,
-        "FloatStorage" => DType::Float32,
-        "HalfStorage" => DType::Float16,
-        "BFloat16Storage" => DType::BFloat16,
-        "LongStorage" => DType::Int64,
-        "IntStorage" => DType::Int32,
-        "ShortStorage" => DType::Int16,
-        "CharStorage" => DType::Int8,
-        "ByteStorage" => DType::UInt8,
-        "BoolStorage" => DType::Bool,
-        "ComplexFloatStorage" => DType::Complex64,
-        "ComplexDoubleStorage" => DType::Complex128,
-        "QInt8Storage" => DType::QInt8,
-        "QUInt8Storage" => DType::QUInt8,
-        "QInt32Storage" => DType::QInt32,
-        "QUInt4x2Storage" => DType::QUInt4x2,
-        "QUInt2x4Storage" => DType::QUInt2x4,
-        _ => return None,
-    })
-}
-
-/// A `torch.<name>` dtype global.
-fn dtype_global(name: &str) -> Option<DType> {
-    let alias = match name {
-        "float" => "float32",
-        "double" => "float64",
-        "half" => "float16",
-        "long" => "int64",
-        "int" => "int32",
-        "short" => "int16",
-        "cfloat" => "complex64",
-        "cdouble" => "complex128",
-        "chalf" => "complex32",
-        other => other,
-    };
-    DType::from_name(alias)
-}
-
-/// Whether a global may be named, and what it stands for.
-fn allowed(module: &str, name: &str) -> Option<Value> {
-    let global = || Value::Global(Rc::new((module.to_string(), name.to_string())));
-    match (module, name) {
-        ("collections", "OrderedDict")
-        | (
-            "torch._utils",
-            "_rebuild_tensor_v2" | "_rebuild_tensor_v3" | "_rebuild_parameter" | "_rebuild_parameter_with_state",
-        )
-        | ("torch._tensor", "_rebuild_from_type_v2")
-        | ("torch", "Tensor" | "Size" | "device")
-        | ("torch.nn.parameter", "Parameter")
-        | ("torch.storage", "UntypedStorage")
-        | ("torch", "UntypedStorage")
-        | ("_codecs", "encode")
-        | ("builtins" | "__builtin__", "set" | "frozenset" | "bytearray") => Some(global()),
-        ("torch" | "torch.cuda", n) if storage_dtype(n).is_some() => Some(global()),
-        ("torch", n) => dtype_global(n).map(Value::Dtype),
-        _ => None,
-    }
-}
-
-fn int_arg(v: &Value, what: &str) -> Result<u64> {
-    v.as_int().and_then(|i| u64::try_from(i).ok()).ok_or_else(|| bad(format!("{what} is not a non-negative integer")))
-}
-
-fn ints(arena: &[Container], v: &Value, what: &str) -> Result<Vec<u64>> {
-    items(arena, v).ok_or_else(|| bad(format!("{what} is not a tuple")))?.iter().map(|x| int_arg(x, what)).collect()
+    pub(super) arena: Vec<Container>,
 }
 
 impl Machine<'_> {
@@ -161,7 +90,7 @@ impl Machine<'_> {
     }
 
     /// A new container in the arena (each costs input bytes, so the arena stays bounded).
-    fn new_container(&mut self, c: Container) -> Result<Value> {
+    pub(super) fn new_container(&mut self, c: Container) -> Result<Value> {
         if self.arena.len() >= MAX_STACK {
             return Err(Error::invalid(Rule::TooManyEntries, "too many containers in the pickle"));
         }
@@ -206,7 +135,10 @@ impl Machine<'_> {
     fn memo_put(&mut self, key: u64) -> Result<()> {
         let v = self.top()?.clone();
         if self.memo.len() >= MAX_MEMO && !self.memo.contains_key(&key) {
-            return Err(Error::invalid(Rule::TooManyEntries, format!("pickle memo over {MAX_MEMO} entries")));
+            return Err(Error::invalid(
+                Rule::TooManyEntries,
+                format!("pickle memo over {MAX_MEMO} entries (refused after {} bytes)", self.pos),
+            ));
         }
         self.memo.insert(key, v);
         Ok(())
@@ -230,241 +162,243 @@ impl Machine<'_> {
 
     fn run(&mut self) -> Result<Value> {
         loop {
-            let op = self.u8()?;
-            match op {
-                0x80 => {
-                    self.u8()?;
-                }
-                0x95 => {
-                    self.take(8)?;
-                }
-                b'.' => return self.pop(),
-                b'(' => self.marks.push(self.stack.len()),
-                b'0' => {
-                    self.pop()?;
-                }
-                b'1' => {
-                    self.pop_mark()?;
-                }
-                b'2' => {
-                    let v = self.top()?.clone();
-                    self.push(v)?;
-                }
-                b'N' => self.push(Value::None)?,
-                0x88 => self.push(Value::Bool(true))?,
-                0x89 => self.push(Value::Bool(false))?,
-                b'J' => {
-                    let v = i32::from_le_bytes(self.le()?);
-                    self.push(Value::Int(i64::from(v)))?;
-                }
-                b'K' => {
-                    let v = self.u8()?;
-                    self.push(Value::Int(i64::from(v)))?;
-                }
-                b'M' => {
-                    let v = u16::from_le_bytes(self.le()?);
-                    self.push(Value::Int(i64::from(v)))?;
-                }
-                b'I' | b'L' => {
-                    let text = self.line()?;
-                    let text = text.trim_end_matches('L');
-                    let v = match text {
-                        "00" => Value::Bool(false),
-                        "01" => Value::Bool(true),
-                        t => Value::Int(t.parse().map_err(|_| bad(format!("bad integer {t:?}")))?),
-                    };
-                    self.push(v)?;
-                }
-                0x8a | 0x8b => {
-                    let n = self.len_of(if op == 0x8a { 1 } else { 4 })?;
-                    let b = self.take(n)?;
-                    let v = if n <= 8 {
-                        let mut buf = if b.last().is_some_and(|&x| x & 0x80 != 0) { [0xff; 8] } else { [0; 8] };
-                        buf[..n].copy_from_slice(b);
-                        Value::Int(i64::from_le_bytes(buf))
-                    } else {
-                        Value::BigInt(b.into())
-                    };
-                    self.push(v)?;
-                }
-                b'F' => {
-                    let t = self.line()?;
-                    self.push(Value::Float(t.trim().parse().map_err(|_| bad(format!("bad float {t:?}")))?))?;
-                }
-                b'G' => {
-                    let v = f64::from_be_bytes(self.le()?);
-                    self.push(Value::Float(v))?;
-                }
-                b'X' | 0x8c | 0x8d | b'T' | b'U' => {
-                    let width = match op {
-                        b'X' | b'T' => 4,
-                        0x8d => 8,
-                        _ => 1,
-                    };
-                    let n = self.len_of(width)?;
-                    let b = self.take(n)?;
-                    let s: Rc<str> = if matches!(op, b'T' | b'U') {
-                        b.iter().map(|&c| char::from(c)).collect::<String>().into()
-                    } else {
-                        std::str::from_utf8(b)
-                            .map_err(|_| Error::invalid(Rule::BadUtf8, "pickled string is not UTF-8"))?
-                            .into()
-                    };
-                    self.push(Value::Str(s))?;
-                }
-                b'B' | b'C' | 0x8e | 0x96 => {
-                    let n = self.len_of(match op {
-                        b'B' => 4,
-                        b'C' => 1,
-                        _ => 8,
-                    })?;
-                    let b = self.take(n)?.into();
-                    self.push(Value::Bytes(b))?;
-                }
-                b')' => {
-                    let t = self.new_container(Container::Tuple(Vec::new()))?;
-                    self.push(t)?;
-                }
-                b't' => {
-                    let items = self.pop_mark()?;
-                    let t = self.new_container(Container::Tuple(items))?;
-                    self.push(t)?;
-                }
-                0x85..=0x87 => {
-                    let n = usize::from(op - 0x84);
-                    if self.stack.len() < n || self.marks.last().is_some_and(|&m| m > self.stack.len() - n) {
-                        return Err(bad("tuple across a mark or past the stack"));
-                    }
-                    let items = self.stack.split_off(self.stack.len() - n);
-                    let t = self.new_container(Container::Tuple(items))?;
-                    self.push(t)?;
-                }
-                b']' => {
-                    let l = self.new_container(Container::List(Vec::new()))?;
-                    self.push(l)?;
-                }
-                b'l' => {
-                    let items = self.pop_mark()?;
-                    let l = self.new_container(Container::List(items))?;
-                    self.push(l)?;
-                }
-                b'a' => {
-                    let v = self.pop()?;
-                    self.append(vec![v])?;
-                }
-                b'e' => {
-                    let items = self.pop_mark()?;
-                    self.append(items)?;
-                }
-                b'}' => {
-                    let d = self.new_container(Container::Dict(Vec::new()))?;
-                    self.push(d)?;
-                }
-                b'd' => {
-                    let items = self.pop_mark()?;
-                    let dict = self.new_container(Container::Dict(Vec::new()))?;
-                    self.push(dict)?;
-                    self.set_items(items)?;
-                }
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    self.set_items(vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.pop_mark()?;
-                    self.set_items(items)?;
-                }
-                0x8f => {
-                    let s = self.new_container(Container::Set(Vec::new()))?;
-                    self.push(s)?;
-                }
-                0x90 => {
-                    let items = self.pop_mark()?;
-                    let top = self.top()?.clone();
-                    match self.container_mut(&top) {
-                        Some(Container::Set(s)) => s.extend(items),
-                        _ => return Err(bad(format!("ADDITEMS on a {}", top.kind(&self.arena)))),
-                    }
-                }
-                0x91 => {
-                    let items = self.pop_mark()?;
-                    let s = self.new_container(Container::Set(items))?;
-                    self.push(s)?;
-                }
-                b'g' => {
-                    let key = self.line()?.parse().map_err(|_| bad("bad memo key"))?;
-                    self.memo_get(key)?;
-                }
-                b'h' => {
-                    let key = u64::from(self.u8()?);
-                    self.memo_get(key)?;
-                }
-                b'j' => {
-                    let key = u64::from(u32::from_le_bytes(self.le()?));
-                    self.memo_get(key)?;
-                }
-                b'p' => {
-                    let key = self.line()?.parse().map_err(|_| bad("bad memo key"))?;
-                    self.memo_put(key)?;
-                }
-                b'q' => {
-                    let key = u64::from(self.u8()?);
-                    self.memo_put(key)?;
-                }
-                b'r' => {
-                    let key = u64::from(u32::from_le_bytes(self.le()?));
-                    self.memo_put(key)?;
-                }
-                0x94 => {
-                    let key = self.memo.len() as u64;
-                    self.memo_put(key)?;
-                }
-                b'c' => {
-                    let module = self.line()?;
-                    let name = self.line()?;
-                    self.global(&module, &name)?;
-                }
-                0x93 => {
-                    let name = self.pop()?;
-                    let module = self.pop()?;
-                    match (module.as_str(), name.as_str()) {
-                        (Some(m), Some(n)) => self.global(m, n)?,
-                        _ => return Err(bad("STACK_GLOBAL without two strings")),
-                    }
-                }
-                b'R' | 0x81 => {
-                    let args = self.pop()?;
-                    let callable = self.pop()?;
-                    let v = self.call(&callable, &args)?;
-                    self.push(v)?;
-                }
-                b'b' => {
-                    // State for an object we built: tensors and dicts ignore it.
-                    let _state = self.pop()?;
-                    let top = self.top()?;
-                    match top {
-                        Value::Tensor(_) | Value::Object(_) => {}
-                        Value::Container(_) if top.kind(&self.arena) == "dict" => {}
-                        other => return Err(bad(format!("BUILD on a {}", other.kind(&self.arena)))),
-                    }
-                }
-                b'Q' => {
-                    let pid = self.pop()?;
-                    let storage = persistent(&self.arena, &pid)?;
-                    if self.storages.len() < MAX_STACK {
-                        self.storages.push(storage.clone());
-                    }
-                    self.push(Value::Storage(Rc::new(storage)))?;
-                }
-                b'P' => return Err(bad("text persistent ids are not used by torch.save")),
-                other => {
-                    return Err(bad(format!(
-                        "opcode 0x{other:02x} at {} is not one torch.save uses: refused",
-                        self.pos - 1
-                    )));
+            let at = self.pos;
+            match self.u8()? {
+                STOP => return self.pop(),
+                op => self.step(op, at)?,
+            }
+        }
+    }
+
+    /// One opcode (all but STOP), read at `at`.
+    fn step(&mut self, op: u8, at: usize) -> Result<()> {
+        match op {
+            PROTO => {
+                self.u8()?;
+            }
+            FRAME => {
+                self.take(8)?;
+            }
+            MARK => self.marks.push(self.stack.len()),
+            POP => {
+                self.pop()?;
+            }
+            POP_MARK => {
+                self.pop_mark()?;
+            }
+            DUP => {
+                let v = self.top()?.clone();
+                self.push(v)?;
+            }
+            NONE => self.push(Value::None)?,
+            NEWTRUE => self.push(Value::Bool(true))?,
+            NEWFALSE => self.push(Value::Bool(false))?,
+            BININT | BININT1 | BININT2 | INT | LONG | LONG1 | LONG4 | FLOAT | BINFLOAT => {
+                let v = self.number(op)?;
+                self.push(v)?;
+            }
+            BINUNICODE | SHORT_BINUNICODE | BINUNICODE8 | BINSTRING | SHORT_BINSTRING => {
+                let v = self.text(op)?;
+                self.push(v)?;
+            }
+            BINBYTES | SHORT_BINBYTES | BINBYTES8 | BYTEARRAY8 => {
+                let n = self.len_of(match op {
+                    BINBYTES => 4,
+                    SHORT_BINBYTES => 1,
+                    _ => 8,
+                })?;
+                let b = self.take(n)?.into();
+                self.push(Value::Bytes(b))?;
+            }
+            EMPTY_TUPLE | TUPLE | TUPLE1 | TUPLE2 | TUPLE3 | EMPTY_LIST | LIST | APPEND | APPENDS | EMPTY_DICT
+            | DICT | SETITEM | SETITEMS | EMPTY_SET | ADDITEMS | FROZENSET => self.container_op(op)?,
+            GET | BINGET | LONG_BINGET | PUT | BINPUT | LONG_BINPUT | MEMOIZE => self.memo_op(op)?,
+            GLOBAL | STACK_GLOBAL | REDUCE | NEWOBJ | BUILD | BINPERSID | PERSID => self.object_op(op)?,
+            other => {
+                return Err(bad(format!("opcode 0x{other:02x} at {at} is not one torch.save uses: refused")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of a number opcode: BININT, BININT1, BININT2, INT, LONG, LONG1, LONG4, FLOAT
+    /// or BINFLOAT.
+    fn number(&mut self, op: u8) -> Result<Value> {
+        Ok(match op {
+            BININT => Value::Int(i64::from(i32::from_le_bytes(self.le()?))),
+            BININT1 => Value::Int(i64::from(self.u8()?)),
+            BININT2 => Value::Int(i64::from(u16::from_le_bytes(self.le()?))),
+            INT | LONG => {
+                let text = self.line()?;
+                let text = text.trim_end_matches('L');
+                match text {
+                    "00" => Value::Bool(false),
+                    "01" => Value::Bool(true),
+                    t => Value::Int(t.parse().map_err(|_| bad(format!("bad integer {t:?}")))?),
                 }
             }
+            LONG1 | LONG4 => {
+                let n = self.len_of(if op == LONG1 { 1 } else { 4 })?;
+                let b = self.take(n)?;
+                if n <= 8 {
+                    let mut buf = if b.last().is_some_and(|&x| x & 0x80 != 0) { [0xff; 8] } else { [0; 8] };
+                    buf[..n].copy_from_slice(b);
+                    Value::Int(i64::from_le_bytes(buf))
+                } else {
+                    Value::BigInt(b.into())
+                }
+            }
+            FLOAT => {
+                let t = self.line()?;
+                Value::Float(t.trim().parse().map_err(|_| bad(format!("bad float {t:?}")))?)
+            }
+            _ => Value::Float(f64::from_be_bytes(self.le()?)),
+        })
+    }
+
+    /// The string of BINUNICODE, SHORT_BINUNICODE, BINUNICODE8 (UTF-8), BINSTRING or
+    /// SHORT_BINSTRING (one char per byte).
+    fn text(&mut self, op: u8) -> Result<Value> {
+        let width = match op {
+            BINUNICODE | BINSTRING => 4,
+            BINUNICODE8 => 8,
+            _ => 1,
+        };
+        let n = self.len_of(width)?;
+        let b = self.take(n)?;
+        let s: Rc<str> = if matches!(op, BINSTRING | SHORT_BINSTRING) {
+            b.iter().map(|&c| char::from(c)).collect::<String>().into()
+        } else {
+            std::str::from_utf8(b).map_err(|_| Error::invalid(Rule::BadUtf8, "pickled string is not UTF-8"))?.into()
+        };
+        Ok(Value::Str(s))
+    }
+
+    /// The opcodes that make tuples, lists, dicts and sets, or add to them.
+    fn container_op(&mut self, op: u8) -> Result<()> {
+        match op {
+            EMPTY_TUPLE | EMPTY_LIST | EMPTY_DICT | EMPTY_SET => {
+                let c = match op {
+                    EMPTY_TUPLE => Container::Tuple(Vec::new()),
+                    EMPTY_LIST => Container::List(Vec::new()),
+                    EMPTY_DICT => Container::Dict(Vec::new()),
+                    _ => Container::Set(Vec::new()),
+                };
+                let v = self.new_container(c)?;
+                self.push(v)
+            }
+            TUPLE | LIST | FROZENSET => {
+                let items = self.pop_mark()?;
+                let c = match op {
+                    TUPLE => Container::Tuple(items),
+                    LIST => Container::List(items),
+                    _ => Container::Set(items),
+                };
+                let v = self.new_container(c)?;
+                self.push(v)
+            }
+            TUPLE1 | TUPLE2 | TUPLE3 => {
+                let n = usize::from(op - TUPLE1 + 1);
+                if self.stack.len() < n || self.marks.last().is_some_and(|&m| m > self.stack.len() - n) {
+                    return Err(bad("tuple across a mark or past the stack"));
+                }
+                let items = self.stack.split_off(self.stack.len() - n);
+                let t = self.new_container(Container::Tuple(items))?;
+                self.push(t)
+            }
+            APPEND => {
+                let v = self.pop()?;
+                self.append(vec![v])
+            }
+            APPENDS => {
+                let items = self.pop_mark()?;
+                self.append(items)
+            }
+            DICT => {
+                let items = self.pop_mark()?;
+                let dict = self.new_container(Container::Dict(Vec::new()))?;
+                self.push(dict)?;
+                self.set_items(items)
+            }
+            SETITEM => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                self.set_items(vec![k, v])
+            }
+            SETITEMS => {
+                let items = self.pop_mark()?;
+                self.set_items(items)
+            }
+            _ => {
+                // ADDITEMS
+                let items = self.pop_mark()?;
+                let top = self.top()?.clone();
+                match self.container_mut(&top) {
+                    Some(Container::Set(s)) => {
+                        s.extend(items);
+                        Ok(())
+                    }
+                    _ => Err(bad(format!("ADDITEMS on a {}", top.kind(&self.arena)))),
+                }
+            }
+        }
+    }
+
+    /// GET, BINGET, LONG_BINGET, PUT, BINPUT, LONG_BINPUT and MEMOIZE.
+    fn memo_op(&mut self, op: u8) -> Result<()> {
+        let key = match op {
+            GET | PUT => self.line()?.parse().map_err(|_| bad("bad memo key"))?,
+            BINGET | BINPUT => u64::from(self.u8()?),
+            LONG_BINGET | LONG_BINPUT => u64::from(u32::from_le_bytes(self.le()?)),
+            _ => self.memo.len() as u64,
+        };
+        match op {
+            GET | BINGET | LONG_BINGET => self.memo_get(key),
+            _ => self.memo_put(key),
+        }
+    }
+
+    /// GLOBAL, STACK_GLOBAL, REDUCE, NEWOBJ, BUILD, BINPERSID and PERSID.
+    fn object_op(&mut self, op: u8) -> Result<()> {
+        match op {
+            GLOBAL => {
+                let module = self.line()?;
+                let name = self.line()?;
+                self.global(&module, &name)
+            }
+            STACK_GLOBAL => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                match (module.as_str(), name.as_str()) {
+                    (Some(m), Some(n)) => self.global(m, n),
+                    _ => Err(bad("STACK_GLOBAL without two strings")),
+                }
+            }
+            REDUCE | NEWOBJ => {
+                let args = self.pop()?;
+                let callable = self.pop()?;
+                let v = self.call(&callable, &args)?;
+                self.push(v)
+            }
+            BUILD => {
+                // State for an object we built: tensors and dicts ignore it.
+                let _state = self.pop()?;
+                let top = self.top()?;
+                match top {
+                    Value::Tensor(_) | Value::Object(_) => Ok(()),
+                    Value::Container(_) if top.kind(&self.arena) == "dict" => Ok(()),
+                    other => Err(bad(format!("BUILD on a {}", other.kind(&self.arena)))),
+                }
+            }
+            BINPERSID => {
+                let pid = self.pop()?;
+                let storage = persistent(&self.arena, &pid)?;
+                if self.storages.len() < MAX_STACK {
+                    self.storages.push(storage.clone());
+                }
+                self.push(Value::Storage(Rc::new(storage)))
+            }
+            _ => Err(bad("text persistent ids are not used by torch.save")),
         }
     }
 
@@ -493,127 +427,6 @@ impl Machine<'_> {
         }
         Ok(())
     }
-
-    /// Call an allowed global. Nothing outside this match can be called.
-    fn call(&mut self, callable: &Value, args: &Value) -> Result<Value> {
-        let Value::Global(g) = callable else {
-            return Err(bad(format!("REDUCE calls a {}", callable.kind(&self.arena))));
-        };
-        let a: Vec<Value> = items(&self.arena, args).ok_or_else(|| bad("REDUCE arguments are not a tuple"))?.to_vec();
-        match (g.0.as_str(), g.1.as_str()) {
-            ("collections", "OrderedDict") => {
-                let mut pairs = Vec::new();
-                if let Some(v) = a.first() {
-                    for p in items(&self.arena, v).ok_or_else(|| bad("OrderedDict argument is not a list"))? {
-                        match items(&self.arena, p) {
-                            Some([k, v]) => pairs.push((k.clone(), v.clone())),
-                            _ => return Err(bad("OrderedDict item is not a pair")),
-                        }
-                    }
-                }
-                self.new_container(Container::Dict(pairs))
-            }
-            ("torch._utils", "_rebuild_tensor_v2") => rebuild_tensor(&self.arena, &a, None),
-            ("torch._utils", "_rebuild_tensor_v3") => {
-                let dtype = match a.get(6) {
-                    Some(Value::Dtype(d)) => *d,
-                    _ => return Err(bad("_rebuild_tensor_v3 without a dtype")),
-                };
-                rebuild_tensor(&self.arena, &a, Some(dtype))
-            }
-            ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => match a.first() {
-                Some(Value::Tensor(t)) => {
-                    let mut t = (**t).clone();
-                    t.is_parameter = true;
-                    t.requires_grad = a.get(1).and_then(Value::as_int).is_some_and(|v| v != 0);
-                    Ok(Value::Tensor(Rc::new(t)))
-                }
-                _ => Err(bad("_rebuild_parameter of something that is not a tensor")),
-            },
-            ("torch._tensor", "_rebuild_from_type_v2") => match (a.first(), a.get(2)) {
-                (Some(func), Some(inner)) => self.call(func, inner),
-                _ => Err(bad("_rebuild_from_type_v2 with missing arguments")),
-            },
-            ("_codecs", "encode") => match a.first() {
-                Some(Value::Str(s)) => Ok(Value::Bytes(s.chars().map(|c| c as u32 as u8).collect::<Vec<u8>>().into())),
-                _ => Err(bad("_codecs.encode of something that is not a string")),
-            },
-            ("torch", "Size") => match a.first() {
-                Some(v) => Ok(v.clone()),
-                None => self.new_container(Container::Tuple(Vec::new())),
-            },
-            ("builtins" | "__builtin__", "set" | "frozenset") => {
-                let members = a.first().and_then(|v| items(&self.arena, v)).map(<[Value]>::to_vec).unwrap_or_default();
-                self.new_container(Container::Set(members))
-            }
-            ("builtins" | "__builtin__", "bytearray") => match a.first() {
-                Some(Value::Bytes(b)) => Ok(Value::Bytes(b.clone())),
-                None => Ok(Value::Bytes(Rc::from([]))),
-                _ => Err(bad("bytearray of something that is not bytes")),
-            },
-            ("torch", "device") => {
-                Ok(Value::Object(format!("device({})", a.first().and_then(Value::as_str).unwrap_or("?")).into()))
-            }
-            (m, n) => Err(Error::invalid(
-                Rule::ForbiddenGlobal,
-                format!("the pickle calls {m}.{n}, which cannot be called: refused"),
-            )),
-        }
-    }
-}
-
-/// `('storage', <storage type>, key, location, numel)`, and before PyTorch 1.6 a sixth item:
-/// `None` or a view `(view key, offset, size)` of the storage.
-fn persistent(arena: &[Container], pid: &Value) -> Result<StorageRef> {
-    let all = items(arena, pid).ok_or_else(|| bad("persistent id is not a tuple"))?;
-    let (kind, ty, key, location, numel, view) = match all {
-        [k, t, key, l, n] => (k, t, key, l, n, None),
-        [k, t, key, l, n, v] => (k, t, key, l, n, Some(v)),
-        _ => return Err(bad(format!("persistent id of {} items", all.len()))),
-    };
-    let view_offset = match view.and_then(|v| items(arena, v)) {
-        Some(v) => int_arg(v.get(1).ok_or_else(|| bad("storage view without an offset"))?, "storage view offset")?,
-        None => 0,
-    };
-    if kind.as_str() != Some("storage") {
-        return Err(bad("persistent id is not a storage"));
-    }
-    let dtype = match ty {
-        Value::Global(g) if g.1 == "UntypedStorage" => None,
-        Value::Global(g) => {
-            Some(storage_dtype(&g.1).ok_or_else(|| bad(format!("{}.{} is not a storage type", g.0, g.1)))?)
-        }
-        other => return Err(bad(format!("storage type is a {}", other.kind(arena)))),
-    };
-    let key = key.as_str().ok_or_else(|| bad("storage key is not a string"))?.to_string();
-    let location = location.as_str().unwrap_or("").to_string();
-    let numel = int_arg(numel, "storage size")?;
-    Ok(StorageRef { key, dtype, numel, location, view_offset })
-}
-
-/// `(storage, storage_offset, size, stride, requires_grad, backward_hooks, ...)`.
-fn rebuild_tensor(arena: &[Container], a: &[Value], dtype: Option<DType>) -> Result<Value> {
-    let [storage, offset, size, stride, rest @ ..] = a else {
-        return Err(bad("tensor rebuilt with too few arguments"));
-    };
-    let Value::Storage(s) = storage else {
-        return Err(bad(format!("tensor rebuilt from a {} instead of a storage", storage.kind(arena))));
-    };
-    let dtype = dtype.or(s.dtype).ok_or_else(|| bad("untyped storage without a dtype"))?;
-    let shape = ints(arena, size, "tensor size")?;
-    let strides = ints(arena, stride, "tensor stride")?;
-    if shape.len() != strides.len() {
-        return Err(bad(format!("{} sizes but {} strides", shape.len(), strides.len())));
-    }
-    Ok(Value::Tensor(Rc::new(TensorRef {
-        storage: (**s).clone(),
-        dtype,
-        storage_offset: crate::checked::add(s.view_offset, int_arg(offset, "storage offset")?, "storage offset")?,
-        shape,
-        strides,
-        requires_grad: rest.first().and_then(Value::as_int).is_some_and(|v| v != 0),
-        is_parameter: false,
-    })))
 }
 
 #[cfg(test)]
@@ -655,7 +468,11 @@ mod tests {
             p.extend_from_slice(&(i.wrapping_mul(2654435761)).to_le_bytes());
         }
         p.push(b'.');
-        assert_eq!(rule(&p), Rule::TooManyEntries);
+        let e = load(&p).unwrap_err();
+        assert_eq!(e.rule(), Some(Rule::TooManyEntries));
+        // Refused at the first put past the limit: NONE, then MAX_MEMO + 1 puts of 5 bytes.
+        let at = 1 + 5 * (MAX_MEMO + 1);
+        assert!(e.message().contains(&format!("after {at} bytes")), "{e}");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! with that global in the message. The memo, the stack and the work of flattening the result
 //! are bounded by the size of the input.
 
+mod globals;
 mod machine;
+mod opcode;
 mod value;
 
 pub use machine::{Loaded, load, load_prefix};

@@ -1,0 +1,58 @@
+//! `tensorfile convert`: round trips between formats, and dtypes a format cannot hold. Run on
+//! small files made in a temporary folder.
+
+mod common;
+
+use common::*;
+use tensorfile::{DType, WriteOptions};
+
+#[test]
+fn convert_round_trips_between_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.zt");
+    write(&src, &sample_tensors(), &WriteOptions::default());
+    let st = dir.path().join("mid.safetensors");
+    let back = dir.path().join("back.zt");
+    let big = dir.path().join("big.zt");
+
+    let summary = ok(&[&"convert", &src, &st]);
+    assert!(summary.contains("7 tensors"), "{summary}");
+    ok(&[&"convert", &st, &back, &"--compress", &"zstd:5", &"--checksum", &"sha256"]);
+    ok(&[&"convert", &back, &big, &"--big-endian"]);
+
+    for path in [&st, &back, &big] {
+        assert!(ok(&[&"verify", &path]).starts_with("OK "));
+        let same = ok(&[&"diff", &src, &path]);
+        assert!(same.contains("same: 7 tensors identical"), "{same}");
+    }
+    let rows = json_of(&ok(&[&"ls", &big, &"--json"]));
+    assert_eq!(rows[0]["byte_order"], "big");
+    let rows = json_of(&ok(&[&"ls", &back, &"--json"]));
+    assert!(rows[0]["checksum"].as_str().unwrap().starts_with("sha256:"));
+
+    let report = json_of(&ok(&[&"convert", &src, &st, &"--json"]));
+    assert_eq!((report["format"].as_str(), report["tensors"].as_u64()), (Some("safetensors"), Some(7)));
+    assert_eq!(report["skipped"], serde_json::json!([]));
+}
+
+#[test]
+fn unsupported_dtypes_name_the_tensor_unless_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("c.safetensors");
+    let c64 = dense("rotary", DType::Complex64, &[1], f32s(&[1.0, 2.0]));
+    write(&src, &[c64, dense("w", DType::Float32, &[1], f32s(&[3.0]))], &WriteOptions::default());
+    let out = dir.path().join("out.zt");
+
+    let o = tensorfile(&[&"convert", &src, &out]);
+    assert_eq!(code(&o), 1);
+    let err = stderr(&o);
+    assert!(err.contains("\"rotary\"") && err.contains("complex64") && err.contains("c.safetensors"), "{err}");
+    assert!(!out.exists());
+
+    let o = tensorfile(&[&"convert", &src, &out, &"--skip-unsupported"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning: skipped \"rotary\""), "{}", stderr(&o));
+    let rows = json_of(&ok(&[&"ls", &out, &"--json"]));
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["name"], "w");
+}

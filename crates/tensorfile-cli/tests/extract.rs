@@ -1,0 +1,156 @@
+//! `tensorfile extract`: .npy and raw files, selected names, names kept inside the folder, sparse
+//! components, reported paths, and an ExecuTorch program's delegate payloads. Run on small files
+//! made in a temporary folder and on committed fixtures.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use tensorfile::model::{ByteOrder, Kind, Layout, SparseData, SparseFormat};
+use tensorfile::source::Bytes;
+use tensorfile::{DType, TensorData, TensorInfo, WriteOptions};
+
+#[test]
+fn extract_writes_npy_files_and_raw_bfloat16() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("x.zt");
+    let tensors = sample_tensors();
+    write(&src, &tensors, &WriteOptions { byte_order: ByteOrder::Big, ..WriteOptions::default() });
+    let out = dir.path().join("new/sub");
+    ok(&[&"extract", &src, &"-o", &out]);
+
+    let expected =
+        ["empty.npy", "half.npy", "ids.npy", "layers.0%2Fweight.npy", "mask.npy", "norm.bfloat16.bin", "scale.npy"];
+    assert_eq!(names_in(&out), expected);
+    let (header, data) = read_npy(&out.join("layers.0%2Fweight.npy"));
+    assert_eq!(header, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+    assert_eq!(data, tensors[0].1.as_dense().unwrap().to_vec(), "little-endian whatever the file's byte order");
+    assert!(read_npy(&out.join("ids.npy")).0.contains("'descr': '<i8', 'fortran_order': False, 'shape': (2,)"));
+    assert!(read_npy(&out.join("mask.npy")).0.contains("'|b1'"));
+    assert!(read_npy(&out.join("scale.npy")).0.contains("'shape': ()"));
+    assert!(read_npy(&out.join("empty.npy")).0.contains("'shape': (0, 3)"));
+    assert_eq!(std::fs::read(out.join("norm.bfloat16.bin")).unwrap(), bf16s(&[1.0, 0.5, -4.0]));
+}
+
+#[test]
+fn extract_selected_names_and_refuses_unknown_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("x.safetensors");
+    write(&src, &sample_tensors(), &WriteOptions::default());
+    let out = dir.path().join("out");
+
+    let o = tensorfile(&[&"extract", &src, &"ids", &"nope", &"-o", &out]);
+    assert_eq!(code(&o), 1);
+    assert!(stderr(&o).contains("\"nope\""), "{}", stderr(&o));
+    assert!(!out.exists(), "nothing is written when a name is unknown");
+
+    let j = json_of(&ok(&[&"extract", &src, &"ids", &"-o", &out, &"--json"]));
+    assert_eq!(j["extracted"][0]["name"], "ids");
+    assert_eq!(names_in(&out), ["ids.npy"]);
+}
+
+#[test]
+fn extracted_names_stay_inside_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("evil.zt");
+    let names = ["../escape", "/abs", "a/../../b", ".hidden", "..", ".", "back\\slash", "per%cent", ""];
+    let tensors: Vec<_> = names.iter().map(|n| dense(n, DType::UInt8, &[1], vec![1])).collect();
+    write(&src, &tensors, &WriteOptions::default());
+    let out = dir.path().join("out");
+    ok(&[&"extract", &src, &"-o", &out]);
+
+    assert_eq!(names_in(dir.path()), ["evil.zt", "out"], "nothing written beside the folder");
+    let written = names_in(&out);
+    assert_eq!(written.len(), names.len());
+    assert!(written.iter().all(|n| !n.starts_with('.') && n.ends_with(".npy")), "{written:?}");
+    for expected in [
+        "%2E.%2Fescape.npy",
+        "%2Fabs.npy",
+        "a%2F..%2F..%2Fb.npy",
+        "%2Ehidden.npy",
+        "%2E..npy",
+        "%2E.npy",
+        "back%5Cslash.npy",
+        "per%25cent.npy",
+        "%.npy",
+    ] {
+        assert!(written.contains(&expected.to_string()), "{expected} not in {written:?}");
+    }
+}
+
+#[test]
+fn extract_writes_sparse_components() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("s.zt");
+    let sparse = |name: &str, format, indptr: Vec<u64>, indices: Vec<u64>, values: &[f32]| {
+        let nnz = values.len() as u64;
+        let info = TensorInfo {
+            kind: Kind::Tensor,
+            layout: Layout::Sparse { format, nnz },
+            ..TensorInfo::dense(name, DType::Float32, vec![3, 4])
+        };
+        (info, TensorData::sparse(SparseData { format, nnz, indptr, indices, values: Bytes::from_vec(f32s(values)) }))
+    };
+    let tensors = [
+        sparse("coo", SparseFormat::Coo, vec![], vec![0, 2, 1, 3], &[1.0, 2.0]),
+        sparse("csr", SparseFormat::Csr, vec![0, 1, 1, 3], vec![1, 0, 3], &[1.5, -2.0, 4.0]),
+    ];
+    write(&src, &tensors, &WriteOptions::default());
+    let out = dir.path().join("out");
+    ok(&[&"extract", &src, &"-o", &out]);
+
+    assert_eq!(
+        names_in(&out),
+        ["coo.indices.npy", "coo.values.npy", "csr.indices.npy", "csr.indptr.npy", "csr.values.npy"]
+    );
+    let (header, data) = read_npy(&out.join("coo.indices.npy"));
+    assert!(header.contains("'<u8'") && header.contains("(2, 2)"), "{header}");
+    assert_eq!(data, [0u64, 2, 1, 3].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+    assert!(read_npy(&out.join("csr.indptr.npy")).0.contains("(4,)"));
+    let (header, data) = read_npy(&out.join("csr.values.npy"));
+    assert!(header.contains("'<f4'") && header.contains("(3,)"), "{header}");
+    assert_eq!(data, f32s(&[1.5, -2.0, 4.0]));
+}
+
+#[test]
+fn output_paths_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let src: PathBuf = dir.path().join("one.zt");
+    write(&src, &[dense("a/b", DType::UInt8, &[1], vec![1])], &WriteOptions::default());
+    let out = dir.path().join("o");
+    let text = ok(&[&"extract", &src, &"-o", &out]);
+    assert_eq!(text.trim_end(), format!("a/b -> {}", out.join("a%2Fb.npy").display()));
+}
+
+#[test]
+fn extract_refuses_two_entries_sharing_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("clash.zt");
+    let nnz = 1;
+    let format = SparseFormat::Coo;
+    let info = TensorInfo { layout: Layout::Sparse { format, nnz }, ..TensorInfo::dense("w", DType::Float32, vec![2]) };
+    let data = SparseData { format, nnz, indptr: vec![], indices: vec![1], values: Bytes::from_vec(f32s(&[1.0])) };
+    let sparse = (info, TensorData::sparse(data));
+    write(&src, &[sparse, dense("w.values", DType::Float32, &[1], f32s(&[2.0]))], &WriteOptions::default());
+    let out = dir.path().join("out");
+
+    let o = tensorfile(&[&"extract", &src, &"-o", &out]);
+    assert_eq!(code(&o), 1);
+    assert!(stderr(&o).contains("\"w\" and \"w.values\"") && stderr(&o).contains("w.values.npy"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+#[test]
+fn extract_delegates_writes_their_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    ok(&[&"extract", &et_fixture("xnnpack.pte"), &"--delegates", &"-o", &out]);
+    let mut files: Vec<_> =
+        std::fs::read_dir(&out).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files, ["forward.delegate0.XnnpackBackend.bin", "forward.delegate1.XnnpackBackend.bin"]);
+    for f in &files {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0);
+    }
+}

@@ -1,0 +1,43 @@
+//! `tensorfile info`: counts, metadata, and an ExecuTorch program's structure. Run on small files
+//! made in a temporary folder and on committed fixtures.
+
+mod common;
+
+use common::*;
+use tensorfile::WriteOptions;
+
+#[test]
+fn info_counts_dtypes_and_shows_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let options = WriteOptions { metadata: vec![("format".into(), "pt".into())], ..WriteOptions::default() };
+    write(&path, &sample_tensors(), &options);
+
+    let j = json_of(&ok(&[&"info", &path, &"--json"]));
+    assert_eq!(j["format"], "safetensors");
+    assert_eq!(j["tensors"], 7);
+    assert_eq!(j["blobs"], 0);
+    assert_eq!(j["unreadable"], 0);
+    assert_eq!(j["file_bytes"], std::fs::metadata(&path).unwrap().len());
+    assert_eq!(j["data_bytes"], 24 + 6 + 16 + 4 + 2 + 8);
+    assert_eq!(j["dtypes"]["float32"], 1);
+    assert_eq!(j["dtypes"]["bfloat16"], 1);
+    assert_eq!(j["metadata"]["format"], "pt");
+    assert!(j["details"]["header_bytes"].is_u64());
+
+    let text = ok(&[&"info", &path]);
+    assert!(text.lines().any(|l| l.starts_with("format") && l.ends_with("safetensors")), "{text}");
+    assert!(text.contains("metadata:") && text.contains("  format  pt"), "{text}");
+}
+
+#[test]
+fn info_describes_a_program() {
+    let text = ok(&[&"info", &et_fixture("two_methods.pte")]);
+    assert!(text.contains("method forward") && text.contains("method encode"), "{text}");
+    assert!(text.contains("operators"), "{text}");
+    let j = json_of(&ok(&[&"info", &et_fixture("xnnpack.pte"), &"--json"]));
+    let m = &j["structure"]["methods"][0];
+    assert_eq!(m["delegates"][0]["id"], "XnnpackBackend");
+    assert!(m["delegates"][0]["bytes"].as_u64().unwrap() > 0);
+    assert_eq!(j["format"], "pte");
+}
