@@ -1,5 +1,7 @@
 //! Any bytes opened as a `.pt2` archive. Never a panic, a hang or an allocation the input cannot justify.
 #![no_main]
+// fuzz-smoke: seeds *.pt *.pt2
+// fuzz-smoke: max-len 131072
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     tensorfile::formats::exercise(data, Some(tensorfile::Format::Pt2));

@@ -1,6 +1,8 @@
 //! Any bytes opened as `.pte`: an error or a file whose every entry decodes to exactly its
 //! declared size, and whose load-time checks all run; never a panic or a runaway decode.
 #![no_main]
+// fuzz-smoke: seeds *.pte
+// fuzz-smoke: max-len 65536
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     tensorfile::formats::exercise(data, Some(tensorfile::Format::Pte));

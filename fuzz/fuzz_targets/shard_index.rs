@@ -1,6 +1,8 @@
 //! Any bytes parsed as the index of a sharded checkpoint (`*.index.json`): an error, or a
 //! weight map whose every shard name stays inside the index's folder; never a panic.
 #![no_main]
+// fuzz-smoke: seeds *.json
+// fuzz-smoke: max-len 16384
 
 use std::path::{Component, Path};
 
