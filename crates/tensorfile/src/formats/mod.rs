@@ -94,6 +94,7 @@ pub trait FormatReader: Send + Sync {
 
 /// Compression for writers that support it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Compression {
     #[default]
     None,

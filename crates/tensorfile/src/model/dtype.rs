@@ -7,6 +7,7 @@ use crate::error::{Error, Result, Rule};
 
 /// An element type. Names follow torch (`float32`, `bfloat16`, `float8_e4m3fn`, `bool`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum DType {
     Bool,
     UInt8,

@@ -8,6 +8,7 @@ use crate::model::{DType, Layout, MetaValue, PartSpec};
 
 /// Whether an entry is a tensor or an opaque blob (bytes with a key and no tensor meaning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     Tensor,
     /// Opaque bytes; described as a 1-D `uint8` tensor of its length.
@@ -84,6 +85,7 @@ impl ByteOrder {
 
 /// How stored bytes are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Encoding {
     Raw,
     Zstd,
@@ -103,6 +105,7 @@ impl Encoding {
 
 /// A checksum over the stored bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Checksum {
     Crc32c(u32),
     Sha256([u8; 32]),
@@ -183,6 +186,7 @@ impl fmt::Display for Checksum {
 
 /// Which checksum a writer computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ChecksumKind {
     None,
     #[default]

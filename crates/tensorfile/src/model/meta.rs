@@ -4,6 +4,7 @@ use serde_json::{Map, Number, Value as Json};
 
 /// A metadata value as stored, rich enough for CBOR and JSON.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum MetaValue {
     Null,
     Undefined,
