@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::ahead::Ahead;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{DETECT_BYTES, FileSummary, Format, FormatReader};
-use crate::model::{Chunks, Entry, TensorData, Unreadable};
+use crate::model::{Chunks, Entry, Kind, TensorData, Unreadable};
 use crate::shards::{self, ShardSet};
 use crate::source::{self, Bytes, Source};
 
@@ -153,6 +153,11 @@ impl TensorFile {
     /// list of files).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Whether this is a set of files (a sharded checkpoint, or a list of files).
+    pub fn is_set(&self) -> bool {
+        self.reader_as::<ShardSet>().is_some()
     }
 
     /// For a set of files, the shard holding entry `index`.
@@ -307,7 +312,17 @@ impl TensorFile {
                 }
             }
         }
-        Verification { problems, checksums, decoded_bytes }
+        let entries = self.entries();
+        let tensors = entries.iter().filter(|e| e.info.kind == Kind::Tensor).count();
+        Verification {
+            problems,
+            checksums,
+            decoded_bytes,
+            depth,
+            tensors,
+            blobs: entries.len() - tensors,
+            unreadable: self.unreadable().len(),
+        }
     }
 }
 
@@ -332,4 +347,47 @@ pub struct Verification {
     pub checksums: usize,
     /// Bytes of tensor data decoded ([`Depth::Deep`]).
     pub decoded_bytes: u64,
+    /// How thoroughly the file was checked.
+    pub depth: Depth,
+    /// Readable entries that are tensors, and those that are blobs.
+    pub tensors: usize,
+    pub blobs: usize,
+    /// Entries declared but unreadable (each also a problem).
+    pub unreadable: usize,
+}
+
+impl Verification {
+    /// Whether nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// What `tensorfile verify --json` prints (and Python's `File.verify()` returns); `path`
+    /// is the file as the user named it. Each problem has its `tensor`, `rule` (id, or null),
+    /// `message` (without the file) and `error` (the whole message).
+    pub fn to_json(&self, path: &str) -> serde_json::Value {
+        let problems: Vec<_> = self
+            .problems
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "tensor": p.tensor(),
+                    "rule": p.rule().map(|r| r.id()),
+                    "message": p.message(),
+                    "error": p.to_string(),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "file": path,
+            "ok": self.ok(),
+            "tensors": self.tensors,
+            "blobs": self.blobs,
+            "unreadable": self.unreadable,
+            "deep": self.depth == Depth::Deep,
+            "checksums": self.checksums,
+            "decoded_bytes": self.decoded_bytes,
+            "problems": problems,
+        })
+    }
 }

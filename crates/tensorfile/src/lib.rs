@@ -24,6 +24,7 @@ mod file;
 pub mod flatbuf;
 pub mod formats;
 pub mod limits;
+pub mod listing;
 pub mod model;
 pub mod npy;
 pub mod output;

@@ -212,18 +212,23 @@ class File(Mapping):
         return json.loads(self._file.info_json())
 
     def entries(self) -> list:
-        """Each tensor as `tensorfile ls --json` describes it (layout, offsets, extra fields)."""
-        return self._file.entries()
+        """Every entry exactly as `tensorfile ls --json` lists it: the readable ones in file
+        order (layout, offsets, extra fields...), then the unreadable ones (`kind` is
+        "unreadable", with `error`, `rule` and `hint`)."""
+        return json.loads(self._file.entries_json())
 
     @property
     def unreadable(self) -> list:
         """Entries that cannot be read, with their dtype, shape and the reason."""
         return self._file.unreadable()
 
-    def verify(self, deep: bool = True) -> list:
-        """Every problem found checking the structure and every stored checksum, and with
-        `deep` decoding every tensor too (empty when all is well)."""
-        return self._file.verify(deep)
+    def verify(self, deep: bool = True) -> dict:
+        """Check the structure and every stored checksum, and with `deep` decode every tensor
+        too. Returns what `tensorfile verify --json` prints (`--deep` when `deep`): `ok`,
+        counts of `tensors`, `blobs`, `unreadable` entries and `checksums` checked,
+        `decoded_bytes`, and `problems`, each with its `tensor`, `rule` (an id such as
+        "checksum-mismatch", or None), `message` and `error` (the whole message)."""
+        return json.loads(self._file.verify_json(deep))
 
     def __getitem__(self, name: str) -> Tensor:
         return Tensor(self._file, name)
