@@ -164,6 +164,18 @@ pub fn hint(hint: tensorfile::Hint) -> String {
     }
 }
 
+/// A write option as this tool's flag.
+pub fn write_option(option: tensorfile::formats::WriteOption) -> &'static str {
+    use tensorfile::formats::WriteOption;
+    match option {
+        WriteOption::Compression => "--compress",
+        WriteOption::Checksum => "--checksum",
+        WriteOption::ByteOrder => "--big-endian",
+        WriteOption::Metadata => "file metadata",
+        _ => "an option",
+    }
+}
+
 /// An error as this tool prints it: the library's message, then its hint in this tool's
 /// terms.
 pub fn error(err: &tensorfile::Error) -> String {

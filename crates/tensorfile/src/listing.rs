@@ -76,3 +76,24 @@ impl EntryRow<'_> {
         }
     }
 }
+
+/// Every format the library knows, as `tensorfile formats --json` lists it (and Python's
+/// `tensorfile.formats()`): `name`, `title`, `extensions` (without the dot; the first is the
+/// usual one), `write` and `update` (whether files can be written, and have tensors
+/// replaced), and `caps` (what its files can hold, [`crate::formats::Caps::to_json`]).
+pub fn format_rows() -> Vec<Json> {
+    crate::Format::ALL
+        .iter()
+        .map(|f| {
+            let unit = f.unit();
+            json!({
+                "name": unit.name(),
+                "title": unit.title(),
+                "extensions": unit.extensions(),
+                "write": unit.can_write(),
+                "update": unit.can_update(),
+                "caps": unit.caps().to_json(),
+            })
+        })
+        .collect()
+}

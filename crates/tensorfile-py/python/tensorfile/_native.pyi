@@ -58,6 +58,8 @@ def convert(
     skip_unsupported: bool = False,
     compress: str | None = None,
     checksum: str | None = None,
+    big_endian: bool = False,
     verify: bool = True,
     max_shard_size: str | None = None,
 ) -> tuple[int, list[str], list[str], str | None]: ...
+def formats_json() -> str: ...
