@@ -43,7 +43,7 @@ fn ignored_options_are_worded_as_flags() {
     // Defaults are never warned about; nor is what the format stores.
     let o = tensorfile(&[&"convert", &src, &out]);
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
-    let zt = dir.path().join("out.zt");
+    let (src, zt) = (fixture("zt/rust/crc32c.zt"), dir.path().join("out.zt"));
     let o = tensorfile(&[&"convert", &src, &zt, &"--compress", &"zstd", &"--checksum", &"sha256"]);
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
     let o = tensorfile(&[&"convert", &src, &zt, &"--compress", &"zstd", &"--big-endian"]);

@@ -55,7 +55,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         )?;
     } else {
         for p in problems {
-            writeln!(out, "{}", render::printable(&p.to_string()))?;
+            writeln!(out, "{}", render::printable(&render::error(p)))?;
         }
         writeln!(out, "FAILED {}: {}", render::printable(&path), render::count(problems.len(), "problem"))?;
     }
