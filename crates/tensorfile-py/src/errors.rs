@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyAnyMethods;
-use tensorfile::{Error, ErrorKind};
+use tensorfile::{Error, ErrorKind, Hint};
 
 /// The exception class for an error kind.
 fn class_name(e: &Error) -> &'static str {
@@ -19,12 +19,26 @@ fn class_name(e: &Error) -> &'static str {
     }
 }
 
+/// What the library suggests, in this package's terms (its keyword arguments).
+pub fn hint(hint: Hint) -> String {
+    match hint {
+        Hint::SkipUnsupported => "pass skip_unsupported=True to leave it out".into(),
+        Hint::ProgramData => "open it with data='FILE.ptd'".into(),
+        other => other.describe().into(),
+    }
+}
+
 /// A library error as a Python exception.
 pub fn to_py(e: Error) -> PyErr {
     Python::attach(|py| {
         let build = || -> PyResult<PyErr> {
             let class = py.import("tensorfile._errors")?.getattr(class_name(&e))?;
-            let exception = class.call1((e.to_string(),))?;
+            let message = match e.hint() {
+                Some(h) => format!("{e} ({})", hint(h)),
+                None => e.to_string(),
+            };
+            let exception = class.call1((message,))?;
+            exception.setattr("hint", e.hint().map(|h| h.id()))?;
             exception.setattr("rule", e.rule().map(|r| r.id()))?;
             exception.setattr("path", e.path().map(|p| p.display().to_string()))?;
             exception.setattr("tensor", e.tensor())?;

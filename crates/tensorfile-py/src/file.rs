@@ -6,7 +6,8 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use tensorfile::facts::FileFacts;
-use tensorfile::model::{Entry, Layout, MetaValue};
+use tensorfile::listing;
+use tensorfile::model::MetaValue;
 use tensorfile::{Depth, TensorFile};
 
 use crate::errors::IntoPy;
@@ -26,16 +27,6 @@ fn meta_to_py<'py>(py: Python<'py>, v: &MetaValue) -> PyResult<Bound<'py, PyAny>
 
 pub fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (v.to_string(),))
-}
-
-fn layout_name(layout: &Layout) -> &'static str {
-    match layout {
-        Layout::Dense => "dense",
-        Layout::DimOrder(_) => "dim_order",
-        Layout::Strided { .. } => "strided",
-        Layout::Sparse { .. } => "sparse",
-        _ => "dense",
-    }
 }
 
 impl NativeFile {
@@ -72,13 +63,10 @@ impl NativeFile {
         self.file.entries().iter().map(|e| e.info.name.clone()).collect()
     }
 
-    /// Every readable entry, as `ls --json` describes it, in file order.
-    fn entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let list = PyList::empty(py);
-        for e in self.file.entries() {
-            list.append(entry_dict(py, e)?)?;
-        }
-        Ok(list)
+    /// Every entry as `ls --json` lists it, as JSON text: the readable ones in file order,
+    /// then the unreadable ones.
+    fn entries_json(&self) -> String {
+        serde_json::Value::Array(listing::entry_rows(&self.file)).to_string()
     }
 
     /// Entries that cannot be read: name, dtype and shape as the file gives them, and why.
@@ -140,12 +128,12 @@ impl NativeFile {
     }
 
     /// Check the structure and every stored checksum, and with `deep` decode every tensor
-    /// too; one message per problem.
+    /// too: what `tensorfile verify --json` prints (with `--deep` when `deep`), as JSON text.
     #[pyo3(signature = (deep = true))]
-    fn verify(&self, py: Python<'_>, deep: bool) -> Vec<String> {
+    fn verify_json(&self, py: Python<'_>, deep: bool) -> String {
         let file = self.file.clone();
         let depth = if deep { Depth::Deep } else { Depth::Checksums };
-        py.detach(move || file.verify_with(depth)).problems.into_iter().map(|e| e.to_string()).collect()
+        py.detach(move || file.verify_with(depth)).to_json(&self.path).to_string()
     }
 
     fn __len__(&self) -> usize {
@@ -155,22 +143,4 @@ impl NativeFile {
     fn __contains__(&self, name: &str) -> bool {
         self.file.index_of(name).is_some()
     }
-}
-
-fn entry_dict<'py>(py: Python<'py>, e: &Entry) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("name", &e.info.name)?;
-    d.set_item("kind", e.info.kind.name())?;
-    d.set_item("dtype", e.info.dtype.name())?;
-    d.set_item("shape", e.info.shape.clone())?;
-    d.set_item("nbytes", e.nbytes)?;
-    d.set_item("layout", layout_name(&e.info.layout))?;
-    d.set_item("offset", e.storage.offset)?;
-    d.set_item("stored_bytes", e.storage.len)?;
-    let extra = PyDict::new(py);
-    for (k, v) in &e.info.extra {
-        extra.set_item(k, meta_to_py(py, v)?)?;
-    }
-    d.set_item("extra", extra)?;
-    Ok(d)
 }

@@ -14,12 +14,19 @@ mod write;
 
 use pyo3::prelude::*;
 
+/// Every format the library knows, as `tensorfile formats --json` lists it, as JSON text.
+#[pyfunction]
+fn formats_json() -> String {
+    serde_json::Value::Array(tensorfile::listing::format_rows()).to_string()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::NativeFile>()?;
     m.add_class::<tensor::NativeTensor>()?;
     m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
+    m.add_function(wrap_pyfunction!(formats_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use tensorfile::model::{SparseFormat, TensorData};
 use tensorfile::source::Bytes;
-use tensorfile::{DType, Error, TensorFile};
+use tensorfile::{DType, Error, TensorFile, checked};
 
 use crate::buffer;
 use crate::errors::IntoPy;
@@ -117,18 +117,24 @@ impl NativeTensor {
         py.detach(move || file.read_index(index)).map_err(|e| e.for_tensor(&self.name)).py()
     }
 
-    /// The dense bytes this tensor exports, read on first use.
+    /// The dense bytes this tensor exports, read on first use: for some rows, only those
+    /// ([`TensorFile::read_rows`]).
     fn bytes(&self, py: Python<'_>) -> PyResult<&Bytes> {
         if let Some(b) = self.data.get() {
             return Ok(b);
         }
-        let all = self.read_all(py)?;
-        self.keep(all)
+        let Some((first, count)) = self.rows else {
+            let all = self.read_all(py)?;
+            return self.keep(all);
+        };
+        let (file, index) = (self.file.clone(), self.index);
+        let rows = py.detach(move || file.read_rows(index, first..first.saturating_add(count))).py()?;
+        Ok(self.data.get_or_init(|| rows))
     }
 
-    /// Whether the bytes still need reading: dense, not read yet.
+    /// Whether the bytes of the whole tensor still need reading: dense, not read yet.
     pub(crate) fn unread(&self) -> bool {
-        !self.sparse && self.data.get().is_none()
+        !self.sparse && self.rows.is_none() && self.data.get().is_none()
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -139,23 +145,10 @@ impl NativeTensor {
         &self.file
     }
 
-    /// Keep the bytes this tensor exports out of its entry's data, read by the caller.
+    /// Keep the whole entry's data, read by the caller, as the bytes this tensor exports.
     pub(crate) fn keep(&self, all: TensorData) -> PyResult<&Bytes> {
         let dense = all.as_dense().map_err(|e| e.clone().for_tensor(&self.name)).py()?.clone();
-        let bytes = match self.rows {
-            None => dense,
-            Some((first, _)) => {
-                let row_bytes = self.row_bytes()?;
-                dense.slice(first * row_bytes, self.nbytes).py()?
-            }
-        };
-        Ok(self.data.get_or_init(|| bytes))
-    }
-
-    fn row_bytes(&self) -> PyResult<u64> {
-        let full = &self.file.entries()[self.index];
-        let rows = full.info.shape.first().copied().unwrap_or(1).max(1);
-        Ok(full.nbytes / rows)
+        Ok(self.data.get_or_init(|| dense))
     }
 }
 
@@ -217,20 +210,21 @@ impl NativeTensor {
         Ok((b.is_mapped(), b.as_ptr() as usize, owner.start, owner.end))
     }
 
-    /// Rows `start..stop` of the first dimension, as a tensor of their own: a view of this
-    /// tensor's bytes (of the map, for raw little-endian data).
+    /// Rows `start..stop` of the first dimension, as a tensor of their own, read alone when
+    /// used ([`TensorFile::read_rows`]: of raw little-endian data, a slice of the map or only
+    /// that range of a remote file).
     fn rows(&self, start: u64, stop: u64) -> PyResult<NativeTensor> {
         let (first, count) = self.rows.unwrap_or((0, self.shape.first().copied().unwrap_or(0)));
-        if self.shape.is_empty() || start > stop || stop > count {
-            return Err(Error::usage(format!("rows {start}..{stop} of a tensor of shape {:?}", self.shape))).py();
-        }
         if self.sparse {
             return Err(Error::unsupported("row slices of a sparse tensor")).py();
         }
+        if self.shape.is_empty() || start > stop || stop > count {
+            return Err(Error::usage(format!("rows {start}..{stop} of a tensor of shape {:?}", self.shape))).py();
+        }
         let mut shape = self.shape.clone();
         shape[0] = stop - start;
-        let nbytes = (stop - start) * self.row_bytes()?;
-        Self::build(self.file.clone(), self.index, shape, nbytes, Some((first + start, stop - start)))
+        let nbytes = checked::numel(&shape).and_then(|n| checked::mul(n, self.dtype.bits(), "rows")).py()?;
+        Self::build(self.file.clone(), self.index, shape, nbytes.div_ceil(8), Some((first + start, stop - start)))
     }
 
     /// A sparse tensor's parts: format ("coo" or "csr"), nnz, indptr and indices (lists),

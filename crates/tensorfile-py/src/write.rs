@@ -1,12 +1,14 @@
 //! Writing files from Python buffers, and converting between files.
 
+use std::ffi::CString;
 use std::path::PathBuf;
 
 use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use tensorfile::convert::{ConvertOptions, ConvertReport, convert_file};
-use tensorfile::formats::{Compression, Format, WriteOptions};
-use tensorfile::model::{ChecksumKind, TensorData, TensorInfo};
+use tensorfile::formats::{Format, WriteOption, WriteOptions, WriteRequest};
+use tensorfile::model::{ByteOrder, TensorData, TensorInfo};
 use tensorfile::output::AtomicFile;
 use tensorfile::shards::{convert_to_shards, parse_size};
 use tensorfile::source::Bytes;
@@ -14,10 +16,36 @@ use tensorfile::{DType, Error, TensorFile};
 
 use crate::errors::IntoPy;
 
-fn options(compress: Option<&str>, checksum: Option<&str>, metadata: Vec<(String, String)>) -> PyResult<WriteOptions> {
-    let compression: Compression = compress.map_or(Ok(Compression::None), str::parse).py()?;
-    let checksum: ChecksumKind = checksum.map_or(Ok(ChecksumKind::None), str::parse).py()?;
-    Ok(WriteOptions { compression, checksum, metadata, ..WriteOptions::default() })
+/// The options as given (`None`: not given, the library's default applies), after warning
+/// (`UserWarning`) about those the output format ignores, each named as its keyword.
+fn request(
+    py: Python<'_>,
+    format: Format,
+    compress: Option<&str>,
+    checksum: Option<&str>,
+    big_endian: bool,
+    metadata: Option<Vec<(String, String)>>,
+) -> PyResult<WriteOptions> {
+    let mut request = WriteRequest::parse(compress, checksum).py()?;
+    request.byte_order = big_endian.then_some(ByteOrder::Big);
+    request.metadata = metadata;
+    for ignored in request.ignored_by(format) {
+        let message = format!("{}= has no effect: {}", keyword(ignored.option), ignored.reason);
+        let message = CString::new(message).unwrap_or_default();
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 2)?;
+    }
+    Ok(request.options())
+}
+
+/// A write option as this package's keyword argument.
+fn keyword(option: WriteOption) -> &'static str {
+    match option {
+        WriteOption::Compression => "compress",
+        WriteOption::Checksum => "checksum",
+        WriteOption::ByteOrder => "big_endian",
+        WriteOption::Metadata => "metadata",
+        _ => "an argument",
+    }
 }
 
 /// Write `tensors` — `(name, dtype, shape, buffer)`, each buffer the tensor's contiguous
@@ -40,7 +68,7 @@ pub fn write_file(
         Some(f) => Format::from_name(f).ok_or_else(|| Error::usage(format!("unknown format {f:?}"))).py()?,
         None => Format::from_path(&path).py()?,
     };
-    let options = options(compress, checksum, metadata.unwrap_or_default())?;
+    let options = request(py, format, compress, checksum, false, metadata)?;
     let mut infos = Vec::with_capacity(tensors.len());
     for (name, dtype, shape, _) in &tensors {
         let d = DType::from_name(dtype).ok_or_else(|| Error::usage(format!("{name}: unknown dtype {dtype:?}"))).py()?;
@@ -81,7 +109,7 @@ type Converted = (usize, Vec<String>, Vec<String>, Option<String>);
 // Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, verify=true, max_shard_size=None))]
+#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None))]
 pub fn convert(
     py: Python<'_>,
     src: PathBuf,
@@ -90,10 +118,11 @@ pub fn convert(
     skip_unsupported: bool,
     compress: Option<&str>,
     checksum: Option<&str>,
+    big_endian: bool,
     verify: bool,
     max_shard_size: Option<&str>,
 ) -> PyResult<Converted> {
-    let write = options(compress, checksum, Vec::new())?;
+    let write = request(py, Format::from_path(&dst).py()?, compress, checksum, big_endian, None)?;
     let max_shard_size = max_shard_size.map(parse_size).transpose().py()?;
     let text = |p: PathBuf| p.display().to_string();
     py.detach(|| {

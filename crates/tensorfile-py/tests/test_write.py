@@ -47,13 +47,13 @@ def test_numpy_round_trips_every_dtype(fmt, tmp_path):
         assert got.tobytes() == array.tobytes(), name
 
 
-@pytest.mark.parametrize("options", [{"compress": "zstd"}, {"checksum": "sha256"}, {"checksum": None}])
+@pytest.mark.parametrize("options", [{"compress": "zstd"}, {"checksum": "sha256"}, {"checksum": "none"}])
 def test_zt_options(options, tmp_path):
     tensors = {"a": np.arange(1000, dtype=np.float32).reshape(10, 100), "b": np.ones(7, np.int16)}
     path = tmp_path / "out.zt"
     tensorfile.save_file(tensors, path, **options)
     with tensorfile.open(path) as f:
-        assert f.verify() == []
+        assert f.verify()["ok"] and f.verify()["problems"] == []
         entry = {e["name"]: e for e in f.entries()}["a"]
         if "compress" in options:
             assert entry["stored_bytes"] < 4000
@@ -94,11 +94,14 @@ def test_verify_finds_a_flipped_byte_at_either_depth(tmp_path):
     path = tmp_path / "crc.zt"
     tensorfile.save_file({"a": np.arange(100, dtype=np.float32)}, path, checksum="crc32c")
     with tensorfile.open(path) as f:
-        assert f.verify() == [] and f.verify(deep=False) == []
+        assert f.verify()["ok"] and f.verify(deep=False)["ok"]
         offset = f.entries()[0]["offset"]
     data = bytearray(path.read_bytes())
     data[offset] ^= 1
     path.write_bytes(bytes(data))
     with tensorfile.open(path) as f:
-        for problems in (f.verify(), f.verify(deep=False)):
-            assert len(problems) == 1 and "[checksum-mismatch]" in problems[0], problems
+        for report in (f.verify(), f.verify(deep=False)):
+            assert not report["ok"], report
+            (problem,) = report["problems"]
+            assert problem["rule"] == "checksum-mismatch" and problem["tensor"] == "a", problem
+            assert "[checksum-mismatch]" in problem["error"]

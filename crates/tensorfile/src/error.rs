@@ -210,6 +210,16 @@ pub enum Hint {
 }
 
 impl Hint {
+    /// A short kebab-case identifier, shown in JSON (`skip-unsupported`, `program-data`...).
+    pub fn id(self) -> &'static str {
+        match self {
+            Hint::SkipUnsupported => "skip-unsupported",
+            Hint::ProgramData => "program-data",
+            Hint::SkipUnknown => "skip-unknown",
+            Hint::UseConvert => "use-convert",
+        }
+    }
+
     /// What the hint suggests, in words that name no flag or argument.
     pub fn describe(self) -> &'static str {
         match self {

@@ -42,6 +42,7 @@ pub mod facts;
 mod file;
 pub mod formats;
 pub mod limits;
+pub mod listing;
 pub mod model;
 pub mod output;
 pub mod shards;

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress};
-use tensorfile::model::{ByteOrder, ChecksumKind};
+use tensorfile::formats::WriteRequest;
+use tensorfile::model::ByteOrder;
 use tensorfile::shards::{self, ShardedReport};
-use tensorfile::{Compression, Format, TensorFile, WriteOptions};
+use tensorfile::{Format, TensorFile};
 
 use super::{Outcome, warn};
 use crate::render;
@@ -31,7 +32,7 @@ pub struct Args {
     /// Compression of the written data (zTensor): none, zstd or zstd:LEVEL.
     #[arg(long, value_name = "none|zstd[:LEVEL]")]
     compress: Option<String>,
-    /// Checksum of each written tensor (zTensor) [default: crc32c].
+    /// Checksum of each written tensor (zTensor) [default: the library's, crc32c].
     #[arg(long, value_name = "crc32c|sha256|none")]
     checksum: Option<String>,
     /// Store raw multi-byte data big-endian (zTensor without compression).
@@ -75,10 +76,14 @@ impl Written {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let options = options(&args)?;
+    let request = request(&args)?;
     let format = Format::from_path(&args.output)?;
     let max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
-    warn_about_ignored_options(&args, format, &options.write);
+    for ignored in request.ignored_by(format) {
+        warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
+    }
+    let options =
+        ConvertOptions { write: request.options(), skip_unsupported: args.skip_unsupported, verify: !args.no_verify };
     let src = TensorFile::open_with_data(&args.input, args.data.as_deref())?;
     let mut bar: Option<ProgressBar> = None;
     let show_progress = std::io::stderr().is_terminal();
@@ -119,32 +124,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-fn options(args: &Args) -> tensorfile::Result<ConvertOptions> {
-    let compression: Compression = args.compress.as_deref().map_or(Ok(Compression::None), str::parse)?;
-    let checksum: ChecksumKind = args.checksum.as_deref().map_or(Ok(ChecksumKind::default()), str::parse)?;
-    let byte_order = if args.big_endian { ByteOrder::Big } else { ByteOrder::Little };
-    Ok(ConvertOptions {
-        write: WriteOptions { compression, checksum, byte_order, ..WriteOptions::default() },
-        skip_unsupported: args.skip_unsupported,
-        verify: !args.no_verify,
-    })
-}
-
-/// Warn about options given that the output format (or the other options) make moot.
-fn warn_about_ignored_options(args: &Args, format: Format, write: &WriteOptions) {
-    let compressed = write.compression != Compression::None;
-    if format == Format::Safetensors {
-        let given = [
-            (compressed, "--compress"),
-            (args.checksum.is_some() && write.checksum != ChecksumKind::None, "--checksum"),
-            (args.big_endian, "--big-endian"),
-        ];
-        for (_, flag) in given.iter().filter(|(g, _)| *g) {
-            warn(format_args!("{flag} has no effect: safetensors stores raw little-endian data without checksums"));
-        }
-    } else if args.big_endian && compressed {
-        warn("--big-endian has no effect with --compress: compressed zTensor data is little-endian");
-    }
+/// The write options given on the command line; the library fills in the rest.
+fn request(args: &Args) -> tensorfile::Result<WriteRequest> {
+    let mut request = WriteRequest::parse(args.compress.as_deref(), args.checksum.as_deref())?;
+    request.byte_order = args.big_endian.then_some(ByteOrder::Big);
+    Ok(request)
 }
 
 fn progress_bar(total: u64) -> ProgressBar {

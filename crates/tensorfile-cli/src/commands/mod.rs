@@ -5,6 +5,7 @@ mod diff;
 mod dump;
 mod externalize;
 mod extract;
+mod formats;
 mod info;
 mod ls;
 mod update;
@@ -42,6 +43,7 @@ pub enum Command {
     Dump(dump::Args),
     Externalize(externalize::Args),
     Update(update::Args),
+    Formats(formats::Args),
 }
 
 /// How a command that ran to its end went.
@@ -71,6 +73,7 @@ impl Command {
             Command::Dump(args) => dump::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),
             Command::Update(args) => update::run(args, out),
+            Command::Formats(args) => formats::run(args, out),
         }
     }
 }

@@ -3,8 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use serde_json::json;
-use tensorfile::{Depth, Kind, TensorFile, Verification};
+use tensorfile::{Depth, TensorFile, Verification};
 
 use super::Outcome;
 use crate::render;
@@ -35,31 +34,14 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
     let depth = if args.deep { Depth::Deep } else { Depth::Checksums };
-    let Verification { problems, checksums, decoded_bytes } = file.verify_with(depth);
-    let entries = file.entries();
-    let tensors = entries.iter().filter(|e| e.info.kind == Kind::Tensor).count();
-    let blobs = entries.len() - tensors;
+    let verification = file.verify_with(depth);
     let path = args.file.display().to_string();
+    let Verification { problems, checksums, decoded_bytes, tensors, blobs, .. } = &verification;
     if args.json {
-        let problems: Vec<_> = problems
-            .iter()
-            .map(|p| json!({ "tensor": p.tensor(), "rule": p.rule().map(|r| r.id()), "message": p.message(), "error": p.to_string() }))
-            .collect();
-        let value = json!({
-            "file": path,
-            "ok": problems.is_empty(),
-            "tensors": tensors,
-            "blobs": blobs,
-            "unreadable": file.unreadable().len(),
-            "deep": args.deep,
-            "checksums": checksums,
-            "decoded_bytes": decoded_bytes,
-            "problems": problems,
-        });
-        render::json(out, &value)?;
+        render::json(out, &verification.to_json(&path))?;
     } else if problems.is_empty() {
         let decoded = if args.deep {
-            format!("{} decoded", render::size(decoded_bytes))
+            format!("{} decoded", render::size(*decoded_bytes))
         } else {
             "not decoded (--deep decodes every tensor)".to_string()
         };
@@ -67,13 +49,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             out,
             "OK {}: {}, {}, {} verified, {decoded}",
             render::printable(&path),
-            render::count(tensors, "tensor"),
-            render::count(blobs, "blob"),
-            render::count(checksums, "checksum"),
+            render::count(*tensors, "tensor"),
+            render::count(*blobs, "blob"),
+            render::count(*checksums, "checksum"),
         )?;
     } else {
-        for p in &problems {
-            writeln!(out, "{}", render::printable(&p.to_string()))?;
+        for p in problems {
+            writeln!(out, "{}", render::printable(&render::error(p)))?;
         }
         writeln!(out, "FAILED {}: {}", render::printable(&path), render::count(problems.len(), "problem"))?;
     }

@@ -32,11 +32,12 @@ from ._errors import (
 )
 from ._native import NativeFile, NativeTensor, __version__
 from ._native import convert as _convert
+from ._native import formats_json as _formats_json
 from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
-    "UnsupportedError", "UsageError", "convert", "load_file", "open", "save_file", "__version__",
+    "UnsupportedError", "UsageError", "convert", "formats", "load_file", "open", "save_file", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
@@ -212,18 +213,23 @@ class File(Mapping):
         return json.loads(self._file.info_json())
 
     def entries(self) -> list:
-        """Each tensor as `tensorfile ls --json` describes it (layout, offsets, extra fields)."""
-        return self._file.entries()
+        """Every entry exactly as `tensorfile ls --json` lists it: the readable ones in file
+        order (layout, offsets, extra fields...), then the unreadable ones (`kind` is
+        "unreadable", with `error`, `rule` and `hint`)."""
+        return json.loads(self._file.entries_json())
 
     @property
     def unreadable(self) -> list:
         """Entries that cannot be read, with their dtype, shape and the reason."""
         return self._file.unreadable()
 
-    def verify(self, deep: bool = True) -> list:
-        """Every problem found checking the structure and every stored checksum, and with
-        `deep` decoding every tensor too (empty when all is well)."""
-        return self._file.verify(deep)
+    def verify(self, deep: bool = True) -> dict:
+        """Check the structure and every stored checksum, and with `deep` decode every tensor
+        too. Returns what `tensorfile verify --json` prints (`--deep` when `deep`): `ok`,
+        counts of `tensors`, `blobs`, `unreadable` entries and `checksums` checked,
+        `decoded_bytes`, and `problems`, each with its `tensor`, `rule` (an id such as
+        "checksum-mismatch", or None), `message` and `error` (the whole message)."""
+        return json.loads(self._file.verify_json(deep))
 
     def __getitem__(self, name: str) -> Tensor:
         return Tensor(self._file, name)
@@ -280,6 +286,14 @@ def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
     return File(path, data)
 
 
+def formats() -> list:
+    """Every format tensorfile knows, as `tensorfile formats --json` lists it: `name`,
+    `title`, `extensions`, whether it can be written (`write`) and updated (`update`), and
+    `caps`: what its files hold (`dtypes`, `layouts`, `checksums`, `compression`,
+    `byte_orders`, `file_metadata`, `blobs`, `tensor_fields`)."""
+    return json.loads(_formats_json())
+
+
 def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) -> dict:
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
     file's tensors are fetched ahead, several at a time."""
@@ -334,24 +348,22 @@ def save_file(
     path,
     format: "str | None" = None,  # noqa: A002 (safetensors' spelling)
     compress: "str | None" = None,
-    checksum: "str | None" = "crc32c",
+    checksum: "str | None" = None,
     metadata: "Mapping[str, str] | None" = None,
 ) -> None:
     """Write `tensors` (name -> numpy array or torch tensor) to `path`, atomically. The
     format comes from the extension (`.zt`, `.safetensors`, `.ptd`, `.pt`) unless given.
-    `compress` ("zstd" or "zstd:LEVEL") and `checksum` ("crc32c", "sha256" or None) apply to
-    `.zt`; `metadata` (text to text) to safetensors."""
+    `compress` ("none", "zstd" or "zstd:LEVEL") and `checksum` ("crc32c", "sha256" or
+    "none") apply to `.zt`, `metadata` (text to text) to safetensors; an option left as None
+    takes the library's default (no compression, crc32c checksums where the format stores
+    them). An option given that the format ignores is named in a `UserWarning`."""
     items = [(name, *_as_buffer(name, value)) for name, value in tensors.items()]
-    target = os.fspath(path)
-    fmt = format
-    if checksum is not None and (fmt or os.path.splitext(target)[1].lstrip(".")) != "zt":
-        checksum = None  # only zTensor stores checksums
     _write_file(
-        target,
+        os.fspath(path),
         items,
-        format=fmt,
+        format=format,
         compress=compress,
-        checksum=checksum or "none",
+        checksum=checksum,
         metadata=None if metadata is None else [(str(k), str(v)) for k, v in metadata.items()],
     )
 
@@ -361,12 +373,17 @@ def convert(
     dst,
     data=None,
     skip_unsupported: bool = False,
-    compress=None,
-    checksum=None,
+    compress: "str | None" = None,
+    checksum: "str | None" = None,
+    big_endian: bool = False,
     verify: bool = True,
     max_shard_size: "int | str | None" = None,
 ) -> dict:
-    """Convert `src` into `dst` (format from its extension), streaming, atomically. With
+    """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
+    file `tensorfile convert` writes with the same options. `compress` ("none", "zstd",
+    "zstd:LEVEL"), `checksum` ("crc32c", "sha256", "none") and `big_endian` left as they are
+    take the library's defaults (no compression, crc32c checksums where the format stores
+    them, little-endian); one given that the format ignores is named in a `UserWarning`. With
     `max_shard_size` (bytes, or text such as "5GB" or "500MiB"), as shards of at most that
     many tensor bytes named after `dst` (`model-00001-of-00003.safetensors`...) plus their
     index (`model.safetensors.index.json`), all committed together. Returns
@@ -380,6 +397,7 @@ def convert(
         skip_unsupported=skip_unsupported,
         compress=compress,
         checksum=checksum,
+        big_endian=big_endian,
         verify=verify,
         max_shard_size=None if max_shard_size is None else str(max_shard_size),
     )

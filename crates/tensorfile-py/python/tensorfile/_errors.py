@@ -1,6 +1,7 @@
 """The exceptions the package raises. Each carries the library's message, and the attributes
 `rule` (the format rule a bad file breaks, e.g. "out-of-bounds"), `path` and `tensor` when
-they are known."""
+they are known, and `hint`: what the caller can do about it ("skip-unsupported",
+"program-data"...), which the message words as this package's keyword arguments."""
 
 
 class Error(Exception):
@@ -9,6 +10,7 @@ class Error(Exception):
     rule: "str | None" = None
     path: "str | None" = None
     tensor: "str | None" = None
+    hint: "str | None" = None
 
 
 class FileError(Error, OSError):

@@ -11,12 +11,14 @@ mod catalog;
 pub mod executorch;
 pub mod pytorch;
 mod registry;
+mod request;
 pub mod safetensors;
 mod unit;
 pub mod ztensor;
 
 pub use catalog::Catalog;
 pub use registry::Format;
+pub use request::{Ignored, WriteOption, WriteRequest};
 pub use unit::{Caps, FormatUnit, Probe};
 pub(crate) use unit::{DENSE, LITTLE_ENDIAN, plan_order};
 
