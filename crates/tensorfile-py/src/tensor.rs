@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use tensorfile::model::{SparseFormat, TensorData};
 use tensorfile::source::Bytes;
-use tensorfile::{DType, Error, TensorFile, checked};
+use tensorfile::{DType, Error, TensorFile};
 
 use crate::buffer;
 use crate::errors::IntoPy;
@@ -223,7 +223,8 @@ impl NativeTensor {
         }
         let mut shape = self.shape.clone();
         shape[0] = stop - start;
-        let nbytes = checked::numel(&shape).and_then(|n| checked::mul(n, self.dtype.bits(), "rows")).py()?;
+        let bits = shape.iter().try_fold(self.dtype.bits(), |acc, &d| acc.checked_mul(d));
+        let nbytes = bits.ok_or_else(|| Error::usage(format!("rows {start}..{stop}: size overflows"))).py()?;
         Self::build(self.file.clone(), self.index, shape, nbytes.div_ceil(8), Some((first + start, stop - start)))
     }
 
