@@ -5,6 +5,7 @@ mod diff;
 mod dump;
 mod externalize;
 mod extract;
+mod generate;
 mod info;
 mod ls;
 mod update;
@@ -15,7 +16,8 @@ use std::io::Write;
 use clap::{Parser, Subcommand};
 
 /// Read, check, convert and compare tensor files (zTensor .zt, safetensors, ExecuTorch .pte
-/// and .ptd), and rewrite the weights of ExecuTorch programs.
+/// and .ptd, PyTorch .pt2, torch.save .pt/.pth/.bin), and rewrite the weights of ExecuTorch
+/// programs.
 #[derive(Parser)]
 #[command(
     name = "tensorfile",
@@ -42,6 +44,8 @@ pub enum Command {
     Dump(dump::Args),
     Externalize(externalize::Args),
     Update(update::Args),
+    Completions(generate::CompletionsArgs),
+    Man(generate::ManArgs),
 }
 
 /// How a command that ran to its end went.
@@ -71,6 +75,8 @@ impl Command {
             Command::Dump(args) => dump::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),
             Command::Update(args) => update::run(args, out),
+            Command::Completions(args) => generate::completions(args, out),
+            Command::Man(args) => generate::man(args, out),
         }
     }
 }
