@@ -2,6 +2,9 @@
 //! without nginx unless `TENSORFILE_REQUIRE_SERVERS=1`).
 
 mod common;
+// The test servers' helper calls libc (`atexit`, `kill`) and sets the environment before the
+// tests start threads: test-only `unsafe`, each use with its SAFETY comment.
+#[allow(unsafe_code)]
 #[path = "../../tensorfile/tests/servers/mod.rs"]
 mod servers;
 

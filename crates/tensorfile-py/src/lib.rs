@@ -6,6 +6,9 @@
 //! The GIL is released around everything that touches a file: opening, reading, decoding,
 //! writing and converting.
 
+// Filling the `Py_buffer` CPython hands to `__getbuffer__` writes through a raw pointer: the
+// crate's one `unsafe` module.
+#[allow(unsafe_code)]
 mod buffer;
 mod errors;
 mod file;

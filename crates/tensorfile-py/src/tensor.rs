@@ -243,6 +243,10 @@ impl NativeTensor {
         Ok(d)
     }
 
+    // pyo3 requires the buffer slot to be declared `unsafe fn` (CPython passes it a raw
+    // `Py_buffer` pointer); all it does is hand that pointer to `buffer::fill`, the crate's
+    // unsafe module. The allowance covers this one method, not the rest of the class.
+    #[allow(unsafe_code)]
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         let me = slf.get();
         let data = me.bytes(slf.py())?;

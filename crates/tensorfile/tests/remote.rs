@@ -24,6 +24,9 @@
 
 #![cfg(feature = "remote")]
 
+// The test servers' helper calls libc (`atexit`, `kill`) and sets the environment before the
+// tests start threads: test-only `unsafe`, each use with its SAFETY comment.
+#[allow(unsafe_code)]
 mod servers;
 
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@ mod dump;
 mod externalize;
 mod extract;
 mod formats;
+mod generate;
 mod info;
 mod ls;
 mod update;
@@ -16,7 +17,8 @@ use std::io::Write;
 use clap::{Parser, Subcommand};
 
 /// Read, check, convert and compare tensor files (zTensor .zt, safetensors, ExecuTorch .pte
-/// and .ptd), and rewrite the weights of ExecuTorch programs.
+/// and .ptd, PyTorch .pt2, torch.save .pt/.pth/.bin), and rewrite the weights of ExecuTorch
+/// programs.
 #[derive(Parser)]
 #[command(
     name = "tensorfile",
@@ -44,6 +46,8 @@ pub enum Command {
     Externalize(externalize::Args),
     Update(update::Args),
     Formats(formats::Args),
+    Completions(generate::CompletionsArgs),
+    Man(generate::ManArgs),
 }
 
 /// How a command that ran to its end went.
@@ -74,6 +78,8 @@ impl Command {
             Command::Externalize(args) => externalize::run(args, out),
             Command::Update(args) => update::run(args, out),
             Command::Formats(args) => formats::run(args, out),
+            Command::Completions(args) => generate::completions(args, out),
+            Command::Man(args) => generate::man(args, out),
         }
     }
 }

@@ -8,6 +8,9 @@
 
 mod bytes;
 mod kept;
+// Mapping a file is `unsafe` (memmap2 cannot rule out the file changing under the map); the
+// one call is in this module, with its reasoning.
+#[allow(unsafe_code)]
 mod mapped;
 #[cfg(feature = "remote")]
 mod pool;
