@@ -10,13 +10,16 @@ mod safe_name;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use tensorfile::ErrorKind;
 
 use commands::{Cli, Outcome};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&commands::command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = cli.command.run(&mut out).and_then(|outcome| {

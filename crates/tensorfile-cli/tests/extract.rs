@@ -111,6 +111,31 @@ fn extract_writes_sparse_components() {
     let (header, data) = read_npy(&out.join("csr.values.npy"));
     assert!(header.contains("'<f4'") && header.contains("(3,)"), "{header}");
     assert_eq!(data, f32s(&[1.5, -2.0, 4.0]));
+
+    // --dense: each decoded, one array of the tensor's shape.
+    let dense_out = dir.path().join("dense");
+    ok(&[&"extract", &src, &"-o", &dense_out, &"--dense"]);
+    assert_eq!(names_in(&dense_out), ["coo.npy", "csr.npy"]);
+    let (header, data) = read_npy(&dense_out.join("csr.npy"));
+    assert!(header.contains("'<f4'") && header.contains("(3, 4)"), "{header}");
+    #[rustfmt::skip]
+    let csr = f32s(&[0.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -2.0, 0.0, 0.0, 4.0]);
+    assert_eq!(data, csr);
+    // COO indices [[0, 2], [1, 3]]: 1.0 at (0, 1), 2.0 at (2, 3).
+    let mut coo = vec![0.0f32; 12];
+    coo[1] = 1.0;
+    coo[2 * 4 + 3] = 2.0;
+    assert_eq!(read_npy(&dense_out.join("coo.npy")).1, f32s(&coo));
+
+    // convert into a format without sparse layouts: written dense, and said so.
+    let st = dir.path().join("s.safetensors");
+    let o = tensorfile(&[&"convert", &src, &st, &"--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(json_of(&stdout(&o))["decoded"], serde_json::json!(["coo", "csr"]));
+    assert!(stderr(&o).contains("decoded to dense"), "{}", stderr(&o));
+    let rows = json_of(&ok(&[&"ls", &st, &"--json"]));
+    let csr_row = rows.as_array().unwrap().iter().find(|r| r["name"] == "csr").unwrap();
+    assert_eq!((csr_row["layout"].as_str(), csr_row["shape"].clone()), (Some("dense"), serde_json::json!([3, 4])));
 }
 
 #[test]

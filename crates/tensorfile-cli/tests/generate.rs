@@ -66,13 +66,26 @@ fn man_page_is_roff_and_covers_every_command() {
     // Options of the subcommands, as roff writes them.
     assert!(page.contains(r"\fB\-\-skip\-unsupported\fR"));
     assert!(page.contains(r"\fB\-\-max\-shard\-size\fR"));
-    // The about text names every format.
-    for format in ["zTensor .zt", "safetensors", ".pte", ".ptd", ".pt2", ".pth", ".bin"] {
-        assert!(page.contains(format), "the page does not name {format}");
+    // The about text names every format of the registry.
+    for format in tensorfile::Format::ALL {
+        let title = format.unit().title().replace('.', "\\&.");
+        assert!(page.contains(format.unit().title()) || page.contains(&title), "the page does not name {format}");
     }
 }
 
 #[test]
 fn man_takes_no_arguments() {
     assert_eq!(code(&tensorfile(&[&"man", &"ls"])), 2);
+}
+
+#[test]
+fn the_description_names_every_format_of_the_registry() {
+    let help = ok(&[&"--help"]);
+    for format in tensorfile::Format::ALL {
+        let unit = format.unit();
+        assert!(help.contains(unit.title()), "{} missing from --help:\n{help}", unit.title());
+        for ext in unit.extensions() {
+            assert!(help.contains(&format!(".{ext}")), ".{ext} missing from --help");
+        }
+    }
 }

@@ -113,6 +113,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     for s in &report.skipped {
         warn(format_args!("skipped {:?}: {}", s.name, s.reason));
     }
+    if !report.decoded.is_empty() {
+        let names: Vec<String> = report.decoded.iter().map(|n| format!("{n:?}")).collect();
+        warn(format_args!(
+            "written decoded to dense ({} has no place for their layout): {}",
+            report.format,
+            names.join(", ")
+        ));
+    }
     if !report.dropped_metadata.is_empty() {
         warn(format_args!(
             "file metadata left out ({} has no place for it): {}",
@@ -151,6 +159,7 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
             "tensors": report.tensors,
             "bytes": report.bytes,
             "skipped": skipped,
+            "decoded": report.decoded,
             "dropped_metadata": report.dropped_metadata,
         });
         if let Written::Shards(sharded) = written {

@@ -3,11 +3,10 @@
 
 use std::io::{self, Write};
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::Man;
 
-use super::{Cli, Outcome};
+use super::Outcome;
 
 /// Print a shell completion script for tensorfile.
 ///
@@ -30,7 +29,7 @@ pub struct CompletionsArgs {
 pub struct ManArgs {}
 
 pub fn completions(args: CompletionsArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let mut cmd = Cli::command();
+    let mut cmd = super::command();
     let name = cmd.get_name().to_owned();
     // Generated into memory first: the generators panic on a failed write, and a closed pipe
     // is not an error here.
@@ -43,7 +42,7 @@ pub fn completions(args: CompletionsArgs, out: &mut dyn Write) -> anyhow::Result
 pub fn man(_args: ManArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     // No `help` subcommand on the page: `--help` is listed with every command. Building fills
     // in each subcommand's full name ("tensorfile ls") for its synopsis.
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::command().disable_help_subcommand(true);
     cmd.build();
     out.write_all(manual_page(&cmd)?.as_bytes())?;
     Ok(Outcome::Success)

@@ -14,11 +14,33 @@ mod verify;
 
 use std::io::Write;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use tensorfile::Format;
 
-/// Read, check, convert and compare tensor files (zTensor .zt, safetensors, ExecuTorch .pte
-/// and .ptd, PyTorch .pt2, torch.save .pt/.pth/.bin), and rewrite the weights of ExecuTorch
-/// programs.
+/// The command line's definition, its description naming every format the library knows
+/// (from the registry: a new format needs no change here).
+pub fn command() -> clap::Command {
+    Cli::command().about(about()).long_about(None)
+}
+
+/// "Read, check, convert and compare tensor files: zTensor v0.1 (.zt), ...".
+fn about() -> String {
+    let named = |f: &Format| {
+        let exts: Vec<String> = f.unit().extensions().iter().map(|e| format!(".{e}")).collect();
+        format!("{} ({})", f.unit().title(), exts.join(", "))
+    };
+    let all: Vec<String> = Format::ALL.iter().map(named).collect();
+    let updatable: Vec<&str> = Format::ALL.iter().filter(|f| f.unit().can_update()).map(|f| f.unit().title()).collect();
+    format!(
+        "Read, check, convert and compare tensor files without running their code: {}. \
+         `update` rewrites the weights of: {}.",
+        all.join(", "),
+        updatable.join(", ")
+    )
+}
+
+/// Read, check, convert and compare tensor files (the formats are named by `command()`, from
+/// the library's registry).
 #[derive(Parser)]
 #[command(
     name = "tensorfile",
