@@ -18,6 +18,7 @@ mod ahead;
 pub mod checked;
 pub mod compare;
 pub mod convert;
+pub mod cursor;
 mod error;
 pub mod facts;
 mod file;
