@@ -1,9 +1,10 @@
 //! The entries' local headers, where their data starts, and the spans they take.
 
-use super::central::{bad, central, directory, u16_at};
+use super::central::{bad, central, directory};
 use super::read::ZipEntry;
 use super::region::{Fetched, Region};
 use crate::checked;
+use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
 use crate::source::Bytes;
 
@@ -38,11 +39,14 @@ fn locate(r: &Region, have: &Fetched, entries: &mut [ZipEntry], dir_offset: u64)
                 format!("zip entry {name:?}: local header at {} past the end", e.header_offset),
             )
         })?;
-        if head[0..4] != *b"PK\x03\x04" {
+        let mut c = Cursor::with_base(&head, e.header_offset);
+        if c.array::<4>("local header")? != *b"PK\x03\x04" {
             return Err(bad(format!("zip entry {name:?}: no local header at {}", e.header_offset)));
         }
-        let (name_len, extra_len) = (usize::from(u16_at(&head, 26)), u64::from(u16_at(&head, 28)));
-        if head.get(30..30 + name_len) != Some(name.as_bytes()) {
+        c.skip(22, "local header")?; // versions, flags, method, time, CRC and sizes
+        let name_len = usize::from(c.u16_le("local header")?);
+        let extra_len = u64::from(c.u16_le("local header")?);
+        if c.rest().get(..name_len) != Some(name.as_bytes()) {
             return Err(bad(format!("zip entry {name:?}: local header names another entry")));
         }
         let data_offset = checked::add(e.header_offset, 30 + name_len as u64 + extra_len, "zip entry")?;

@@ -1,4 +1,3 @@
-use super::central::u64_at;
 use super::*;
 use crate::error::Rule;
 use crate::source::{Bytes, SPECULATIVE_READ, Source};
@@ -20,7 +19,7 @@ fn archive(big: usize, extra: usize) -> Vec<u8> {
 /// The central directory's size, from the zip64 end record PyTorch's writer always
 /// writes (56 + 20 + 22 bytes at the end).
 fn directory_size(b: &[u8]) -> u64 {
-    u64_at(b, b.len() - 98 + 40)
+    crate::cursor::u64_le_at(b, b.len() - 98 + 40, "directory size").unwrap()
 }
 
 fn headers(a: &Archive) -> u64 {
