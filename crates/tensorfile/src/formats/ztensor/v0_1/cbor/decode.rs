@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use super::{ARRAY, Len, MAP, MapKey, Typed};
+use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
 use crate::limits::{MAX_NESTING, MAX_RANK};
 use crate::model::MetaValue;
@@ -14,9 +15,11 @@ fn bad(msg: impl Into<String>) -> Error {
 
 /// Reads CBOR items one after another from `input`.
 pub struct Decoder<'a> {
-    input: &'a [u8],
-    pos: usize,
+    c: Cursor<'a>,
 }
+
+/// What a head's argument is, for messages.
+const ARGUMENT: &str = "CBOR item argument";
 
 /// What the initial byte announces.
 enum Head {
@@ -28,39 +31,26 @@ enum Head {
 
 impl<'a> Decoder<'a> {
     pub fn new(input: &'a [u8]) -> Self {
-        Decoder { input, pos: 0 }
+        Decoder { c: Cursor::new(input) }
     }
 
     /// Refuse bytes left after the last item read.
     pub fn finish(&self) -> Result<()> {
-        if self.pos != self.input.len() {
-            return Err(bad(format!("{} bytes after the index's CBOR item", self.input.len() - self.pos)));
+        if !self.c.is_at_end() {
+            return Err(bad(format!("{} bytes after the index's CBOR item", self.c.remaining())));
         }
         Ok(())
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.input.len()).ok_or_else(|| {
-            Error::invalid(Rule::Truncated, format!("CBOR item needs {n} bytes at index byte {}", self.pos))
-        })?;
-        let s = &self.input[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn byte(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-
     fn head(&mut self) -> Result<(u8, u8, Head)> {
-        let b = self.byte()?;
+        let b = self.c.u8("CBOR item head")?;
         let (major, info) = (b >> 5, b & 0x1f);
         let head = match info {
             0..=23 => Head::Value(u64::from(info)),
-            24 => Head::Value(u64::from(self.byte()?)),
-            25 => Head::Value(u64::from(u16::from_be_bytes(self.take(2)?.try_into().unwrap_or_default()))),
-            26 => Head::Value(u64::from(u32::from_be_bytes(self.take(4)?.try_into().unwrap_or_default()))),
-            27 => Head::Value(u64::from_be_bytes(self.take(8)?.try_into().unwrap_or_default())),
+            24 => Head::Value(u64::from(self.c.u8(ARGUMENT)?)),
+            25 => Head::Value(u64::from(self.c.u16_be(ARGUMENT)?)),
+            26 => Head::Value(u64::from(self.c.u32_be(ARGUMENT)?)),
+            27 => Head::Value(self.c.u64_be(ARGUMENT)?),
             31 => Head::Indefinite,
             _ => return Err(bad(format!("reserved additional information {info}"))),
         };
@@ -68,7 +58,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn remaining(&self) -> usize {
-        self.input.len() - self.pos
+        self.c.remaining()
     }
 
     /// A definite length of bytes that must all be present.
@@ -76,13 +66,13 @@ impl<'a> Decoder<'a> {
         let n = usize::try_from(len).ok().filter(|&n| n <= self.remaining()).ok_or_else(|| {
             Error::invalid(Rule::Truncated, format!("CBOR string of {len} bytes, {} left", self.remaining()))
         })?;
-        self.take(n)
+        self.c.take(n, "CBOR string")
     }
 
     fn at_break(&mut self) -> Result<bool> {
-        match self.input.get(self.pos) {
+        match self.c.peek() {
             Some(0xff) => {
-                self.pos += 1;
+                self.c.skip(1, "CBOR break")?;
                 Ok(true)
             }
             Some(_) => Ok(false),
@@ -115,10 +105,10 @@ impl<'a> Decoder<'a> {
     /// definite length checked against the bytes that remain (every item takes at least one
     /// byte, every pair two). `None`, with nothing consumed, when the next item is another.
     pub fn container(&mut self, major: u8) -> Result<Option<Len>> {
-        let start = self.pos;
+        let start = self.c;
         let (found, _, head) = self.head()?;
         if found != major {
-            self.pos = start;
+            self.c = start;
             return Ok(None);
         }
         match head {
@@ -163,7 +153,7 @@ impl<'a> Decoder<'a> {
     /// A map key at nesting `depth`: one of the keys `known` recognises (from its bytes, before
     /// any copy or UTF-8 check), other text, or not text at all.
     pub fn key<K>(&mut self, depth: usize, known: impl Fn(&[u8]) -> Option<K>) -> Result<MapKey<'a, K>> {
-        let start = self.pos;
+        let start = self.c;
         if depth <= MAX_NESTING {
             if let Some(raw) = self.definite_text() {
                 if let Some(k) = known(raw) {
@@ -174,7 +164,7 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
-        self.pos = start;
+        self.c = start;
         Ok(match self.item(depth)? {
             MetaValue::Text(text) => match known(text.as_bytes()) {
                 Some(k) => MapKey::Known(k),
@@ -188,7 +178,7 @@ impl<'a> Decoder<'a> {
     /// text this item often repeats (the same field of the previous entry): an item with the
     /// same bytes is that text, and needs no UTF-8 check.
     pub fn text(&mut self, depth: usize, previous: Option<&'a str>) -> Result<Typed<&'a str>> {
-        let start = self.pos;
+        let start = self.c;
         if depth <= MAX_NESTING {
             if let Some(raw) = self.definite_text() {
                 if let Some(p) = previous.filter(|p| p.as_bytes() == raw) {
@@ -199,32 +189,32 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
-        self.pos = start;
+        self.c = start;
         self.other(depth)
     }
 
     /// An unsigned integer item at nesting `depth`.
     pub fn uint(&mut self, depth: usize) -> Result<Typed<u64>> {
-        let start = self.pos;
+        let start = self.c;
         if depth <= MAX_NESTING {
             if let Some((0, value)) = self.definite_head() {
                 return Ok(Typed::Found(value));
             }
         }
-        self.pos = start;
+        self.c = start;
         self.other(depth)
     }
 
     /// An array of unsigned integers at nesting `depth` (a shape), of definite length.
     pub fn uints(&mut self, depth: usize) -> Result<Typed<Vec<u64>>> {
-        let start = self.pos;
+        let start = self.c;
         // The items are one level deeper than the array.
         if depth < MAX_NESTING {
             if let Some(values) = self.definite_uints() {
                 return Ok(Typed::Found(values));
             }
         }
-        self.pos = start;
+        self.c = start;
         self.other(depth)
     }
 
@@ -235,27 +225,25 @@ impl<'a> Decoder<'a> {
     /// The next head when it holds a definite value: its major type and that value, consumed.
     /// `None` for an indefinite length, a reserved encoding, or a head cut short.
     fn definite_head(&mut self) -> Option<(u8, u64)> {
-        let (&first, rest) = self.input.get(self.pos..)?.split_first()?;
+        let mut c = self.c;
+        let first = c.u8("CBOR item head").ok()?;
         let (major, info) = (first >> 5, first & 0x1f);
-        let (value, width) = match info {
-            0..=23 => (u64::from(info), 0),
-            24..=27 => {
-                let width = 1usize << (info - 24);
-                let bytes = rest.get(..width)?;
-                (bytes.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b)), width)
-            }
+        let value = match info {
+            0..=23 => u64::from(info),
+            24 => u64::from(c.u8(ARGUMENT).ok()?),
+            25 => u64::from(c.u16_be(ARGUMENT).ok()?),
+            26 => u64::from(c.u32_be(ARGUMENT).ok()?),
+            27 => c.u64_be(ARGUMENT).ok()?,
             _ => return None,
         };
-        self.pos += 1 + width;
+        self.c = c;
         Some((major, value))
     }
 
     /// The bytes of a definite text string that lies whole in the input, consumed.
     fn definite_text(&mut self) -> Option<&'a [u8]> {
         let (3, len) = self.definite_head()? else { return None };
-        let raw = self.input.get(self.pos..)?.get(..usize::try_from(len).ok()?)?;
-        self.pos += raw.len();
-        Some(raw)
+        self.c.take(usize::try_from(len).ok()?, "CBOR text").ok()
     }
 
     /// A definite array of unsigned integers, consumed.
