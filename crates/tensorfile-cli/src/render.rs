@@ -113,6 +113,27 @@ impl Table {
     }
 }
 
+/// What the library suggests, in this tool's terms (its flags and commands).
+pub fn hint(hint: tensorfile::Hint) -> String {
+    use tensorfile::Hint;
+    match hint {
+        Hint::SkipUnsupported => "use --skip-unsupported to leave it out".into(),
+        Hint::ProgramData => "open it with --data FILE.ptd".into(),
+        Hint::SkipUnknown => "use --skip-unknown to ignore such tensors".into(),
+        Hint::UseConvert => "use tensorfile convert".into(),
+        other => other.describe().into(),
+    }
+}
+
+/// An error as this tool prints it: the library's message, then its hint in this tool's
+/// terms.
+pub fn error(err: &tensorfile::Error) -> String {
+    match err.hint() {
+        Some(h) => format!("{err} ({})", hint(h)),
+        None => err.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,26 +170,5 @@ mod tests {
         let expected =
             "NAME       BYTES  NOTE\na           1000\nlong_name      5  x\nbad        unreadable: a long reason\n";
         assert_eq!(text, expected);
-    }
-}
-
-/// What the library suggests, in this tool's terms (its flags and commands).
-pub fn hint(hint: tensorfile::Hint) -> String {
-    use tensorfile::Hint;
-    match hint {
-        Hint::SkipUnsupported => "use --skip-unsupported to leave it out".into(),
-        Hint::ProgramData => "open it with --data FILE.ptd".into(),
-        Hint::SkipUnknown => "use --skip-unknown to ignore such tensors".into(),
-        Hint::UseConvert => "use tensorfile convert".into(),
-        other => other.describe().into(),
-    }
-}
-
-/// An error as this tool prints it: the library's message, then its hint in this tool's
-/// terms.
-pub fn error(err: &tensorfile::Error) -> String {
-    match err.hint() {
-        Some(h) => format!("{err} ({})", hint(h)),
-        None => err.to_string(),
     }
 }
