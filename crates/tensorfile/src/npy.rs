@@ -107,16 +107,18 @@ mod tests {
 
     /// Parse a header back: (version, dict text, offset of the data).
     fn parse(file: &[u8]) -> (u8, String, usize) {
-        assert_eq!(&file[..6], MAGIC);
-        let version = file[6];
-        let (len, prefix) = match version {
-            1 => (u16::from_le_bytes([file[8], file[9]]) as usize, 10),
-            2 => (u32::from_le_bytes(file[8..12].try_into().unwrap()) as usize, 12),
+        let mut c = crate::cursor::Cursor::new(file);
+        assert_eq!(c.take(MAGIC.len(), "magic").unwrap(), MAGIC);
+        let version = c.u8("major version").unwrap();
+        c.skip(1, "minor version").unwrap();
+        let len = match version {
+            1 => usize::from(c.u16_le("header length").unwrap()),
+            2 => c.u32_le("header length").unwrap() as usize,
             v => panic!("version {v}"),
         };
-        let text = std::str::from_utf8(&file[prefix..prefix + len]).unwrap();
+        let text = std::str::from_utf8(c.take(len, "header").unwrap()).unwrap();
         assert!(text.ends_with('\n'));
-        (version, text.trim_end().to_string(), prefix + len)
+        (version, text.trim_end().to_string(), c.position())
     }
 
     fn npy(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {

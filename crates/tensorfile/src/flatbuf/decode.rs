@@ -6,6 +6,7 @@
 
 use super::schema::{Scalar, Schema, TableDef, Type};
 use super::value::{Table, Union, Value};
+use crate::cursor;
 use crate::error::{Error, Result, Rule};
 use crate::limits::MAX_NESTING;
 use crate::source::Bytes;
@@ -53,10 +54,8 @@ impl Decoder<'_> {
         if N > 1 && pos % N != 0 {
             return Err(Error::invalid(Rule::Misaligned, format!("{N}-byte value at {pos} is not aligned")));
         }
-        pos.checked_add(N)
-            .and_then(|end| self.buf.get(pos..end))
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| bad(format!("{N}-byte value at {pos} runs past the end ({} bytes)", self.buf.len())))
+        cursor::array_at(self.buf, pos, "flatbuffer value")
+            .map_err(|_| bad(format!("{N}-byte value at {pos} runs past the end ({} bytes)", self.buf.len())))
     }
 
     fn u32(&self, pos: usize) -> Result<u32> {

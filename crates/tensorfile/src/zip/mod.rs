@@ -9,10 +9,17 @@
 //! produces what PyTorch's own writer produces: every entry stored under one root folder,
 //! its data at a multiple of 64 bytes, data descriptors and zip64 records.
 
+mod central;
+mod local;
 mod read;
+mod region;
 mod write;
 
-pub use read::{Archive, Region, ZipEntry, entry_names, entry_names_in, is_safe_name};
+#[cfg(test)]
+mod tests;
+
+pub use read::{Archive, ZipEntry, entry_names, entry_names_in, is_safe_name};
+pub use region::Region;
 pub use write::ZipWriter;
 
 use crate::error::Error;

@@ -87,8 +87,7 @@ pub fn dtype_from_name(name: &str) -> Option<DType> {
 
 /// Whether `bytes` start like a safetensors file: a plausible header length then `{`.
 pub fn looks_like(bytes: &[u8]) -> bool {
-    let Some(len) = bytes.get(..8) else { return false };
-    let n = u64::from_le_bytes(len.try_into().unwrap_or_default());
+    let Ok(n) = crate::cursor::u64_le_at(bytes, 0, "header length") else { return false };
     (2..=crate::limits::MAX_SAFETENSORS_HEADER).contains(&n) && bytes.get(8) == Some(&b'{')
 }
 

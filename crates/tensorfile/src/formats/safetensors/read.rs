@@ -145,11 +145,7 @@ impl SafetensorsReader {
         let src = src.into();
         let len = src.len();
         let head = src.head(SPECULATIVE_READ)?;
-        let prefix: [u8; 8] = head
-            .get(..8)
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| Error::invalid(Rule::Truncated, format!("{len} bytes: too short for the header length")))?;
-        let header_len = u64::from_le_bytes(prefix);
+        let header_len = crate::cursor::u64_le_at(&head, 0, "header length")?;
         if header_len > MAX_SAFETENSORS_HEADER {
             return Err(Error::invalid(
                 Rule::HeaderTooLarge,

@@ -1,6 +1,7 @@
 //! The `FH01` header at byte 8 of a `.ptd` file.
 
 use crate::checked;
+use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
 
 /// Bytes of the header as ExecuTorch writes it (magic, length, four u64).
@@ -18,10 +19,6 @@ pub struct Header {
     pub segment_data_size: u64,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
-}
-
 impl Header {
     /// Parse and check the header of a whole file.
     pub fn parse(bytes: &[u8]) -> Result<Header> {
@@ -32,27 +29,26 @@ impl Header {
     /// them, or at least the first 48: every field read lies there), and check it against
     /// `file_len`.
     pub fn parse_head(bytes: &[u8], file_len: u64) -> Result<Header> {
-        if (bytes.len() as u64) < file_len.min(48) {
-            return Err(Error::invalid(Rule::Truncated, "FH01 header cut short"));
-        }
         if file_len < 48 {
             return Err(Error::invalid(Rule::Truncated, format!("{file_len} bytes: too short for the FH01 header")));
         }
-        if &bytes[4..8] != b"FT01" {
+        let mut c = Cursor::new(bytes);
+        c.skip(4, "flatbuffer root offset")?;
+        if &c.array::<4>("file identifier")? != b"FT01" {
             return Err(Error::invalid(Rule::BadMagic, "file identifier is not FT01"));
         }
-        if &bytes[8..12] != b"FH01" {
+        if &c.array::<4>("FH01 magic")? != b"FH01" {
             return Err(Error::invalid(Rule::BadMagic, "no FH01 header at byte 8"));
         }
-        let length = u64::from(u32::from_le_bytes(bytes[12..16].try_into().unwrap_or_default()));
+        let length = u64::from(c.u32_le("FH01 header length")?);
         if length < LENGTH {
             return Err(Error::invalid(Rule::BadField, format!("FH01 header length {length} < {LENGTH}")));
         }
         let h = Header {
-            flatbuffer_offset: u64_at(bytes, 16),
-            flatbuffer_size: u64_at(bytes, 24),
-            segment_base_offset: u64_at(bytes, 32),
-            segment_data_size: u64_at(bytes, 40),
+            flatbuffer_offset: c.u64_le("FH01 flatbuffer offset")?,
+            flatbuffer_size: c.u64_le("FH01 flatbuffer size")?,
+            segment_base_offset: c.u64_le("FH01 segment base offset")?,
+            segment_data_size: c.u64_le("FH01 segment data size")?,
         };
         let fb_end = checked::add(h.flatbuffer_offset, h.flatbuffer_size, "flatbuffer region")?;
         if h.flatbuffer_offset < length || fb_end > file_len {

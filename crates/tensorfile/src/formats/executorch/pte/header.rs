@@ -2,6 +2,7 @@
 //! extended header that places the program and its segments.
 
 use crate::checked;
+use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
 
 /// The identifier of the program schema tensorfile reads.
@@ -24,10 +25,6 @@ pub struct HeaderLayout {
     pub segment_data_size: u64,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
-}
-
 impl HeaderLayout {
     /// Read the headers of a file of `bytes`, checked against its length.
     pub fn parse(bytes: &[u8]) -> Result<HeaderLayout> {
@@ -37,22 +34,25 @@ impl HeaderLayout {
     /// Read the headers from `head`, the first bytes of a file of `len` bytes (all of them,
     /// or at least the first 40: every field read lies there), checked against `len`.
     pub fn parse_head(bytes: &[u8], len: u64) -> Result<HeaderLayout> {
+        // The caller's part: whether `eh00` follows is only known from bytes it passed.
         if (bytes.len() as u64) < len.min(40) {
             return Err(Error::invalid(Rule::Truncated, "program headers cut short"));
         }
         if len < 8 {
             return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: too short for a program header")));
         }
-        let ident = &bytes[4..8];
-        if ident != IDENTIFIER {
-            let what = String::from_utf8_lossy(ident);
+        let mut c = Cursor::new(bytes);
+        c.skip(4, "flatbuffer root offset")?;
+        let ident = c.array::<4>("program identifier")?;
+        if &ident != IDENTIFIER {
+            let what = String::from_utf8_lossy(&ident);
             return Err(if ident.starts_with(b"ET") {
                 Error::unsupported(format!("program format {what}: tensorfile reads ET12"))
             } else {
                 Error::invalid(Rule::BadMagic, format!("identifier {what:?} is not ET12"))
             });
         }
-        if bytes.get(8..12) != Some(b"eh00") {
+        if !c.rest().starts_with(b"eh00") {
             return Ok(HeaderLayout {
                 extended_length: 0,
                 program_size: len,
@@ -60,21 +60,17 @@ impl HeaderLayout {
                 segment_data_size: 0,
             });
         }
-        let extended_length = bytes
-            .get(12..16)
-            .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
-            .ok_or_else(|| Error::invalid(Rule::Truncated, "extended header cut short"))?;
+        c.skip(4, "extended header magic")?;
+        let extended_length = c.u32_le("extended header length")?;
         if extended_length < MIN_EXTENDED_LENGTH {
             return Err(Error::invalid(Rule::BadField, format!("extended header length {extended_length} < 24")));
         }
         let header_end = 8 + u64::from(extended_length);
-        // header_end >= 32, and >= 40 when the header has segment_data_size: this bounds
-        // every read below.
         if header_end > len {
             return Err(Error::invalid(Rule::Truncated, "extended header cut short"));
         }
-        let program_size = u64_at(bytes, 16);
-        let segment_base_offset = u64_at(bytes, 24);
+        let program_size = c.u64_le("program size")?;
+        let segment_base_offset = c.u64_le("segment base offset")?;
         if program_size < header_end || program_size > len {
             return Err(Error::invalid(
                 Rule::OutOfBounds,
@@ -82,7 +78,7 @@ impl HeaderLayout {
             ));
         }
         let segment_data_size = if extended_length >= 32 {
-            u64_at(bytes, 32)
+            c.u64_le("segment data size")?
         } else {
             // Before the field existed, segment data ran to the end of the file.
             len.saturating_sub(segment_base_offset)

@@ -4,6 +4,7 @@ use std::any::Any;
 
 use super::flatten::flatten;
 use crate::checked;
+use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
 use crate::formats::pytorch::View;
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
@@ -89,11 +90,11 @@ impl PtReader {
     /// system information, then the object, then the list of storage keys, then each storage
     /// as an element count (8 bytes) and its elements.
     fn open_legacy(bytes: Bytes) -> Result<Self> {
-        let mut pos = 0usize;
+        let mut c = Cursor::new(&bytes);
         let mut next = |what: &str| -> Result<pickle::Loaded> {
-            let l = pickle::load_prefix(&bytes[pos..])
+            let l = pickle::load_prefix(c.rest())
                 .map_err(|e| Error::invalid(e.rule().unwrap_or(Rule::BadPickle), format!("{what}: {}", e.detail())))?;
-            pos += l.consumed;
+            c.skip(l.consumed, what)?;
             Ok(l)
         };
         next("magic number")?;
@@ -113,18 +114,12 @@ impl PtReader {
         let elem_of: HashMap<&str, u64> =
             object.storages.iter().map(|s| (s.key.as_str(), s.dtype.and_then(DType::size).unwrap_or(1))).collect();
         let mut raw = HashMap::new();
-        let mut at = pos as u64;
         for key in keys {
-            let count =
-                bytes.slice(at, 8).map_err(|_| Error::invalid(Rule::Truncated, format!("storage {key} cut short")))?;
-            let count = u64::from_le_bytes(count[..8].try_into().unwrap_or_default());
+            let count = c.u64_le(&format!("element count of storage {key}"))?;
             let len = checked::mul(count, elem_of.get(key.as_str()).copied().unwrap_or(1), "storage size")?;
-            let start = checked::add(at, 8, "storage")?;
-            bytes.slice(start, len).map_err(|_| {
-                Error::invalid(Rule::Truncated, format!("storage {key} of {len} bytes runs past the end"))
-            })?;
+            let start = c.position() as u64;
+            c.skip(checked::to_usize(len, "storage size")?, &format!("storage {key} of {len} bytes"))?;
             raw.insert(key, (start, len));
-            at = start + len;
         }
         let consumed = object.consumed;
         Self::build(None, Some(bytes), raw, little == Some(false), &object.value, consumed)

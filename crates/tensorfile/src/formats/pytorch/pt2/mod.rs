@@ -15,7 +15,11 @@ mod model;
 mod read;
 mod summary;
 mod sympy;
+mod tensors;
 pub mod update;
+
+#[cfg(test)]
+mod tests;
 
 pub use read::{Pt2Reader, Pt2Tensor, TensorSource};
 

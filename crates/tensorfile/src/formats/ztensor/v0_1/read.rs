@@ -39,8 +39,7 @@ impl ZtReader {
             return Err(Error::invalid(Rule::Truncated, format!("{len} bytes: no room for the index and its length")));
         }
         let (_, tail) = src.tail(SPECULATIVE_READ)?;
-        let footer: [u8; 8] = tail[tail.len() - 8..].try_into().unwrap_or_default();
-        let index_len = u64::from_le_bytes(footer);
+        let index_len = crate::cursor::u64_le_at(&tail, tail.len().saturating_sub(8), "index length")?;
         let room = len - 16;
         if index_len > room || index_len > MAX_ZT_INDEX {
             return Err(Error::invalid(

@@ -11,6 +11,7 @@ use std::io::Read;
 use zstd::zstd_safe;
 
 use crate::checked;
+use crate::cursor;
 use crate::error::{Error, Result, Rule};
 use crate::model::Chunks;
 use crate::source::Bytes;
@@ -49,7 +50,7 @@ const BLOCK_MAX: u64 = 128 << 10;
 /// terabytes are refused before anything is allocated.
 fn frame_bound(frame: &[u8]) -> Result<u64> {
     let corrupt = || bad("a frame's blocks do not fit in it");
-    let magic = u32::from_le_bytes(frame.get(..4).and_then(|m| m.try_into().ok()).ok_or_else(corrupt)?);
+    let magic = cursor::u32_le_at(frame, 0, "zstd frame magic").map_err(|_| corrupt())?;
     if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
         return Ok(0);
     }
@@ -65,8 +66,8 @@ fn frame_bound(frame: &[u8]) -> Result<u64> {
     let mut pos = 5 + usize::from(!single_segment) + dictionary_id + content_size;
     let mut blocks = 0u64;
     loop {
-        let header = frame.get(pos..pos + 3).ok_or_else(corrupt)?;
-        let bits = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
+        let header = cursor::array_at::<3>(frame, pos, "zstd block header").map_err(|_| corrupt())?;
+        let bits = u32::from_le_bytes([header[0], header[1], header[2], 0]);
         let size = (bits >> 3) as usize;
         pos += 3 + match (bits >> 1) & 3 {
             1 => 1, // RLE: one byte repeated `size` times

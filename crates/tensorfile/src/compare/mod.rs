@@ -1,0 +1,159 @@
+//! Tensor-by-tensor differences between two opened files, of any formats (`diff`).
+//!
+//! Entries are matched by name. For a name in both files the kind, dtype, shape and layout
+//! (dense, or the sparse format) are compared; when dtype, shape and layout agree the data is
+//! compared too, one tensor of each file in memory at a time.
+//!
+//! What counts as a difference:
+//! - Dense data is compared element by element, **bitwise**: an element differs when its
+//!   bytes differ. So a NaN equals a NaN only when both have the same bits, and `-0.0`
+//!   differs from `0.0` (with an absolute difference of 0). Dtypes narrower than a byte are
+//!   compared byte by byte.
+//! - For numeric dtypes (integers, floats including bfloat16 and the float8 types, complex
+//!   numbers part by part) the largest absolute difference over the differing elements is
+//!   reported. Pairs where either side is NaN have no difference; they are counted apart.
+//! - Sparse tensors are compared component by component, as stored: nnz, row pointers,
+//!   indices, values. The same tensor stored with its values in another order differs.
+//! - An entry that either file declares but cannot read (or that fails to decode) is not
+//!   compared; it is reported, and the files are then not the same.
+
+mod report;
+mod values;
+mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::Error;
+use crate::model::{DType, Kind};
+
+pub use walk::compare;
+
+/// One of the two files compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+        }
+    }
+}
+
+/// An entry that could not be compared: declared unreadable by its file, or failing to decode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadFailure {
+    pub side: Side,
+    pub name: String,
+    /// The error message (without the file name).
+    pub message: String,
+    /// The broken rule's id, when the file breaks one.
+    pub rule: Option<&'static str>,
+}
+
+impl ReadFailure {
+    fn new(side: Side, name: &str, error: &Error) -> Self {
+        ReadFailure { side, name: name.to_string(), message: error.message(), rule: error.rule().map(|r| r.id()) }
+    }
+}
+
+/// What is compared in units of: elements, or bytes for dtypes narrower than a byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Element,
+    Byte,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Element => "element",
+            Unit::Byte => "byte",
+        }
+    }
+}
+
+/// How two arrays of the same dtype and length differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueDiff {
+    pub unit: Unit,
+    /// Units compared.
+    pub compared: u64,
+    /// Units whose bytes differ.
+    pub differing: u64,
+    /// Index of the first differing unit.
+    pub first_index: u64,
+    /// Largest absolute difference over differing pairs without NaN (numeric dtypes only).
+    pub max_abs_diff: Option<f64>,
+    /// Differing pairs where either side is NaN (or has a NaN part).
+    pub nan_mismatches: u64,
+}
+
+/// How two sparse tensors of the same dtype, shape and format differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseDiff {
+    /// `(a, b)` when the number of stored values differs.
+    pub nnz: Option<(u64, u64)>,
+    pub indptr_differ: bool,
+    pub indices_differ: bool,
+    /// The stored values, compared when nnz agrees.
+    pub values: Option<ValueDiff>,
+}
+
+/// One way a tensor present in both files changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    Kind {
+        a: Kind,
+        b: Kind,
+    },
+    DType {
+        a: DType,
+        b: DType,
+    },
+    Shape {
+        a: Vec<u64>,
+        b: Vec<u64>,
+    },
+    /// `dense`, `sparse_coo` or `sparse_csr`.
+    Layout {
+        a: &'static str,
+        b: &'static str,
+    },
+    Values(ValueDiff),
+    Sparse(SparseDiff),
+}
+
+/// The changes of one tensor present in both files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorDiff {
+    pub name: String,
+    pub changes: Vec<Change>,
+}
+
+/// Everything that differs between two files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Diff {
+    /// Names only file A declares, in its order.
+    pub only_in_a: Vec<String>,
+    /// Names only file B declares, in its order.
+    pub only_in_b: Vec<String>,
+    /// Tensors in both files that differ, in A's order.
+    pub changed: Vec<TensorDiff>,
+    /// Entries that could not be compared.
+    pub unreadable: Vec<ReadFailure>,
+    /// Tensors in both files found identical.
+    pub identical: usize,
+}
+
+impl Diff {
+    /// Whether the files hold the same tensors, all readable and identical.
+    pub fn is_same(&self) -> bool {
+        self.only_in_a.is_empty() && self.only_in_b.is_empty() && self.changed.is_empty() && self.unreadable.is_empty()
+    }
+}
