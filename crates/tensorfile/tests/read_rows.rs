@@ -100,18 +100,6 @@ fn sparse_tensors_are_refused() {
     }
 }
 
-/// Entries whose storage offset is not where their bytes are in the file: tensors a `.pt2`
-/// archive keeps as nested `torch.save` archives report their offset within the nested archive
-/// (a reader issue, pt2/read.rs). Their rows are right from a local file, which reads them
-/// through the reader; a remote file's ranged read would be wrong.
-const NESTED_OFFSETS: [&str; 5] = [
-    "pytorch/aoti_cpu.pt2",
-    "pytorch/torch28/buffers_constants.pt2",
-    "pytorch/torch28/plain.pt2",
-    "pytorch/torch28/tied.pt2",
-    "pytorch/torch28/views.pt2",
-];
-
 /// Every dense tensor of every committed fixture, read from the map and through a counted
 /// (remote-like) source: its rows read alone equal the same rows of the whole tensor,
 /// whatever the format stores.
@@ -130,7 +118,7 @@ fn rows_of_every_fixture_equal_slices_of_the_whole() {
             let relative = path.strip_prefix(fixtures()).unwrap().to_string_lossy().replace('\\', "/");
             let remote = TensorFile::from_source(Source::counted(Bytes::from_vec(std::fs::read(&path).unwrap())));
             let mut files = vec![];
-            if !local.is_set() && !NESTED_OFFSETS.contains(&relative.as_str()) {
+            if !local.is_set() {
                 files.push(remote.unwrap());
             }
             files.push(local);

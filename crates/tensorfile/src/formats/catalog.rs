@@ -33,6 +33,12 @@ impl Catalog {
         self.unreadable.push(Unreadable { name, dtype, shape, error });
     }
 
+    /// The readable entries, to adjust what the reader found first (offsets of a file nested
+    /// in another).
+    pub(crate) fn entries_mut(&mut self) -> &mut [Entry] {
+        &mut self.entries
+    }
+
     /// The readable entries, in file order.
     pub fn entries(&self) -> &[Entry] {
         &self.entries

@@ -23,6 +23,11 @@ impl Region {
         Region { src, base: 0, len }
     }
 
+    /// Where the region starts in its source.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
     pub fn len(&self) -> u64 {
         self.len
     }

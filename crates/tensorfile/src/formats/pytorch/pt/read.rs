@@ -70,8 +70,10 @@ impl PtReader {
             // storages start is only known once every pickle before them has been parsed, and
             // the storages follow each other with nothing to skip by, so the whole file is
             // read (for a remote file, downloaded) at once.
-            return Self::open_legacy(region.whole()?);
+            let base = region.base();
+            return Self::open_legacy(region.whole()?).map(|r| r.based_at(base));
         }
+        let base = region.base();
         let archive = Archive::open_region(region)?;
         let pkl = archive
             .record("data.pkl")
@@ -83,7 +85,18 @@ impl PtReader {
             Some(other) => return Err(Error::invalid(Rule::UnknownByteOrder, format!("byteorder {other:?}"))),
         };
         let value = pickle::load(&pkl_bytes)?;
-        Self::build(Some(archive), None, HashMap::new(), big_endian, &value, pkl_bytes.len())
+        Ok(Self::build(Some(archive), None, HashMap::new(), big_endian, &value, pkl_bytes.len())?.based_at(base))
+    }
+
+    /// The same reader, its entries' offsets counted from the start of the file this one is
+    /// nested in at `base` (a `torch.save` file inside a `.pt2` archive), so that an entry's
+    /// offset always says where its bytes are in the file that was opened.
+    fn based_at(mut self, base: u64) -> Self {
+        for entry in self.catalog.entries_mut() {
+            // Both lie within the outer file: their sum is at most its length.
+            entry.storage.offset = entry.storage.offset.saturating_add(base);
+        }
+        self
     }
 
     /// The format before PyTorch 1.6: pickles of the magic number, the protocol version and
