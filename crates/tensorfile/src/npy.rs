@@ -33,23 +33,9 @@ pub fn numpy_descr(dtype: DType) -> Option<&'static str> {
         DType::Float64 => Some("<f8"),
         DType::Complex64 => Some("<c8"),
         DType::Complex128 => Some("<c16"),
-        DType::BFloat16
-        | DType::Complex32
-        | DType::Float8E4M3Fn
-        | DType::Float8E5M2
-        | DType::Float8E4M3Fnuz
-        | DType::Float8E5M2Fnuz
-        | DType::Float8E8M0Fnu
-        | DType::Float4E2M1FnX2
-        | DType::Float4E2M1Fn
-        | DType::Float6E2M3Fn
-        | DType::Float6E3M2Fn
-        | DType::QInt8
-        | DType::QUInt8
-        | DType::QInt32
-        | DType::QUInt4x2
-        | DType::QUInt2x4
-        | DType::Bits16 => None,
+        // bfloat16, the float8, float4 and float6 kinds, complex32, quantized and opaque
+        // types: NumPy has no dtype for them (they are written raw).
+        _ => None,
     }
 }
 

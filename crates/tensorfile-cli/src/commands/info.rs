@@ -1,9 +1,7 @@
 //! `tensorfile info FILE`: what a file is, at a glance.
 
 use std::io::Write;
-use std::path::PathBuf;
 
-use tensorfile::TensorFile;
 use tensorfile::facts::FileFacts;
 use tensorfile::model::MetaValue;
 
@@ -13,12 +11,8 @@ use crate::render;
 /// Show a file's format, version, size, entry counts, dtypes and metadata.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder. A URL (http(s)://, s3://, gs://, az://) reads a remote file by range.
-    file: PathBuf,
-    /// The `.ptd` file holding an ExecuTorch program's external tensors.
-    #[arg(long, value_name = "FILE.ptd")]
-    data: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::input::Input,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -62,9 +56,9 @@ fn meta_text(value: &MetaValue) -> String {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
+    let file = args.input.open()?;
     let facts = FileFacts::of(&file);
-    let path = args.file.display().to_string();
+    let path = args.input.file.display().to_string();
     if args.json {
         render::json(out, &facts.to_json(&path))?;
     } else {

@@ -1,7 +1,7 @@
 //! `tensorfile ls FILE`: one row per entry.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value as Json;
 use tensorfile::listing::{self, EntryRow};
@@ -18,19 +18,15 @@ use crate::render::{self, Table};
 /// file declares but that cannot be read are listed too, with the reason.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder. A URL (http(s)://, s3://, gs://, az://) reads a remote file by range.
-    file: PathBuf,
-    /// The `.ptd` file holding an ExecuTorch program's external tensors.
-    #[arg(long, value_name = "FILE.ptd")]
-    data: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::input::Input,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
+    let file = args.input.open()?;
     if args.json {
         render::json(out, &Json::Array(listing::entry_rows(&file)))?;
     } else {

@@ -8,6 +8,7 @@ mod extract;
 mod formats;
 mod generate;
 mod info;
+mod input;
 mod ls;
 mod update;
 mod verify;

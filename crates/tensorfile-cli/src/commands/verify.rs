@@ -1,9 +1,8 @@
 //! `tensorfile verify FILE [--deep]`: check everything a file says about itself.
 
 use std::io::Write;
-use std::path::PathBuf;
 
-use tensorfile::{Depth, TensorFile, Verification};
+use tensorfile::{Depth, Verification};
 
 use super::Outcome;
 use crate::render;
@@ -16,12 +15,8 @@ use crate::render;
 /// there is any, or when the file cannot be opened at all.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder (every shard checked).
-    file: PathBuf,
-    /// The `.ptd` file holding an ExecuTorch program's external tensors.
-    #[arg(long, value_name = "FILE.ptd")]
-    data: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::input::Input,
     /// Also decode every tensor (decompress, gather views, check sparse indices), in
     /// pieces so that memory stays bounded.
     #[arg(long)]
@@ -32,10 +27,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
+    let file = args.input.open()?;
     let depth = if args.deep { Depth::Deep } else { Depth::Checksums };
     let verification = file.verify_with(depth);
-    let path = args.file.display().to_string();
+    let path = args.input.file.display().to_string();
     let Verification { problems, checksums, decoded_bytes, tensors, blobs, .. } = &verification;
     if args.json {
         render::json(out, &verification.to_json(&path))?;

@@ -19,8 +19,8 @@ pub mod ztensor;
 pub use catalog::Catalog;
 pub use registry::Format;
 pub use request::{Ignored, WriteOption, WriteRequest};
+pub(crate) use unit::plan_order;
 pub use unit::{Caps, FormatUnit, Probe};
-pub(crate) use unit::{DENSE, LITTLE_ENDIAN, plan_order};
 
 use std::any::Any;
 use std::io::{Seek, Write};

@@ -179,6 +179,22 @@ impl Caps {
 }
 
 /// Only little-endian data.
-pub(crate) const LITTLE_ENDIAN: &[ByteOrder] = &[ByteOrder::Little];
+const LITTLE_ENDIAN: &[ByteOrder] = &[ByteOrder::Little];
+
+impl Caps {
+    /// What a plain format holds, for units to start from (`Caps { holds_dtype, ..Caps::PLAIN }`):
+    /// dense little-endian tensors, without blobs, metadata, fields, checksums or compression,
+    /// and (until it says) no dtype.
+    pub(crate) const PLAIN: Caps = Caps {
+        holds_dtype: |_| false,
+        layouts: DENSE,
+        blobs: false,
+        file_metadata: false,
+        tensor_fields: false,
+        checksums: &[],
+        compression: false,
+        byte_orders: LITTLE_ENDIAN,
+    };
+}
 /// Dense tensors only.
-pub(crate) const DENSE: &[LayoutKind] = &[LayoutKind::Dense];
+const DENSE: &[LayoutKind] = &[LayoutKind::Dense];

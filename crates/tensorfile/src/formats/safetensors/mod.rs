@@ -11,7 +11,7 @@ pub use read::SafetensorsReader;
 pub use write::SafetensorsWriter;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, DENSE, FormatUnit, LITTLE_ENDIAN};
+use crate::formats::{Caps, FormatUnit};
 use crate::model::{DType, Kind, Layout, TensorInfo};
 
 const TABLE: [(&str, DType); 22] = [
@@ -50,16 +50,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order,
-    caps: Caps {
-        holds_dtype: |d| dtype_name(d).is_some(),
-        layouts: DENSE,
-        blobs: false,
-        file_metadata: true,
-        tensor_fields: false,
-        checksums: &[],
-        compression: false,
-        byte_orders: LITTLE_ENDIAN,
-    },
+    caps: Caps { holds_dtype: |d| dtype_name(d).is_some(), file_metadata: true, ..Caps::PLAIN },
 };
 
 /// safetensors tiles its data with no padding, so tensors of wider elements go first to keep

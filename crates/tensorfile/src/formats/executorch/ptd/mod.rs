@@ -15,7 +15,7 @@ pub use write::PtdWriter;
 
 use super::{MAX_RANK, scalar_type_of};
 use crate::error::{Error, Result};
-use crate::formats::{Caps, DENSE, FormatUnit, LITTLE_ENDIAN, plan_order};
+use crate::formats::{Caps, FormatUnit, plan_order};
 use crate::model::{Kind, TensorInfo};
 
 /// The ExecuTorch named data unit.
@@ -29,16 +29,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: plan_order,
-    caps: Caps {
-        holds_dtype: |d| scalar_type_of(d).is_some(),
-        layouts: DENSE,
-        blobs: true,
-        file_metadata: false,
-        tensor_fields: false,
-        checksums: &[],
-        compression: false,
-        byte_orders: LITTLE_ENDIAN,
-    },
+    caps: Caps { holds_dtype: |d| scalar_type_of(d).is_some(), blobs: true, ..Caps::PLAIN },
 };
 
 /// Whether `bytes` start like a `.ptd` file: `FT01` at byte 4 and `FH01` at byte 8.

@@ -21,7 +21,7 @@ pub use read::PteReader;
 
 use super::scalar_type_of;
 use crate::error::Error;
-use crate::formats::{Caps, FormatUnit, LITTLE_ENDIAN, plan_order};
+use crate::formats::{Caps, FormatUnit, plan_order};
 use crate::model::LayoutKind;
 
 /// The ExecuTorch program unit: read, and updated in place of its weights; not written from
@@ -44,11 +44,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         holds_dtype: |d| scalar_type_of(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::DimOrder],
         blobs: true,
-        file_metadata: false,
-        tensor_fields: false,
-        checksums: &[],
-        compression: false,
-        byte_orders: LITTLE_ENDIAN,
+        ..Caps::PLAIN
     },
 };
 

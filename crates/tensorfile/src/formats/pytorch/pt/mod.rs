@@ -13,7 +13,7 @@ pub use write::PtWriter;
 
 use crate::error::{Error, Result};
 use crate::formats::pytorch::torch_has;
-use crate::formats::{Caps, DENSE, FormatUnit, LITTLE_ENDIAN, plan_order};
+use crate::formats::{Caps, FormatUnit, plan_order};
 use crate::model::TensorInfo;
 
 /// The `torch.save` unit. Any zip archive that is not a `.pt2` is taken for one (its reader
@@ -31,16 +31,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: Some(crate::formats::pytorch::pt2::update::update_checked),
     check_supported,
     write_order: plan_order,
-    caps: Caps {
-        holds_dtype: torch_has,
-        layouts: DENSE,
-        blobs: false,
-        file_metadata: false,
-        tensor_fields: false,
-        checksums: &[],
-        compression: false,
-        byte_orders: LITTLE_ENDIAN,
-    },
+    caps: Caps { holds_dtype: torch_has, ..Caps::PLAIN },
 };
 
 pub fn check_supported(info: &TensorInfo) -> Result<()> {

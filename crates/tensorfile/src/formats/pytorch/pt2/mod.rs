@@ -25,7 +25,7 @@ pub use read::{Pt2Reader, Pt2Tensor, TensorSource};
 
 use super::torch_has;
 use crate::error::Error;
-use crate::formats::{Caps, FormatUnit, LITTLE_ENDIAN, plan_order};
+use crate::formats::{Caps, FormatUnit, plan_order};
 use crate::model::LayoutKind;
 
 /// Whether the entry names of a zip are those of a `.pt2` archive.
@@ -51,16 +51,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: Some(update::update_checked),
     check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
     write_order: plan_order,
-    caps: Caps {
-        holds_dtype: torch_has,
-        layouts: &[LayoutKind::Dense, LayoutKind::Strided],
-        blobs: false,
-        file_metadata: false,
-        tensor_fields: false,
-        checksums: &[],
-        compression: false,
-        byte_orders: LITTLE_ENDIAN,
-    },
+    caps: Caps { holds_dtype: torch_has, layouts: &[LayoutKind::Dense, LayoutKind::Strided], ..Caps::PLAIN },
 };
 
 /// Why tensors cannot be converted into a `.pt2`.

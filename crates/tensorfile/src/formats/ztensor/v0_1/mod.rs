@@ -40,12 +40,11 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     caps: Caps {
         holds_dtype: |d| dtype_name(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::SparseCoo, LayoutKind::SparseCsr],
-        blobs: false,
-        file_metadata: false,
         tensor_fields: true,
         checksums: &[ChecksumKind::Crc32c, ChecksumKind::Sha256],
         compression: true,
         byte_orders: &[ByteOrder::Little, ByteOrder::Big],
+        ..Caps::PLAIN
     },
 };
 
