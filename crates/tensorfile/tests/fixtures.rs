@@ -50,7 +50,7 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
     match (data.as_dense(), data.to_sparse()) {
         (Ok(bytes), _) => {
             assert_eq!(layout, "dense", "{what}: {name} reads as dense");
-            assert_eq!(sha256(&bytes), common::text(t, "sha256", what), "{what}: bytes of {name}")
+            assert_eq!(sha256(bytes), common::text(t, "sha256", what), "{what}: bytes of {name}")
         }
         (_, Ok(s)) => {
             assert_eq!(format!("sparse_{}", s.format.name()), layout, "{what}: layout of {name}");
