@@ -12,6 +12,7 @@ use crate::output::{AtomicFile, StagedFile};
 /// How to convert.
 #[derive(Debug, Clone)]
 pub struct ConvertOptions {
+    /// How the target file is written (compression, checksums, metadata, byte order).
     pub write: WriteOptions,
     /// Leave out tensors the target cannot hold (and unreadable ones) instead of failing.
     pub skip_unsupported: bool,
@@ -28,17 +29,22 @@ impl Default for ConvertOptions {
 /// A tensor left out, and why.
 #[derive(Debug, Clone)]
 pub struct Skipped {
+    /// The entry's name in the source.
     pub name: String,
+    /// Why it was left out: what cannot be read, or what the target cannot hold.
     pub reason: String,
 }
 
 /// What a conversion did.
 #[derive(Debug, Clone)]
 pub struct ConvertReport {
+    /// The format written.
     pub format: Format,
+    /// Entries written (tensors and blobs).
     pub tensors: usize,
     /// Decoded bytes carried over.
     pub bytes: u64,
+    /// Entries left out (with `skip_unsupported`), in the source's order.
     pub skipped: Vec<Skipped>,
     /// Tensors whose layout the target cannot hold, written decoded to dense.
     pub decoded: Vec<String>,
@@ -49,8 +55,11 @@ pub struct ConvertReport {
 /// Progress of a conversion, reported after each tensor.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
+    /// Decoded bytes written so far, over every file of the conversion.
     pub done_bytes: u64,
+    /// Decoded bytes the whole conversion writes: `done_bytes` reaches it at the end.
     pub total_bytes: u64,
+    /// The name of the tensor just written.
     pub tensor: &'a str,
 }
 
@@ -69,6 +78,7 @@ pub fn as_written(info: &TensorInfo) -> TensorInfo {
 pub struct Plan {
     /// (index of the entry in the source, how the target describes it).
     pub tensors: Vec<(usize, TensorInfo)>,
+    /// Entries of the source left out, and why.
     pub skipped: Vec<Skipped>,
     /// Names of the planned tensors written decoded to dense (their layout is not the
     /// target's).

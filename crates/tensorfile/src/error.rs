@@ -182,7 +182,12 @@ pub enum ErrorKind {
     /// Reading or writing failed at the operating-system level.
     Io(std::io::Error),
     /// The file breaks a rule of its format.
-    Invalid { rule: Rule, detail: String },
+    Invalid {
+        /// The rule broken.
+        rule: Rule,
+        /// What is wrong, in words naming neither the file nor the tensor.
+        detail: String,
+    },
     /// The content is valid but this library (or the target format) cannot represent it.
     Unsupported(String),
     /// No tensor of that name.
@@ -245,6 +250,8 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error of `kind` that names no file, tensor or hint yet; [`Error::in_file`],
+    /// [`Error::for_tensor`] and [`Error::with_hint`] add them.
     pub fn new(kind: ErrorKind) -> Self {
         Error { kind, path: None, tensor: None, hint: None }
     }
@@ -265,14 +272,19 @@ impl Error {
         Error::new(ErrorKind::Invalid { rule, detail: detail.into() })
     }
 
+    /// Valid content that this library, or the target format, cannot represent; `what` says
+    /// what, in words.
     pub fn unsupported(what: impl Into<String>) -> Self {
         Error::new(ErrorKind::Unsupported(what.into()))
     }
 
+    /// A request the caller should not have made (a bad option, mismatched data); `what` says
+    /// what was wrong with it.
     pub fn usage(what: impl Into<String>) -> Self {
         Error::new(ErrorKind::Usage(what.into()))
     }
 
+    /// No tensor named `name`.
     pub fn not_found(name: impl Into<String>) -> Self {
         Error::new(ErrorKind::NotFound(name.into()))
     }
@@ -293,6 +305,7 @@ impl Error {
         self
     }
 
+    /// What went wrong, to match on; [`Error::detail`] puts it in words.
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
     }
@@ -305,10 +318,12 @@ impl Error {
         }
     }
 
+    /// The file this error concerns (a path or a URL, as opened), when one is attached.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
+    /// The tensor (or record) this error concerns, when one is attached.
     pub fn tensor(&self) -> Option<&str> {
         self.tensor.as_deref()
     }

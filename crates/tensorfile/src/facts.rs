@@ -12,11 +12,17 @@ use crate::{DType, Kind, TensorFile};
 /// What `info` shows of a file: format, version, sizes, counts, dtypes, metadata and the
 /// format's own description.
 pub struct FileFacts {
+    /// The format's short name (`zt`, `safetensors`...).
     pub format: &'static str,
+    /// The format's version as the file states it (`0.1` from `ZTEN0001`).
     pub version: String,
+    /// Size of the file in bytes (of every shard, for a set of files).
     pub file_bytes: u64,
+    /// Readable entries that are tensors.
     pub tensors: usize,
+    /// Readable entries that are blobs (untyped bytes).
     pub blobs: usize,
+    /// Entries the file declares that cannot be read.
     pub unreadable: usize,
     /// Decoded bytes of every readable entry.
     pub data_bytes: u64,
@@ -24,13 +30,16 @@ pub struct FileFacts {
     pub stored_bytes: u64,
     /// Tensors per dtype.
     pub dtypes: BTreeMap<DType, usize>,
+    /// File-level metadata written by the file's producer (safetensors `__metadata__`...).
     pub metadata: Vec<(String, MetaValue)>,
+    /// Facts about the file's structure, as its format gives them (index or header size...).
     pub details: Vec<(String, MetaValue)>,
     /// The format's own description (an ExecuTorch program's methods...).
     pub structure: Option<Structure>,
 }
 
 impl FileFacts {
+    /// The facts of an opened file, from its index and summary: no tensor data is read.
     pub fn of(file: &TensorFile) -> FileFacts {
         let summary = file.summary();
         let entries = file.entries();

@@ -189,10 +189,12 @@ impl TensorFile {
         self.size
     }
 
+    /// The file's format (for a set of files, the format every shard shares).
     pub fn format(&self) -> Format {
         self.reader.format()
     }
 
+    /// File-level facts shown by `info`: the version, metadata and the format's own details.
     pub fn summary(&self) -> FileSummary {
         self.reader.summary()
     }
@@ -212,11 +214,14 @@ impl TensorFile {
         self.reader.as_any().downcast_ref::<R>()
     }
 
+    /// The index in [`TensorFile::entries`] of the readable entry named `name`; `None` when no
+    /// readable entry has that name (a lookup, not a scan).
     pub fn index_of(&self, name: &str) -> Option<usize> {
         let entries = self.reader.entries();
         self.by_name.binary_search_by(|&i| entries[i].info.name.as_str().cmp(name)).ok().map(|k| self.by_name[k])
     }
 
+    /// The readable entry named `name`; `None` when there is none.
     pub fn entry(&self, name: &str) -> Option<&Entry> {
         self.index_of(name).map(|i| &self.entries()[i])
     }
@@ -416,8 +421,9 @@ pub struct Verification {
     pub decoded_bytes: u64,
     /// How thoroughly the file was checked.
     pub depth: Depth,
-    /// Readable entries that are tensors, and those that are blobs.
+    /// Readable entries that are tensors.
     pub tensors: usize,
+    /// Readable entries that are blobs (untyped bytes).
     pub blobs: usize,
     /// Entries declared but unreadable (each also a problem).
     pub unreadable: usize,

@@ -14,6 +14,8 @@
 //! tensors), [`TensorFile`] (an opened file of any format), [`convert`] (any reader into any
 //! writer), [`shards`] (a set of files as one: sharded checkpoints, read and written).
 
+#![warn(missing_docs)]
+
 /// Modules the library keeps to itself; with the feature `internals` (this workspace's own
 /// tests, conformance generator and fuzz targets) they are public, hidden from the docs.
 macro_rules! internal_modules {
@@ -43,6 +45,9 @@ mod file;
 pub mod formats;
 pub mod limits;
 pub mod listing;
+// The model types are being rewritten (private fields, accessors) and get their docs there;
+// remove this allow once they have them.
+#[allow(missing_docs)]
 pub mod model;
 pub mod output;
 pub mod shards;

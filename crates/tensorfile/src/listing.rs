@@ -12,7 +12,13 @@ use crate::model::{Entry, Unreadable};
 #[derive(Debug, Clone, Copy)]
 pub enum EntryRow<'f> {
     /// A readable entry; `shard` is the file holding it, for a sharded checkpoint.
-    Readable { entry: &'f Entry, shard: Option<Option<&'f Path>> },
+    Readable {
+        /// The entry as the file's index describes it.
+        entry: &'f Entry,
+        /// `None` for a single file; for a set of files, the shard holding the entry (`None`
+        /// inside when no shard is known for it).
+        shard: Option<Option<&'f Path>>,
+    },
     /// An entry the file declares but that cannot be read, with why.
     Unreadable(&'f Unreadable),
 }

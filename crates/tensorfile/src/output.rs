@@ -22,6 +22,8 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
+    /// Start writing `dest`: a temporary file in its folder (which must exist), with the
+    /// permissions of the file it will replace. Errors for a URL: only local files are written.
     pub fn create(dest: impl AsRef<Path>) -> Result<Self> {
         let dest = dest.as_ref().to_path_buf();
         if crate::source::url_of(&dest).is_some() {
@@ -55,6 +57,7 @@ impl AtomicFile {
         BufWriter::with_capacity(BUFFER, self.tmp.as_file_mut())
     }
 
+    /// The path the file replaces on commit.
     pub fn dest(&self) -> &Path {
         &self.dest
     }
@@ -80,6 +83,7 @@ pub struct StagedFile {
 }
 
 impl StagedFile {
+    /// The path the file replaces on commit.
     pub fn dest(&self) -> &Path {
         &self.dest
     }

@@ -32,11 +32,14 @@ pub use walk::compare;
 /// One of the two files compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
+    /// The first file given (`a`).
     A,
+    /// The second file given (`b`).
     B,
 }
 
 impl Side {
+    /// `a` or `b`: how reports name the file (JSON `unreadable[].file`).
     pub fn name(self) -> &'static str {
         match self {
             Side::A => "a",
@@ -48,7 +51,9 @@ impl Side {
 /// An entry that could not be compared: declared unreadable by its file, or failing to decode.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadFailure {
+    /// The file whose entry could not be compared.
     pub side: Side,
+    /// The entry's name in that file.
     pub name: String,
     /// The error message (without the file name).
     pub message: String,
@@ -65,11 +70,14 @@ impl ReadFailure {
 /// What is compared in units of: elements, or bytes for dtypes narrower than a byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
+    /// Whole elements of the dtype.
     Element,
+    /// Bytes, for dtypes narrower than a byte (several elements to a byte).
     Byte,
 }
 
 impl Unit {
+    /// `element` or `byte`: how reports spell the unit.
     pub fn name(self) -> &'static str {
         match self {
             Unit::Element => "element",
@@ -81,6 +89,7 @@ impl Unit {
 /// How two arrays of the same dtype and length differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValueDiff {
+    /// What `compared`, `differing` and `first_index` count.
     pub unit: Unit,
     /// Units compared.
     pub compared: u64,
@@ -99,7 +108,9 @@ pub struct ValueDiff {
 pub struct SparseDiff {
     /// `(a, b)` when the number of stored values differs.
     pub nnz: Option<(u64, u64)>,
+    /// Whether the CSR row pointers differ (COO tensors have none).
     pub indptr_differ: bool,
+    /// Whether the stored indices differ: COO coordinates, or CSR column indices.
     pub indices_differ: bool,
     /// The stored values, compared when nnz agrees.
     pub values: Option<ValueDiff>,
@@ -108,31 +119,46 @@ pub struct SparseDiff {
 /// One way a tensor present in both files changed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
+    /// One is a tensor and the other a blob.
     Kind {
+        /// The kind in file A.
         a: Kind,
+        /// The kind in file B.
         b: Kind,
     },
+    /// The element types differ; the data is not compared.
     DType {
+        /// The dtype in file A.
         a: DType,
+        /// The dtype in file B.
         b: DType,
     },
+    /// The shapes differ; the data is not compared.
     Shape {
+        /// The shape in file A.
         a: Vec<u64>,
+        /// The shape in file B.
         b: Vec<u64>,
     },
     /// `dense`, `sparse_coo` or `sparse_csr`.
     Layout {
+        /// The layout in file A.
         a: &'static str,
+        /// The layout in file B.
         b: &'static str,
     },
+    /// The dense data differs.
     Values(ValueDiff),
+    /// The components of a sparse tensor differ.
     Sparse(SparseDiff),
 }
 
 /// The changes of one tensor present in both files.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorDiff {
+    /// The tensor's name, the same in both files.
     pub name: String,
+    /// How it changed; never empty.
     pub changes: Vec<Change>,
 }
 

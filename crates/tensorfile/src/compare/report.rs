@@ -7,6 +7,8 @@ use serde_json::{Value as Json, json};
 use super::{Change, Diff, ValueDiff};
 
 impl Diff {
+    /// The comparison as JSON (`diff --json`, Python): `same`, the names only in either file,
+    /// each changed tensor with its changes, and the entries that could not be compared.
     pub fn to_json(&self) -> Json {
         json!({
             "same": self.is_same(),
@@ -28,6 +30,8 @@ impl Diff {
 }
 
 impl Change {
+    /// The change as a JSON object whose `what` names it (`kind`, `dtype`, `shape`, `layout`,
+    /// `values`, `sparse`), with the two sides or the counts.
     pub fn to_json(&self) -> Json {
         match self {
             Change::Kind { a, b } => json!({ "what": "kind", "a": a.name(), "b": b.name() }),
@@ -53,6 +57,7 @@ impl Change {
 }
 
 impl ValueDiff {
+    /// The counts as JSON; an infinite `max_abs_diff` is the string `"inf"`.
     pub fn to_json(&self) -> Json {
         json!({
             "unit": self.unit.name(),

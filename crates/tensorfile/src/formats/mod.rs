@@ -51,6 +51,7 @@ pub struct FileSummary {
 /// A format-specific description of a file, for `info`.
 #[derive(Debug, Clone)]
 pub struct Structure {
+    /// The description as JSON (`info --json`).
     pub json: serde_json::Value,
     /// The same, as readable text (several lines).
     pub text: String,
@@ -58,7 +59,9 @@ pub struct Structure {
 
 /// An opened file of some format.
 pub trait FormatReader: Send + Sync {
+    /// The file's format.
     fn format(&self) -> Format;
+    /// File-level facts shown by `info`: version, metadata, details, a description.
     fn summary(&self) -> FileSummary;
     /// What the file's index holds: its entries and those that cannot be read.
     fn catalog(&self) -> &Catalog;
@@ -98,6 +101,7 @@ pub trait FormatReader: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Compression {
+    /// Data stored as it is (the default).
     #[default]
     None,
     /// zstd at this level (1..=22; 0 means the library default, 3).
@@ -131,7 +135,10 @@ impl std::str::FromStr for Compression {
 /// Options every writer takes; each uses what its format can store.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
+    /// Compression of tensor data, for formats that compress (`.zt`); none by default.
     pub compression: Compression,
+    /// Checksum stored with each tensor, for formats that store them (`.zt`); CRC-32C by
+    /// default.
     pub checksum: ChecksumKind,
     /// File-level metadata (safetensors `__metadata__`).
     pub metadata: Vec<(String, String)>,

@@ -10,9 +10,13 @@ use crate::model::{ByteOrder, ChecksumKind};
 /// library's default ([`WriteOptions::default`]) applies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteRequest {
+    /// Compression of tensor data.
     pub compression: Option<Compression>,
+    /// Checksums stored with each tensor.
     pub checksum: Option<ChecksumKind>,
+    /// Byte order of raw multi-byte data.
     pub byte_order: Option<ByteOrder>,
+    /// File-level metadata, as key and value pairs.
     pub metadata: Option<Vec<(String, String)>>,
 }
 
@@ -21,15 +25,20 @@ pub struct WriteRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum WriteOption {
+    /// How tensor data is compressed.
     Compression,
+    /// Which checksum is stored with each tensor.
     Checksum,
+    /// The byte order of raw multi-byte data.
     ByteOrder,
+    /// File-level metadata.
     Metadata,
 }
 
 /// An option that was given but that the output format (or another option) makes moot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ignored {
+    /// The option given.
     pub option: WriteOption,
     /// Why, in words that name no flag or argument.
     pub reason: String,

@@ -28,6 +28,8 @@ pub struct ShardNames {
 }
 
 impl ShardNames {
+    /// The names for a write to `dest`; an error when its file name is not UTF-8 or has no
+    /// extension to name shards after.
     pub fn of(dest: &Path) -> Result<ShardNames> {
         let file = dest.file_name().and_then(|n| n.to_str());
         let parts = file.and_then(|f| f.rsplit_once('.')).filter(|(stem, _)| !stem.is_empty());
@@ -46,6 +48,7 @@ impl ShardNames {
         format!("{}-{number:05}-of-{count:05}.{}", self.stem, self.extension)
     }
 
+    /// The index's file name (`model.safetensors.index.json`).
     pub fn index(&self) -> String {
         format!("{}.{}.index.json", self.stem, self.extension)
     }
@@ -129,6 +132,7 @@ pub fn split(sizes: &[u64], limit: u64) -> Vec<Range<usize>> {
 /// What a sharded conversion wrote.
 #[derive(Debug, Clone)]
 pub struct ShardedReport {
+    /// The conversion over all shards: tensors written, bytes, what was left out.
     pub conversion: ConvertReport,
     /// The files holding the tensors: the shards in order, or the destination alone when
     /// every tensor fits in one file (then there is no index, as huggingface_hub does).

@@ -78,6 +78,7 @@ impl Bytes {
         Arc::ptr_eq(&self.owner, &other.owner)
     }
 
+    /// A copy of the bytes in a new vector, owned by the caller (no longer a view of the file).
     pub fn to_vec(&self) -> Vec<u8> {
         self.deref().to_vec()
     }

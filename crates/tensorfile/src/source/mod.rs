@@ -129,6 +129,7 @@ impl Source {
         }
     }
 
+    /// Whether the file has no bytes at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

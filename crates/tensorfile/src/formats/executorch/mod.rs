@@ -98,7 +98,9 @@ pub fn scalar_type_of(dtype: DType) -> Option<i64> {
 /// sizes non-negative, rank at most 16, dim order a permutation of the dimensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TensorLayout {
+    /// The element type, from `scalar_type`.
     pub dtype: DType,
+    /// The logical shape (`sizes`), whatever order the data is stored in.
     pub shape: Vec<u64>,
     /// Outermost to innermost; the identity for contiguous tensors.
     pub dim_order: Vec<u8>,
@@ -140,6 +142,7 @@ impl TensorLayout {
         self.dtype.nbytes(checked::numel(&self.shape)?)
     }
 
+    /// Whether the dim order is the identity: the data is stored row-major.
     pub fn is_contiguous(&self) -> bool {
         self.dim_order.iter().enumerate().all(|(i, &d)| usize::from(d) == i)
     }

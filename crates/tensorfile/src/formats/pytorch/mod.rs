@@ -13,9 +13,13 @@ use crate::source::Bytes;
 /// A tensor as a view of a storage: shape, strides and offset in elements.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct View {
+    /// The element type.
     pub dtype: DType,
+    /// Sizes of the dimensions.
     pub shape: Vec<u64>,
+    /// Distance between neighbours along each dimension, in elements (one per dimension).
     pub strides: Vec<u64>,
+    /// Where the view starts in its storage, in elements.
     pub storage_offset: u64,
 }
 

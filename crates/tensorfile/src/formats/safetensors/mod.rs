@@ -72,6 +72,8 @@ pub fn dtype_name(d: DType) -> Option<&'static str> {
     TABLE.iter().find(|(_, t)| *t == d).map(|(n, _)| *n)
 }
 
+/// The dtype of a safetensors dtype name (`F32`, `BF16`, `F8_E4M3`...); `None` for a name
+/// safetensors does not define.
 pub fn dtype_from_name(name: &str) -> Option<DType> {
     TABLE.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
 }
@@ -82,6 +84,8 @@ pub fn looks_like(bytes: &[u8]) -> bool {
     (2..=crate::limits::MAX_SAFETENSORS_HEADER).contains(&n) && bytes.get(8) == Some(&b'{')
 }
 
+/// Whether a safetensors file can store `info`: dense, of a dtype safetensors names, and a
+/// blob only as a 1-D uint8 array; the error says why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
     if dtype_name(info.dtype).is_none() {
         return Err(Error::unsupported(format!("safetensors has no dtype {}", info.dtype)));

@@ -14,8 +14,12 @@ pub const PADDED_LENGTH: u64 = 48;
 pub struct Header {
     /// The padded header length (not where the flatbuffer starts: it starts at byte 0).
     pub flatbuffer_offset: u64,
+    /// Bytes of the flatbuffer after the padded header: it spans
+    /// `0..flatbuffer_offset + flatbuffer_size`.
     pub flatbuffer_size: u64,
+    /// Absolute offset of the segment data.
     pub segment_base_offset: u64,
+    /// Bytes of segment data (0: no segments).
     pub segment_data_size: u64,
 }
 

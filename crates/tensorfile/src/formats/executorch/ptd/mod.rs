@@ -37,6 +37,8 @@ pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.get(4..8) == Some(b"FT01") && bytes.get(8..12) == Some(b"FH01")
 }
 
+/// Whether a `.ptd` file can store `info`: a blob, or a dense tensor of a dtype ExecuTorch
+/// has, of rank at most 16 with 32-bit sizes; the error says why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
     if info.layout.is_sparse() {
         return Err(Error::unsupported(".ptd holds dense tensors and blobs, not sparse tensors"));

@@ -53,6 +53,8 @@ pub fn segments(root: &Table, base: u64, data_size: u64) -> Result<Vec<Segment>>
 }
 
 impl PtdReader {
+    /// Open a `.ptd` file: check its header, decode its flatbuffer and index its named data.
+    /// Entries whose description is broken are listed as unreadable; a broken file is an error.
     pub fn open(src: impl Into<Source>) -> Result<Self> {
         let src = src.into();
         let head = src.head(SPECULATIVE_READ)?;
@@ -91,6 +93,7 @@ impl PtdReader {
         &self.src
     }
 
+    /// The `FH01` header as read (checked against the file's length).
     pub fn header(&self) -> Header {
         self.header
     }

@@ -89,6 +89,8 @@ fn encode(root: &Table) -> Result<Vec<u8>> {
 }
 
 impl<'w> PtdWriter<'w> {
+    /// A writer for the tensors of `plan`; errors naming the first one `.ptd` cannot hold.
+    /// Writing options do not apply: `.ptd` stores no checksums and no compression.
     pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], _options: &WriteOptions) -> Result<Self> {
         for info in plan {
             check_supported(info).map_err(|e| e.for_tensor(&info.name))?;

@@ -20,13 +20,32 @@ use crate::source::{self, Bytes};
 /// Where a program tensor's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
-    Constant { buffer: u64 },
-    Mutable { list: u64, buffer: u64 },
-    External { fqn: String },
-    NamedData { key: String },
+    /// A constant of the program, stored in the constant segment (or inline in the flatbuffer).
+    Constant {
+        /// Its `data_buffer_idx`, from 1.
+        buffer: u64,
+    },
+    /// The initial value of mutable state, stored in a mutable data segment.
+    Mutable {
+        /// Which list of `mutable_data_segments`, from 0.
+        list: u64,
+        /// Its `data_buffer_idx` in that list, from 1.
+        buffer: u64,
+    },
+    /// A tensor whose bytes a `.ptd` file holds, under its fully qualified name.
+    External {
+        /// The fully qualified name, the key in the `.ptd`.
+        fqn: String,
+    },
+    /// An untyped blob of the program's `named_data`, stored in a segment.
+    NamedData {
+        /// The blob's key.
+        key: String,
+    },
 }
 
 impl Origin {
+    /// `constant`, `mutable`, `external` or `named_data`, as `info` and `ls` show it.
     pub fn kind(&self) -> &'static str {
         match self {
             Origin::Constant { .. } => "constant",
@@ -40,7 +59,9 @@ impl Origin {
 /// A tensor (or named blob) of the program with data.
 #[derive(Debug, Clone)]
 pub struct ProgramTensor {
+    /// The tensor's stable name (see the module's documentation).
     pub name: String,
+    /// Where its bytes are.
     pub source: Origin,
     /// Type, shape and dim order; `None` for named data, which is an untyped blob.
     pub layout: Option<TensorLayout>,
@@ -57,7 +78,9 @@ pub struct BrokenTensor {
 
 /// A decoded `.pte` program and where its segments are.
 pub struct Program {
+    /// Where the program and the segments are, from the file's headers.
     pub layout: HeaderLayout,
+    /// The decoded `Program` table of the flatbuffer.
     pub root: Table,
     /// The flatbuffer: the file's first `layout.program_size` bytes (headers included). For a
     /// local file, a slice of its map.

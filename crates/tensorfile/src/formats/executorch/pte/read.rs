@@ -60,6 +60,7 @@ impl PteReader {
         Ok(reader)
     }
 
+    /// The decoded program: its flatbuffer, headers and segments.
     pub fn program(&self) -> &Program {
         &self.program
     }

@@ -93,6 +93,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
 /// What `externalize` did for one program.
 #[derive(Debug, Clone)]
 pub struct Externalized {
+    /// The program written: the destination given with it.
     pub program: PathBuf,
     /// Keys of the tensors moved into the `.ptd`.
     pub moved: Vec<String>,

@@ -34,6 +34,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     caps: Caps { holds_dtype: torch_has, ..Caps::PLAIN },
 };
 
+/// Whether a `torch.save` file can store `info`: dense, of a dtype torch has; the error says
+/// why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
     if info.layout.is_sparse() {
         return Err(Error::unsupported("tensorfile writes dense tensors into torch.save files"));

@@ -26,14 +26,22 @@ pub enum StorageSource {
     /// A record `data/<key>` of the zip.
     Record(ZipEntry),
     /// A byte range of a file in the format before PyTorch 1.6.
-    Raw { offset: u64, len: u64 },
+    Raw {
+        /// Absolute offset of the storage's first byte.
+        offset: u64,
+        /// Bytes of the storage.
+        len: u64,
+    },
 }
 
 /// One tensor of the file: its view and where its storage is.
 #[derive(Debug, Clone)]
 pub struct PtTensor {
+    /// The tensor as the pickle rebuilds it: its storage, dtype, shape and strides.
     pub tensor: TensorRef,
+    /// Its view of the storage, checked to lie within it.
     pub view: View,
+    /// Where the storage's bytes are.
     pub storage: StorageSource,
 }
 

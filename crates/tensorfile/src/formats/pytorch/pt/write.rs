@@ -132,6 +132,8 @@ fn data_pkl(plan: &[TensorInfo]) -> Result<Vec<u8>> {
 }
 
 impl<'w> PtWriter<'w> {
+    /// A writer for the tensors of `plan`; errors naming the first one a `torch.save` file cannot
+    /// hold. Writing options do not apply: the zip's records are stored uncompressed.
     pub fn new(out: Box<dyn Output + 'w>, plan: &[TensorInfo], _options: &WriteOptions) -> Result<Self> {
         for info in plan {
             check_supported(info).map_err(|e| e.for_tensor(&info.name))?;

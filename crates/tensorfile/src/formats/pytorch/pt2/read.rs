@@ -18,19 +18,35 @@ use crate::zip::{Archive, ZipEntry};
 #[derive(Debug, Clone)]
 pub enum TensorSource {
     /// A record holding a whole storage; the tensor is a view of it.
-    Record { record: ZipEntry, view: View },
+    Record {
+        /// The archive's record holding the whole storage.
+        record: ZipEntry,
+        /// The tensor's view of the storage.
+        view: View,
+    },
     /// Tensor `index` of the `torch.save` file in record `nested` (see `Pt2Reader::nested`),
     /// or, with `view`, that view of the tensor's storage (AOTInductor's on-disk weights).
-    Pickled { nested: usize, index: usize, view: Option<View> },
+    Pickled {
+        /// Which nested `torch.save` file (an index into `Pt2Reader::nested`).
+        nested: usize,
+        /// Which tensor of that file (an index into its entries).
+        index: usize,
+        /// The view of the tensor's storage to read instead of the tensor itself.
+        view: Option<View>,
+    },
 }
 
 /// One tensor of an archive.
 #[derive(Debug, Clone)]
 pub struct Pt2Tensor {
+    /// The archive's model it belongs to (`models/<model>.json`).
     pub model: String,
+    /// Its fully qualified name in the model; the entry's name, after `<model>/` in archives of
+    /// several models.
     pub fqn: String,
     /// "parameter", "buffer" or "constant".
     pub kind: &'static str,
+    /// Where its bytes are.
     pub source: TensorSource,
 }
 
@@ -118,6 +134,7 @@ impl Pt2Reader {
         Ok(r)
     }
 
+    /// The `.pt2` zip archive, for its records.
     pub fn archive(&self) -> &Archive {
         &self.archive
     }

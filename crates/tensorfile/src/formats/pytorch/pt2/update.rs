@@ -70,6 +70,10 @@ pub(crate) fn update_checked(
     Ok(report)
 }
 
+/// Write `dest`: `file` (a `.pt2` archive or a `torch.save` file) with the storages of the
+/// tensors named in `weights` rewritten with their values (same dtype and shape). With
+/// `skip_unknown`, tensors of `weights` that `file` lacks are ignored, else they are an error.
+/// Unlike [`crate::update::update`], the result is not opened again and checked.
 pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
     let mut patches = Patches::default();
     let mut report = UpdateReport::default();
