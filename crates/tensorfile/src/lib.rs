@@ -45,9 +45,6 @@ mod file;
 pub mod formats;
 pub mod limits;
 pub mod listing;
-// The model types are being rewritten (private fields, accessors) and get their docs there;
-// remove this allow once they have them.
-#[allow(missing_docs)]
 pub mod model;
 pub mod output;
 pub mod shards;

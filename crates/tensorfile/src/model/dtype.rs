@@ -9,18 +9,31 @@ use crate::error::{Error, Result, Rule};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum DType {
+    /// A boolean, one byte (0 or 1).
     Bool,
+    /// An unsigned 8-bit integer.
     UInt8,
+    /// A signed 8-bit integer.
     Int8,
+    /// An unsigned 16-bit integer.
     UInt16,
+    /// A signed 16-bit integer.
     Int16,
+    /// An unsigned 32-bit integer.
     UInt32,
+    /// A signed 32-bit integer.
     Int32,
+    /// An unsigned 64-bit integer.
     UInt64,
+    /// A signed 64-bit integer.
     Int64,
+    /// IEEE 754 half precision (torch `float16`).
     Float16,
+    /// bfloat16: the upper half of a float32.
     BFloat16,
+    /// IEEE 754 single precision.
     Float32,
+    /// IEEE 754 double precision.
     Float64,
     /// Two float16 parts (torch `complex32` / `chalf`).
     Complex32,
@@ -28,10 +41,15 @@ pub enum DType {
     Complex64,
     /// Two float64 parts.
     Complex128,
+    /// 8-bit float, 4 exponent and 3 mantissa bits, no infinities (OCP FP8 E4M3).
     Float8E4M3Fn,
+    /// 8-bit float, 5 exponent and 2 mantissa bits (OCP FP8 E5M2).
     Float8E5M2,
+    /// 8-bit float E4M3 with one NaN and no negative zero (torch `float8_e4m3fnuz`).
     Float8E4M3Fnuz,
+    /// 8-bit float E5M2 with one NaN and no negative zero (torch `float8_e5m2fnuz`).
     Float8E5M2Fnuz,
+    /// 8-bit exponent-only scale (torch `float8_e8m0fnu`, microscaling scales).
     Float8E8M0Fnu,
     /// Two packed fp4 values per byte (torch `float4_e2m1fn_x2`); one element is one byte.
     Float4E2M1FnX2,
@@ -41,8 +59,11 @@ pub enum DType {
     Float6E2M3Fn,
     /// 6 bits per element (safetensors `F6_E3M2`).
     Float6E3M2Fn,
+    /// A quantized signed 8-bit integer (torch `qint8`).
     QInt8,
+    /// A quantized unsigned 8-bit integer (torch `quint8`).
     QUInt8,
+    /// A quantized signed 32-bit integer (torch `qint32`).
     QInt32,
     /// Two 4-bit values per byte; ExecuTorch counts one byte per element.
     QUInt4x2,
@@ -172,6 +193,7 @@ impl DType {
         }
     }
 
+    /// Whether elements are real floating-point numbers (any width).
     pub fn is_float(self) -> bool {
         matches!(
             self,
@@ -187,6 +209,7 @@ impl DType {
         )
     }
 
+    /// Whether elements are complex numbers (two floats each).
     pub fn is_complex(self) -> bool {
         matches!(self, DType::Complex32 | DType::Complex64 | DType::Complex128)
     }

@@ -10,12 +10,14 @@ use crate::model::{DType, Layout, MetaValue, PartSpec};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Kind {
+    /// A tensor: elements of a dtype in a shape.
     Tensor,
     /// Opaque bytes; described as a 1-D `uint8` tensor of its length.
     Blob,
 }
 
 impl Kind {
+    /// `tensor` or `blob`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Tensor => "tensor",
@@ -47,6 +49,7 @@ impl TensorInfo {
         TensorInfo { kind: Kind::Blob, ..TensorInfo::dense(name, DType::UInt8, vec![len]) }
     }
 
+    /// The number of elements: the product of the shape (1 for a scalar), checked for overflow.
     pub fn numel(&self) -> Result<u64> {
         checked::numel(&self.shape)
     }
@@ -70,11 +73,14 @@ impl TensorInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ByteOrder {
     #[default]
+    /// Least significant byte first (every format's default).
     Little,
+    /// Most significant byte first.
     Big,
 }
 
 impl ByteOrder {
+    /// `little` or `big`.
     pub fn name(self) -> &'static str {
         match self {
             ByteOrder::Little => "little",
@@ -87,13 +93,16 @@ impl ByteOrder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Encoding {
+    /// Stored as they are.
     Raw,
+    /// Compressed with zstd (one or more frames).
     Zstd,
     /// Deflate (zip entries written by Python's `zipfile`).
     Deflate,
 }
 
 impl Encoding {
+    /// `raw`, `zstd` or `deflate`.
     pub fn name(self) -> &'static str {
         match self {
             Encoding::Raw => "raw",
@@ -107,7 +116,9 @@ impl Encoding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Checksum {
+    /// CRC-32C (Castagnoli) of the stored bytes.
     Crc32c(u32),
+    /// SHA-256 of the stored bytes.
     Sha256([u8; 32]),
 }
 
@@ -122,6 +133,7 @@ impl Checksum {
         }
     }
 
+    /// Which algorithm this checksum uses.
     pub fn kind(&self) -> ChecksumKind {
         match self {
             Checksum::Crc32c(_) => ChecksumKind::Crc32c,
@@ -145,6 +157,7 @@ enum HasherState {
 }
 
 impl ChecksumHasher {
+    /// A hasher of `kind` with nothing given yet.
     pub fn new(kind: ChecksumKind) -> Self {
         use sha2::Digest;
         ChecksumHasher(match kind {
@@ -154,6 +167,7 @@ impl ChecksumHasher {
         })
     }
 
+    /// Add the next bytes, in order.
     pub fn update(&mut self, bytes: &[u8]) {
         use sha2::Digest;
         match &mut self.0 {
@@ -188,9 +202,12 @@ impl fmt::Display for Checksum {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ChecksumKind {
+    /// No checksum.
     None,
     #[default]
+    /// CRC-32C (Castagnoli), the default.
     Crc32c,
+    /// SHA-256.
     Sha256,
 }
 

@@ -41,9 +41,19 @@ pub enum Layout {
     /// Dense, with bytes stored in this order of dimensions (outermost first).
     DimOrder(Vec<u8>),
     /// Dense view into a larger storage: strides and offset in elements.
-    Strided { strides: Vec<u64>, storage_offset: u64 },
+    Strided {
+        /// Elements to step over for one step along each dimension.
+        strides: Vec<u64>,
+        /// Where the view starts in its storage, in elements.
+        storage_offset: u64,
+    },
     /// Sparse, with this many stored values.
-    Sparse { format: SparseFormat, nnz: u64 },
+    Sparse {
+        /// Coordinates or compressed rows.
+        format: SparseFormat,
+        /// How many values are stored.
+        nnz: u64,
+    },
 }
 
 /// A layout without its parameters: what a format's [`crate::formats::Caps`] lists.

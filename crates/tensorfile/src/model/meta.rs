@@ -6,23 +6,32 @@ use serde_json::{Map, Number, Value as Json};
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum MetaValue {
+    /// JSON `null`, CBOR `null`.
     Null,
+    /// CBOR `undefined`.
     Undefined,
+    /// A boolean.
     Bool(bool),
     /// Integers within CBOR's range: -2^64 ..= 2^64-1.
     Int(i128),
+    /// A floating-point number.
     Float(f64),
+    /// UTF-8 text.
     Text(String),
+    /// A byte string.
     Bytes(Vec<u8>),
+    /// A list of values, in file order.
     Array(Vec<MetaValue>),
     /// Key/value pairs in file order; keys need not be text.
     Map(Vec<(MetaValue, MetaValue)>),
+    /// A CBOR tag and the value it marks.
     Tagged(u64, Box<MetaValue>),
     /// A CBOR simple value other than false/true/null/undefined.
     Simple(u8),
 }
 
 impl MetaValue {
+    /// The text, when the value is text.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             MetaValue::Text(s) => Some(s),
