@@ -45,6 +45,8 @@ mod file;
 pub mod formats;
 pub mod limits;
 pub mod listing;
+// Until its fields are private (in progress): the fields of its structs lack docs.
+#[allow(missing_docs)]
 pub mod model;
 pub mod output;
 pub mod shards;
