@@ -1,15 +1,15 @@
 //! `tensorfile._native`: the Rust side of the Python package `tensorfile`. It opens files,
-//! serves tensors as read-only buffers over the memory map (no copy when the file stores the
-//! tensor raw and little-endian), and writes and converts files; the Python side
-//! (`python/tensorfile/`) turns buffers into numpy arrays and torch tensors.
+//! describes tensors to numpy through the array interface (`__array_interface__`: the address,
+//! dtype and shape of read-only memory, the memory map itself when the file stores the tensor
+//! raw and little-endian), and writes and converts files; the Python side
+//! (`python/tensorfile/`) turns tensors into numpy arrays and torch tensors.
+//!
+//! The crate has no `unsafe` code: an address handed to numpy is only an integer here, and the
+//! tensor object that owns the memory stays alive as the array's base.
 //!
 //! The GIL is released around everything that touches a file: opening, reading, decoding,
 //! writing and converting.
 
-// Filling the `Py_buffer` CPython hands to `__getbuffer__` writes through a raw pointer: the
-// crate's one `unsafe` module.
-#[allow(unsafe_code)]
-mod buffer;
 mod errors;
 mod file;
 mod tensor;

@@ -1,17 +1,14 @@
 //! One tensor of an opened file: what it is, and its bytes, read on first use (with the GIL
-//! released) and exported through the buffer protocol.
+//! released) and described to numpy through the array interface.
 
-use std::ffi::{CString, c_int};
 use std::sync::{Arc, OnceLock};
 
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use tensorfile::model::{SparseFormat, TensorData};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, Error, TensorFile};
 
-use crate::buffer;
 use crate::errors::IntoPy;
 use crate::file::NativeFile;
 
@@ -27,38 +24,37 @@ pub struct NativeTensor {
     sparse: bool,
     /// A sub-range of the tensor's rows (`rows`): first row and row count.
     rows: Option<(u64, u64)>,
+    /// The bytes, read once (`bytes`); their address never changes once set.
     data: OnceLock<Bytes>,
-    /// The buffer protocol's description: struct format, item size, shape, byte strides.
-    format: CString,
-    itemsize: usize,
-    buffer_shape: Vec<isize>,
-    buffer_strides: Vec<isize>,
+    /// The array interface's description: numpy type string and C-contiguous shape.
+    typestr: &'static str,
+    array_shape: Vec<isize>,
 }
 
-/// The struct-module code of a dtype, and its item size. Dtypes the buffer protocol has no
-/// code for (bfloat16, float8...) are exported as unsigned integers of their width: the raw
-/// bits; sub-byte and other odd dtypes as bytes.
-fn buffer_format(dtype: DType) -> (&'static str, usize) {
+/// numpy's type string of a dtype (array interface, little-endian), and its item size. Dtypes
+/// numpy has no type for (bfloat16, float8...) are described as unsigned integers of their
+/// width: the raw bits; sub-byte and other odd dtypes as bytes.
+fn typestr(dtype: DType) -> (&'static str, usize) {
     match dtype {
-        DType::Bool => ("?", 1),
-        DType::UInt8 => ("B", 1),
-        DType::Int8 => ("b", 1),
-        DType::UInt16 => ("H", 2),
-        DType::Int16 => ("h", 2),
-        DType::UInt32 => ("I", 4),
-        DType::Int32 => ("i", 4),
-        DType::UInt64 => ("Q", 8),
-        DType::Int64 => ("q", 8),
-        DType::Float16 => ("e", 2),
-        DType::Float32 => ("f", 4),
-        DType::Float64 => ("d", 8),
-        DType::Complex64 => ("Zf", 8),
-        DType::Complex128 => ("Zd", 16),
+        DType::Bool => ("|b1", 1),
+        DType::UInt8 => ("|u1", 1),
+        DType::Int8 => ("|i1", 1),
+        DType::UInt16 => ("<u2", 2),
+        DType::Int16 => ("<i2", 2),
+        DType::UInt32 => ("<u4", 4),
+        DType::Int32 => ("<i4", 4),
+        DType::UInt64 => ("<u8", 8),
+        DType::Int64 => ("<i8", 8),
+        DType::Float16 => ("<f2", 2),
+        DType::Float32 => ("<f4", 4),
+        DType::Float64 => ("<f8", 8),
+        DType::Complex64 => ("<c8", 8),
+        DType::Complex128 => ("<c16", 16),
         other => match other.size() {
-            Some(2) => ("H", 2),
-            Some(4) => ("I", 4),
-            Some(8) => ("Q", 8),
-            _ => ("B", 1),
+            Some(2) => ("<u2", 2),
+            Some(4) => ("<u4", 4),
+            Some(8) => ("<u8", 8),
+            _ => ("|u1", 1),
         },
     }
 }
@@ -83,17 +79,12 @@ impl NativeTensor {
         let e = &file.entries()[index];
         let dtype = e.info.dtype;
         let sparse = e.info.layout.is_sparse();
-        let (code, itemsize) = buffer_format(dtype);
-        // Shapes the buffer protocol can describe: whole elements of at least one byte.
+        let (typestr, itemsize) = typestr(dtype);
+        // Shapes the type string describes: whole elements of at least one byte; other dtypes
+        // are their bytes, in one dimension.
         let typed = dtype.size().is_some_and(|s| s as usize == itemsize);
-        let buffer_shape: Vec<isize> =
+        let array_shape: Vec<isize> =
             if typed { shape.iter().map(|&d| to_isize(d)).collect::<PyResult<_>>()? } else { vec![to_isize(nbytes)?] };
-        let mut buffer_strides = vec![0isize; buffer_shape.len()];
-        let mut stride = itemsize as isize;
-        for (s, d) in buffer_strides.iter_mut().zip(&buffer_shape).rev() {
-            *s = stride;
-            stride = stride.saturating_mul((*d).max(1));
-        }
         Ok(NativeTensor {
             name: e.info.name.clone(),
             file,
@@ -104,10 +95,8 @@ impl NativeTensor {
             sparse,
             rows,
             data: OnceLock::new(),
-            format: CString::new(code).expect("codes have no NUL"),
-            itemsize,
-            buffer_shape,
-            buffer_strides,
+            typestr,
+            array_shape,
         })
     }
 
@@ -186,10 +175,21 @@ impl NativeTensor {
         self.sparse
     }
 
-    /// The buffer's struct format ("f", "e", "H" for bfloat16's bits...).
+    /// numpy's array interface (version 3) over the bytes, read now if they were not: their
+    /// address, read-only, with the type string ("<f4", "<f2", "<u2" for bfloat16's bits...)
+    /// and the shape, C-contiguous. numpy keeps this object as the array's base, and the
+    /// object keeps the bytes: the address stays valid as long as any array made from it.
     #[getter]
-    fn buffer_format(&self) -> String {
-        self.format.to_string_lossy().into_owned()
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        // A slice's pointer is never null, even for no bytes: numpy takes it as it is.
+        let address = self.bytes(py)?.as_ptr() as usize;
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", PyTuple::new(py, &self.array_shape)?)?;
+        d.set_item("typestr", self.typestr)?;
+        d.set_item("data", (address, true))?;
+        d.set_item("strides", py.None())?;
+        Ok(d)
     }
 
     /// Read the bytes now (they are read on first use otherwise).
@@ -241,26 +241,6 @@ impl NativeTensor {
         d.set_item("indices", s.indices)?;
         d.set_item("values", PyBytes::new(py, &s.values))?;
         Ok(d)
-    }
-
-    // pyo3 requires the buffer slot to be declared `unsafe fn` (CPython passes it a raw
-    // `Py_buffer` pointer); all it does is hand that pointer to `buffer::fill`, the crate's
-    // unsafe module. The allowance covers this one method, not the rest of the class.
-    #[allow(unsafe_code)]
-    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
-        let me = slf.get();
-        let data = me.bytes(slf.py())?;
-        let layout = buffer::Layout {
-            data,
-            itemsize: me.itemsize,
-            format: &me.format,
-            shape: &me.buffer_shape,
-            strides: &me.buffer_strides,
-        };
-        // SAFETY: `data`, `format`, `shape` and `strides` live inside `slf`'s object, which
-        // never changes them after creation (frozen, and `data` is set once), and the view
-        // holds a reference to that object.
-        unsafe { buffer::fill(view, flags, &layout, slf.clone().into_any()) }
     }
 
     fn __repr__(&self) -> String {

@@ -1,11 +1,11 @@
-//! Writing files from Python buffers, and converting between files.
+//! Writing files from tensors' bytes handed over by Python, and converting between files.
 
 use std::ffi::CString;
 use std::path::PathBuf;
 
-use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use tensorfile::convert::{ConvertOptions, ConvertReport, convert_file};
 use tensorfile::formats::{Format, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo};
@@ -48,9 +48,11 @@ fn keyword(option: WriteOption) -> &'static str {
     }
 }
 
-/// Write `tensors` — `(name, dtype, shape, buffer)`, each buffer the tensor's contiguous
-/// little-endian bytes — to `path` as `format` (from the extension when None), atomically.
-/// One tensor's bytes are copied at a time, under the GIL; the writing runs without it.
+/// Write `tensors` — `(name, dtype, shape, data)`, each data the tensor's contiguous
+/// little-endian bytes as `bytes`, or a callable returning them when called with no argument
+/// — to `path` as `format` (from the extension when None), atomically. One tensor's bytes are
+/// taken (the callable called) and copied at a time, under the GIL, when that tensor is
+/// written; the writing runs without it. A callable keeps memory bounded by one tensor.
 // Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
@@ -74,15 +76,15 @@ pub fn write_file(
         let d = DType::from_name(dtype).ok_or_else(|| Error::usage(format!("{name}: unknown dtype {dtype:?}"))).py()?;
         infos.push(TensorInfo::dense(name.clone(), d, shape.clone()));
     }
-    let buffers: Vec<(String, Py<PyAny>)> = tensors.into_iter().map(|(name, _, _, b)| (name, b.unbind())).collect();
+    let sources: Vec<(String, Py<PyAny>)> = tensors.into_iter().map(|(name, _, _, b)| (name, b.unbind())).collect();
     let in_file = |e: Error| e.in_file(&path);
     py.detach(|| -> PyResult<()> {
         let mut out = AtomicFile::create(&path).map_err(in_file).py()?;
         {
             let mut sink = out.writer();
             let mut writer = format.writer(Box::new(&mut sink), &infos, &options).map_err(in_file).py()?;
-            for ((name, buffer), info) in buffers.iter().zip(&infos) {
-                let bytes = Python::attach(|py| PyBuffer::<u8>::get(buffer.bind(py))?.to_vec(py))?;
+            for ((name, source), info) in sources.iter().zip(&infos) {
+                let bytes = Python::attach(|py| tensor_bytes(source.bind(py)))?;
                 let expected = info.nbytes().py()?;
                 if bytes.len() as u64 != expected {
                     let e = Error::usage(format!("{} bytes given, {expected} expected", bytes.len()));
@@ -98,6 +100,21 @@ pub fn write_file(
         }
         out.commit().py()
     })
+}
+
+/// A tensor's bytes, copied out of `source`: `bytes`, or a callable that returns `bytes`.
+fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(bytes) = source.cast::<PyBytes>() {
+        return Ok(bytes.as_bytes().to_vec());
+    }
+    let given = source.call0()?;
+    match given.cast::<PyBytes>() {
+        Ok(bytes) => Ok(bytes.as_bytes().to_vec()),
+        Err(_) => {
+            let what = given.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            Err(Error::usage(format!("tensor data must be bytes, not {what}"))).py()
+        }
+    }
 }
 
 /// What a conversion did: tensors written, names skipped, the files holding the tensors (the

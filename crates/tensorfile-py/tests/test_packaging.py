@@ -1,5 +1,5 @@
-"""How the package is built and what it brings with it: one abi3 wheel, ml_dtypes a
-dependency (not an extra), so bfloat16 tensors load as bfloat16 arrays out of the box."""
+"""How the package is built and what it brings with it: one abi3 wheel for CPython 3.9 and
+later, ml_dtypes a dependency (not an extra), so bfloat16 tensors load as bfloat16 arrays out of the box."""
 
 import json
 import re
@@ -26,6 +26,15 @@ def test_wheel_is_abi3():
         python, abi, _platform = tag.split("-")
         assert abi == "abi3", f"{tag}: not a stable-ABI wheel"
         assert python.startswith("cp3"), tag
+
+
+def test_requires_python_is_3_9():
+    # The stable ABI of 3.9 (abi3-py39): numpy views through the array interface, not the
+    # buffer protocol, which the stable ABI has only from 3.11.
+    assert distribution("tensorfile").metadata["Requires-Python"] == ">=3.9"
+    wheel = distribution("tensorfile").read_text("WHEEL") or ""
+    tags = [line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")]
+    assert tags and all(tag.startswith("cp39-abi3-") for tag in tags), tags
 
 
 def test_ml_dtypes_is_a_dependency():

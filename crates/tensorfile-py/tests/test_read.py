@@ -3,6 +3,7 @@ tool recorded; arrays are views of the map; slices read only their rows; threads
 file; bad files raise."""
 
 import hashlib
+import importlib.util
 import threading
 
 import numpy as np
@@ -218,15 +219,53 @@ def test_metadata_info_and_entries():
         assert bad["name"] == "pair" and bad["rule"] == "forbidden-global"
 
 
-def test_buffer_protocol_and_dlpack():
+def test_array_interface_and_dlpack():
     with tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors") as f:
         t = f["float32"]
-        view = memoryview(t)
-        assert view.format == "f" and view.shape == tuple(t.shape) and view.readonly
-        assert np.array_equal(np.asarray(t), t.numpy())
-        assert np.array_equal(np.asarray(view), t.numpy())
-        assert memoryview(f["bfloat16"]).format == "H"  # raw bits: no buffer code for bfloat16
-        assert np.array_equal(np.from_dlpack(t), t.numpy())
+        array = np.asarray(t)
+        assert array.dtype == np.float32 and array.shape == tuple(t.shape)
+        assert not array.flags.writeable
+        assert np.array_equal(array, t.numpy())
+        # raw bits: numpy has no bfloat16 of its own
+        assert np.asarray(f["bfloat16"]).dtype == np.uint16
+        assert np.asarray(f["bfloat16"]).tobytes() == f["bfloat16"].tobytes()
+        if np.lib.NumpyVersion(np.__version__) >= "2.1.0" or importlib.util.find_spec("torch"):
+            assert np.array_equal(np.from_dlpack(t), t.numpy())
+        else:  # numpy 2.0 exports no read-only memory through DLPack, and torch is missing
+            with pytest.raises(BufferError, match="torch is not installed"):
+                np.from_dlpack(t)
+
+
+@pytest.mark.parametrize("name", ["safetensors/dtypes.safetensors", "zt/rust/dtypes.zt"])
+def test_asarray_is_a_read_only_view_held_by_the_tensor(name):
+    with tensorfile.open(FIXTURES / name) as f:
+        checked = 0
+        for tensor_name in f:
+            tensor = f[tensor_name]
+            if tensor.nbytes == 0 or tensor.is_sparse:
+                continue
+            array = np.asarray(tensor)
+            mapped, address, _, _ = tensor.memory()
+            assert array.ctypes.data == address, tensor_name  # zero-copy: the tensor's own bytes
+            assert not array.flags.writeable, tensor_name
+            assert array.nbytes == tensor.nbytes and array.tobytes() == tensor.tobytes(), tensor_name
+            base = array
+            while isinstance(base, np.ndarray):
+                base = base.base
+            assert base is tensor, "the array keeps the tensor (and so its bytes) alive"
+            with pytest.raises(ValueError):
+                array[...] = 0
+            checked += mapped
+        assert checked > 0, "some tensor is a view of the map"
+
+
+def test_empty_tensors_have_empty_arrays(tmp_path):
+    path = tmp_path / "empty.safetensors"
+    tensorfile.save_file({"e": np.zeros((0, 3), np.float32), "s": np.zeros((2, 0), np.int16)}, path)
+    with tensorfile.open(path) as f:
+        assert np.asarray(f["e"]).shape == (0, 3) and np.asarray(f["e"]).dtype == np.float32
+        assert f["s"].numpy().shape == (2, 0) and f["s"].numpy().dtype == np.int16
+        assert np.asarray(f["s"]).shape == (2, 0)
 
 
 def test_without_ml_dtypes_bfloat16_says_what_to_do(monkeypatch):

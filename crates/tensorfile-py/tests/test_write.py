@@ -105,3 +105,17 @@ def test_verify_finds_a_flipped_byte_at_either_depth(tmp_path):
             (problem,) = report["problems"]
             assert problem["rule"] == "checksum-mismatch" and problem["tensor"] == "a", problem
             assert "[checksum-mismatch]" in problem["error"]
+
+
+def test_the_writer_takes_bytes_or_a_callable_returning_them(tmp_path):
+    from tensorfile import _native
+
+    path = tmp_path / "raw.safetensors"
+    a = np.arange(6, dtype=np.float32)
+    _native.write_file(str(path), [("a", "float32", [6], a.tobytes()), ("b", "float32", [6], a.tobytes)])
+    with tensorfile.open(path) as f:
+        assert f["a"].tobytes() == f["b"].tobytes() == a.tobytes()
+    with pytest.raises(tensorfile.UsageError, match="bytes"):
+        _native.write_file(str(tmp_path / "bad.safetensors"), [("a", "float32", [6], lambda: a)])
+    with pytest.raises(tensorfile.UsageError, match="bytes given"):
+        _native.write_file(str(tmp_path / "short.safetensors"), [("a", "float32", [6], b"\0" * 4)])

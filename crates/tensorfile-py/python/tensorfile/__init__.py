@@ -12,6 +12,7 @@ are views of the memory-mapped file whenever the file stores them raw and little
 """
 
 import contextlib
+import importlib.util
 import json
 import os
 import warnings
@@ -47,9 +48,9 @@ class Tensor(NativeTensor):
     """One tensor of a file: `name`, `dtype` (torch's spelling), `shape`, `nbytes`.
 
     Its bytes are read on first use and shared: `numpy()` and `torch()` are views of them (of
-    the file's map when stored raw little-endian), read-only. The buffer protocol exports
-    them typed (`memoryview(t)`, `np.asarray(t)`; dtypes without a buffer code, such as
-    bfloat16, as unsigned integers of their width), and `__dlpack__` hands them on.
+    the file's map when stored raw little-endian), read-only. numpy's array interface
+    describes them typed (`np.asarray(t)`; dtypes numpy has no type for, such as bfloat16, as
+    unsigned integers of their width), and `__dlpack__` hands them on.
     """
 
     def numpy(self, raw: bool = False) -> np.ndarray:
@@ -61,8 +62,7 @@ class Tensor(NativeTensor):
         shape = tuple(self.shape)
         if self.nbytes == 0:
             return np.empty(shape, dtype)
-        flat = np.frombuffer(self, dtype=dtype)
-        return flat.reshape(shape)
+        return _view(self).view(dtype).reshape(shape)
 
     def torch(self, device: str = "cpu", raw: bool = False):
         """The tensor as a torch tensor: on the CPU a view of the bytes (read-only memory:
@@ -86,7 +86,9 @@ class Tensor(NativeTensor):
         dtype = _dtypes.torch_dtype(self.dtype, raw)
         if self.nbytes == 0:
             return torch.empty(tuple(self.shape), dtype=dtype)
-        return torch.frombuffer(self, dtype=dtype).reshape(tuple(self.shape))
+        # Bytes, which torch takes from numpy whatever the dtype, then torch's dtype over them.
+        flat = torch.from_numpy(_view(self).view(np.uint8))
+        return flat.view(dtype).reshape(tuple(self.shape))
 
     def sparse(self) -> dict:
         """A sparse tensor's parts as numpy arrays: `format` ("coo" or "csr"), `nnz`,
@@ -113,12 +115,26 @@ class Tensor(NativeTensor):
     def __dlpack__(self, **kwargs):
         try:
             return self.numpy().__dlpack__(**kwargs)
-        except (BufferError, TypeError, UnsupportedError):
-            # numpy refuses read-only arrays (and bfloat16) to older consumers: torch does not.
+        except (BufferError, TypeError, UnsupportedError) as refused:
+            # numpy refuses read-only arrays (and bfloat16) to older consumers, and before
+            # numpy 2.1 (the last numpy for Python 3.9 is 2.0) to every consumer: torch does not.
+            if importlib.util.find_spec("torch") is None:
+                raise BufferError(
+                    f"{self.name}: numpy {np.__version__} cannot hand it on through DLPack ({refused}) "
+                    "and torch is not installed; np.asarray(t) is a view of it without DLPack"
+                ) from refused
             return self.torch().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
+
+
+def _view(tensor: NativeTensor) -> np.ndarray:
+    """The tensor's bytes as a flat read-only numpy array over them (no copy), of the type its
+    array interface gives, whose base is the tensor."""
+    # Read first: an error raised inside `__array_interface__` some numpy versions swallow.
+    tensor.load()
+    return np.asarray(tensor).reshape(-1)
 
 
 @contextlib.contextmanager
@@ -327,20 +343,24 @@ def torch_uint8():
     return torch.uint8
 
 
-def _as_buffer(name: str, value) -> tuple:
-    """(dtype name, shape, little-endian contiguous bytes as a buffer) of an array or tensor."""
+def _as_bytes(name: str, value) -> tuple:
+    """(dtype name, shape, a callable returning the little-endian contiguous bytes) of an array
+    or tensor. The writer calls it when it writes that tensor: one copy at a time."""
     module = type(value).__module__
     if module.startswith("torch"):
         t = value.detach().cpu().contiguous()
-        flat = t.reshape(-1)
-        data = flat.view(torch_uint8()).numpy() if flat.numel() else np.empty(0, np.uint8)
-        return _dtypes.torch_name(t.dtype), list(t.shape), memoryview(data).cast("B")
+
+        def torch_bytes() -> bytes:
+            flat = t.reshape(-1)
+            return flat.view(torch_uint8()).numpy().tobytes() if flat.numel() else b""
+
+        return _dtypes.torch_name(t.dtype), list(t.shape), torch_bytes
     array = np.asarray(value)
     if array.dtype.byteorder == ">" or (array.dtype.byteorder == "=" and np.little_endian is False):
         array = array.astype(array.dtype.newbyteorder("<"))
     array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     dtype = _dtypes.numpy_name(array.dtype)
-    return dtype, list(array.shape), memoryview(array.reshape(-1).view(np.uint8)).cast("B")
+    return dtype, list(array.shape), array.tobytes
 
 
 def save_file(
@@ -357,7 +377,7 @@ def save_file(
     "none") apply to `.zt`, `metadata` (text to text) to safetensors; an option left as None
     takes the library's default (no compression, crc32c checksums where the format stores
     them). An option given that the format ignores is named in a `UserWarning`."""
-    items = [(name, *_as_buffer(name, value)) for name, value in tensors.items()]
+    items = [(name, *_as_bytes(name, value)) for name, value in tensors.items()]
     _write_file(
         os.fspath(path),
         items,
