@@ -228,6 +228,37 @@ impl NativeTensor {
         Self::build(self.file.clone(), self.index, shape, nbytes.div_ceil(8), Some((first + start, stop - start)))
     }
 
+    /// The whole tensor decoded to dense bytes, whatever its layout (a sparse tensor's zeros
+    /// filled in, as the library's layout decoding does): contiguous, row-major, little-endian.
+    fn decoded<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.read_all(py)?;
+        let (dtype, shape) = (self.dtype, self.shape.clone());
+        let dense = py.detach(|| data.to_dense(dtype, &shape)).map_err(|e| e.for_tensor(&self.name)).py()?;
+        Ok(PyBytes::new(py, &dense))
+    }
+
+    /// The parts of the tensor's layout, in order: (role, dtype name, shape, bytes); one
+    /// `data` part for a dense tensor.
+    fn layout_parts<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, String, Vec<u64>, Bound<'py, PyBytes>)>> {
+        let entry = &self.file.entries()[self.index];
+        let specs = entry.info.parts().py()?;
+        let data = self.read_all(py)?;
+        let mut parts = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let bytes = data.part(spec.name()).ok_or_else(|| {
+                Error::unsupported(format!("no {} part in the data read", spec.name())).for_tensor(&self.name)
+            });
+            let bytes = bytes.py()?;
+            parts.push((
+                spec.name().to_string(),
+                spec.dtype().name().to_string(),
+                spec.shape().to_vec(),
+                PyBytes::new(py, bytes),
+            ));
+        }
+        Ok(parts)
+    }
+
     /// A sparse tensor's parts: format ("coo" or "csr"), nnz, indptr and indices (lists),
     /// and the values' bytes.
     fn sparse_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -57,7 +57,7 @@ class Tensor(NativeTensor):
         """The tensor as a read-only numpy array. bfloat16 and float8 need `ml_dtypes`;
         `raw=True` gives unsigned integers of the same width instead."""
         if self.is_sparse:
-            raise UnsupportedError(f"{self.name} is sparse: sparse() gives its parts")
+            raise UnsupportedError(f"{self.name} is sparse: dense() decodes it, parts() gives its parts")
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
         shape = tuple(self.shape)
         if self.nbytes == 0:
@@ -70,7 +70,7 @@ class Tensor(NativeTensor):
         import torch
 
         if self.is_sparse:
-            raise UnsupportedError(f"{self.name} is sparse: sparse() gives its parts")
+            raise UnsupportedError(f"{self.name} is sparse: dense() decodes it, parts() gives its parts")
         with _quiet_readonly():
             cpu = self._torch_cpu(raw)
         if torch.device(device).type == "cpu":
@@ -89,6 +89,24 @@ class Tensor(NativeTensor):
         # Bytes, which torch takes from numpy whatever the dtype, then torch's dtype over them.
         flat = torch.from_numpy(_view(self).view(np.uint8))
         return flat.view(dtype).reshape(tuple(self.shape))
+
+    def dense(self, raw: bool = False) -> np.ndarray:
+        """The tensor decoded to a dense numpy array, whatever its layout: a sparse tensor's
+        stored values placed at their coordinates among zeros (the library's decoding, the
+        same as `tensorfile extract --dense`). For a dense tensor, `numpy()`."""
+        if not self.is_sparse:
+            return self.numpy(raw)
+        dtype = _dtypes.numpy_dtype(self.dtype, raw)
+        return np.frombuffer(self.decoded(), dtype=dtype).reshape(tuple(self.shape))
+
+    def parts(self) -> dict:
+        """The parts of the tensor's layout as numpy arrays, by role, in the layout's order:
+        `data` for a dense tensor; `indices` and `values` (and `indptr` for CSR) for a sparse
+        one. Index parts are uint64."""
+        out = {}
+        for name, dtype, shape, data in self.layout_parts():
+            out[name] = np.frombuffer(data, dtype=_dtypes.numpy_dtype(dtype)).reshape(tuple(shape))
+        return out
 
     def sparse(self) -> dict:
         """A sparse tensor's parts as numpy arrays: `format` ("coo" or "csr"), `nnz`,
