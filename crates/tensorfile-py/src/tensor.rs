@@ -12,6 +12,9 @@ use tensorfile::{DType, Error, TensorFile};
 use crate::errors::IntoPy;
 use crate::file::NativeFile;
 
+/// One part of a tensor's layout as Python gets it: role, dtype name, shape, bytes.
+type LayoutPart<'py> = (String, String, Vec<u64>, Bound<'py, PyBytes>);
+
 /// A tensor of a file. Immutable; its bytes are read once and shared by every consumer.
 #[pyclass(frozen, subclass, module = "tensorfile._native")]
 pub struct NativeTensor {
@@ -239,7 +242,7 @@ impl NativeTensor {
 
     /// The parts of the tensor's layout, in order: (role, dtype name, shape, bytes); one
     /// `data` part for a dense tensor.
-    fn layout_parts<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, String, Vec<u64>, Bound<'py, PyBytes>)>> {
+    fn layout_parts<'py>(&self, py: Python<'py>) -> PyResult<Vec<LayoutPart<'py>>> {
         let entry = &self.file.entries()[self.index];
         let specs = entry.info.parts().py()?;
         let data = self.read_all(py)?;
