@@ -70,7 +70,7 @@ fn to_isize(v: u64) -> PyResult<isize> {
 impl NativeTensor {
     pub fn new(file: Arc<TensorFile>, index: usize) -> PyResult<Self> {
         let e = &file.entries()[index];
-        Self::build(file.clone(), index, e.info.shape.clone(), e.nbytes, None)
+        Self::build(file.clone(), index, e.info().shape().to_vec(), e.nbytes(), None)
     }
 
     fn build(
@@ -81,8 +81,8 @@ impl NativeTensor {
         rows: Option<(u64, u64)>,
     ) -> PyResult<Self> {
         let e = &file.entries()[index];
-        let dtype = e.info.dtype;
-        let sparse = e.info.layout.is_sparse();
+        let dtype = e.info().dtype();
+        let sparse = e.info().layout().is_sparse();
         let (code, itemsize) = buffer_format(dtype);
         // Shapes the buffer protocol can describe: whole elements of at least one byte.
         let typed = dtype.size().is_some_and(|s| s as usize == itemsize);
@@ -95,7 +95,7 @@ impl NativeTensor {
             stride = stride.saturating_mul((*d).max(1));
         }
         Ok(NativeTensor {
-            name: e.info.name.clone(),
+            name: e.info().name().to_string(),
             file,
             index,
             dtype,
@@ -235,11 +235,11 @@ impl NativeTensor {
             return Err(Error::usage(format!("{} is dense", self.name))).py();
         };
         let d = PyDict::new(py);
-        d.set_item("format", if s.format == SparseFormat::Coo { "coo" } else { "csr" })?;
-        d.set_item("nnz", s.nnz)?;
-        d.set_item("indptr", s.indptr)?;
-        d.set_item("indices", s.indices)?;
-        d.set_item("values", PyBytes::new(py, &s.values))?;
+        d.set_item("format", if s.format() == SparseFormat::Coo { "coo" } else { "csr" })?;
+        d.set_item("nnz", s.nnz())?;
+        d.set_item("indptr", s.indptr())?;
+        d.set_item("indices", s.indices())?;
+        d.set_item("values", PyBytes::new(py, &s.values()))?;
         Ok(d)
     }
 

@@ -3,7 +3,7 @@
 //! ```no_run
 //! let file = tensorfile::TensorFile::open("model.zt")?;
 //! for entry in file.entries() {
-//!     println!("{} {} {:?}", entry.info.name, entry.info.dtype, entry.info.shape);
+//!     println!("{} {} {:?}", entry.info().name(), entry.info().dtype(), entry.info().shape());
 //! }
 //! let bytes = file.read("weight")?; // zero-copy when stored raw little-endian
 //! # Ok::<(), tensorfile::Error>(())
