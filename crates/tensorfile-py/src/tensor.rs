@@ -239,7 +239,7 @@ impl NativeTensor {
         d.set_item("nnz", s.nnz())?;
         d.set_item("indptr", s.indptr())?;
         d.set_item("indices", s.indices())?;
-        d.set_item("values", PyBytes::new(py, &s.values()))?;
+        d.set_item("values", PyBytes::new(py, s.values()))?;
         Ok(d)
     }
 

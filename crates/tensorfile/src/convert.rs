@@ -92,7 +92,7 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     }
     let mut chosen = Vec::with_capacity(src.entries().len());
     for (i, e) in src.entries().iter().enumerate() {
-        let info = fitted(format, as_written(&e.info()));
+        let info = fitted(format, as_written(e.info()));
         match format.check_supported(&info) {
             Ok(()) => chosen.push((i, info)),
             Err(err) if skip_unsupported => {

@@ -50,12 +50,12 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
     match (data.as_dense(), data.to_sparse()) {
         (Ok(bytes), _) => {
             assert_eq!(layout, "dense", "{what}: {name} reads as dense");
-            assert_eq!(sha256(&bytes), common::text(t, "sha256", what), "{what}: bytes of {name}")
+            assert_eq!(sha256(bytes), common::text(t, "sha256", what), "{what}: bytes of {name}")
         }
         (_, Ok(s)) => {
             assert_eq!(format!("sparse_{}", s.format().name()), layout, "{what}: layout of {name}");
             assert_eq!(s.nnz(), t["nnz"].as_u64().unwrap());
-            assert_eq!(sha256(&s.values()), t["values_sha256"].as_str().unwrap(), "{what}: values of {name}");
+            assert_eq!(sha256(s.values()), t["values_sha256"].as_str().unwrap(), "{what}: values of {name}");
             let flat: Vec<u64> = match &t["indices"] {
                 Value::Array(rows) if rows.first().is_some_and(Value::is_array) => {
                     rows.iter().flat_map(|r| r.as_array().unwrap().iter().map(|v| v.as_u64().unwrap())).collect()
@@ -63,7 +63,7 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
                 Value::Array(v) => v.iter().map(|v| v.as_u64().unwrap()).collect(),
                 other => panic!("{what}: bad indices record {other}"),
             };
-            assert_eq!(u64s_le(&s.indices()), u64s_le(&flat), "{what}: indices of {name}");
+            assert_eq!(u64s_le(s.indices()), u64s_le(&flat), "{what}: indices of {name}");
             // CSR records have `indptr`; COO ones have none.
             match (layout, t.get("indptr")) {
                 ("sparse_csr", Some(Value::Array(indptr))) => {

@@ -180,7 +180,7 @@ fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Resul
         if names[..k].contains(name) {
             continue;
         }
-        match (file.index_of(name), file.unreadable().iter().find(|u| &u.name() == name)) {
+        match (file.index_of(name), file.unreadable().iter().find(|u| u.name() == name)) {
             (Some(i), _) => selected.push(i),
             (None, Some(u)) => failures.push(Failure::unreadable(path, u)),
             (None, None) => return Err(Error::not_found(name.as_str()).in_file(path)),

@@ -94,11 +94,11 @@ fn table(file: &TensorFile) -> Table {
                 cells
             }
             EntryRow::Unreadable(u) => vec![
-                render::printable(&u.name()).into_owned(),
-                render::printable(&u.dtype()).into_owned(),
-                render::shape(&u.shape()),
+                render::printable(u.name()).into_owned(),
+                render::printable(u.dtype()).into_owned(),
+                render::shape(u.shape()),
                 "-".into(),
-                format!("unreadable: {}", render::printable(&with_hint(&u.error()))),
+                format!("unreadable: {}", render::printable(&with_hint(u.error()))),
             ],
         });
     }

@@ -14,10 +14,10 @@ pub fn compare(a: &TensorFile, b: &TensorFile) -> Diff {
     let unreadable_a: HashSet<&str> = a.unreadable().iter().map(|u| u.name()).collect();
     let unreadable_b: HashSet<&str> = b.unreadable().iter().map(|u| u.name()).collect();
     for u in a.unreadable() {
-        diff.unreadable.push(ReadFailure::new(Side::A, &u.name(), &u.error()));
+        diff.unreadable.push(ReadFailure::new(Side::A, u.name(), u.error()));
     }
     for u in b.unreadable() {
-        diff.unreadable.push(ReadFailure::new(Side::B, &u.name(), &u.error()));
+        diff.unreadable.push(ReadFailure::new(Side::B, u.name(), u.error()));
     }
     for (i, entry) in a.entries().iter().enumerate() {
         let name = entry.info().name();
@@ -40,14 +40,14 @@ fn compare_entry(a: &TensorFile, i: usize, b: &TensorFile, j: usize, diff: &mut 
     let (ia, ib) = (&a.entries()[i].info(), &b.entries()[j].info());
     let mut changes = described_changes(ia, ib);
     let comparable =
-        ia.dtype() == ib.dtype() && ia.shape() == ib.shape() && layout_name(&ia.layout()) == layout_name(&ib.layout());
+        ia.dtype() == ib.dtype() && ia.shape() == ib.shape() && layout_name(ia.layout()) == layout_name(ib.layout());
     if comparable {
         match (a.read_index(i), b.read_index(j)) {
             (Ok(da), Ok(db)) => changes.extend(data_change(ia.dtype(), &da, &db)),
             (ra, rb) => {
                 for (side, r) in [(Side::A, ra), (Side::B, rb)] {
                     if let Err(e) = r {
-                        diff.unreadable.push(ReadFailure::new(side, &ia.name(), &e));
+                        diff.unreadable.push(ReadFailure::new(side, ia.name(), &e));
                     }
                 }
                 if !changes.is_empty() {
@@ -76,7 +76,7 @@ fn described_changes(a: &TensorInfo, b: &TensorInfo) -> Vec<Change> {
     if a.shape() != b.shape() {
         changes.push(Change::Shape { a: a.shape().to_vec(), b: b.shape().to_vec() });
     }
-    let (la, lb) = (layout_name(&a.layout()), layout_name(&b.layout()));
+    let (la, lb) = (layout_name(a.layout()), layout_name(b.layout()));
     if la != lb {
         changes.push(Change::Layout { a: la, b: lb });
     }

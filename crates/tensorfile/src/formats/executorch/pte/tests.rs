@@ -157,7 +157,7 @@ fn outcome(reader: crate::Result<Box<dyn FormatReader>>) -> Outcome {
     let show = |e: &crate::Error| format!("{:?}: {}", e.rule(), e.detail());
     let r = reader.map_err(|e| show(&e))?;
     let mut problems: Vec<String> =
-        r.unreadable().iter().map(|u| format!("{}: {}", u.name(), show(&u.error()))).collect();
+        r.unreadable().iter().map(|u| format!("{}: {}", u.name(), show(u.error()))).collect();
     problems.extend(r.check().iter().map(show));
     let data = (0..r.entries().len())
         .map(|i| r.read(i, true).map_or_else(|e| show(&e).into_bytes(), |d| d.as_dense().unwrap().to_vec()))

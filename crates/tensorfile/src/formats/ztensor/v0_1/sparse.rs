@@ -99,8 +99,8 @@ pub fn encode(d: &SparseData, dtype: DType, order: ByteOrder) -> Vec<u8> {
         }
     }
     match order {
-        ByteOrder::Little => out.extend_from_slice(&d.values()),
-        ByteOrder::Big => out.extend_from_slice(&swap::swapped(&d.values(), dtype.swap_unit())),
+        ByteOrder::Little => out.extend_from_slice(d.values()),
+        ByteOrder::Big => out.extend_from_slice(&swap::swapped(d.values(), dtype.swap_unit())),
     }
     out
 }
