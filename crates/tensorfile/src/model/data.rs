@@ -248,3 +248,25 @@ impl SparseData {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_components_must_fit_their_format_and_nnz() {
+        let values = || Bytes::from_vec(vec![0; 8]);
+        let rule = |r: Result<SparseData>| r.unwrap_err().rule();
+        let coo = SparseData::new(SparseFormat::Coo, 2, vec![], vec![0, 1, 2, 3], values()).unwrap();
+        assert_eq!(
+            (coo.format(), coo.nnz(), coo.indices(), coo.indptr()),
+            (SparseFormat::Coo, 2, &[0, 1, 2, 3][..], &[][..])
+        );
+        assert_eq!(rule(SparseData::new(SparseFormat::Coo, 2, vec![0], vec![0, 1], values())), Some(Rule::BadSparse));
+        assert_eq!(rule(SparseData::new(SparseFormat::Coo, 2, vec![], vec![0, 1, 2], values())), Some(Rule::BadSparse));
+        assert_eq!(rule(SparseData::new(SparseFormat::Coo, 0, vec![], vec![0], values())), Some(Rule::BadSparse));
+        assert!(SparseData::new(SparseFormat::Coo, 0, vec![], vec![], values()).is_ok());
+        assert!(SparseData::new(SparseFormat::Csr, 2, vec![0, 2], vec![0, 1], values()).is_ok());
+        assert_eq!(rule(SparseData::new(SparseFormat::Csr, 2, vec![0, 2], vec![0], values())), Some(Rule::BadSparse));
+    }
+}

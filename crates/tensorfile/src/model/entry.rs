@@ -472,6 +472,60 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tensor_infos_are_checked_as_they_are_built() {
+        let rule = |r: Result<TensorInfo>| r.unwrap_err().rule();
+        let info = TensorInfo::new("w", Kind::Tensor, DType::Float32, vec![2, 3], Layout::Dense).unwrap();
+        assert_eq!(
+            (info.name(), info.dtype(), info.shape(), info.nbytes().unwrap()),
+            ("w", DType::Float32, &[2, 3][..], 24)
+        );
+        let deep = vec![1; MAX_RANK + 1];
+        assert_eq!(rule(TensorInfo::new("w", Kind::Tensor, DType::Float32, deep, Layout::Dense)), Some(Rule::BadField));
+        let huge = vec![u64::MAX, 2];
+        assert_eq!(
+            rule(TensorInfo::new("w", Kind::Tensor, DType::UInt8, huge, Layout::Dense)),
+            Some(Rule::ShapeOverflow)
+        );
+        let wide = vec![u64::MAX / 2];
+        assert_eq!(
+            rule(TensorInfo::new("w", Kind::Tensor, DType::Float32, wide, Layout::Dense)),
+            Some(Rule::ShapeOverflow)
+        );
+        let csr = Layout::Sparse { format: SparseFormat::Csr, nnz: 1 };
+        assert_eq!(
+            rule(TensorInfo::new("w", Kind::Tensor, DType::Float32, vec![4], csr.clone())),
+            Some(Rule::BadSparse)
+        );
+        assert_eq!(
+            rule(TensorInfo::dense("w", DType::Float32, vec![4]).with_layout(csr.clone())),
+            Some(Rule::BadSparse)
+        );
+        assert!(TensorInfo::dense("w", DType::Float32, vec![2, 2]).with_layout(csr).is_ok());
+        assert_eq!(
+            rule(TensorInfo::new("b", Kind::Blob, DType::Float32, vec![4], Layout::Dense)),
+            Some(Rule::BadField)
+        );
+        assert_eq!(
+            rule(TensorInfo::new("b", Kind::Blob, DType::UInt8, vec![2, 2], Layout::Dense)),
+            Some(Rule::BadField)
+        );
+        assert_eq!(
+            TensorInfo::new("b", Kind::Blob, DType::UInt8, vec![4], Layout::Dense).unwrap(),
+            TensorInfo::blob("b", 4)
+        );
+    }
+
+    #[test]
+    fn entries_take_their_size_from_their_info() {
+        let storage = Storage::new(8, 6).with_encoding(Encoding::Zstd).with_checksum(Some(Checksum::Crc32c(1)));
+        let e = Entry::new(TensorInfo::dense("w", DType::Float64, vec![3]), storage.clone()).unwrap();
+        assert_eq!((e.nbytes(), e.storage(), e.info().name()), (24, &storage, "w"));
+        assert_eq!((storage.offset(), storage.len(), storage.byte_order()), (8, 6, ByteOrder::Little));
+        let odd = TensorInfo::dense("w", DType::Float4E2M1Fn, vec![3]);
+        assert_eq!(Entry::new(odd, storage).unwrap_err().rule(), Some(Rule::SizeMismatch));
+    }
+
+    #[test]
     fn checksums_of_pieces_equal_checksums_of_the_whole() {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
         for kind in [ChecksumKind::None, ChecksumKind::Crc32c, ChecksumKind::Sha256] {
