@@ -122,7 +122,7 @@ impl TensorData {
 }
 
 /// A dense tensor's decoded bytes in pieces, in order: joined, they are the contiguous,
-/// row-major, little-endian bytes [`TensorData::Dense`] would hold. Readers hand a large
+/// row-major, little-endian bytes [`TensorData::dense`] data would hold. Readers hand a large
 /// compressed tensor over this way so that it never sits whole in memory; a tensor stored
 /// plainly comes as one piece borrowed from the file.
 pub type Chunks<'a> = Box<dyn Iterator<Item = Result<Bytes>> + 'a>;
