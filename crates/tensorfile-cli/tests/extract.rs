@@ -85,12 +85,10 @@ fn extract_writes_sparse_components() {
     let src = dir.path().join("s.zt");
     let sparse = |name: &str, format, indptr: Vec<u64>, indices: Vec<u64>, values: &[f32]| {
         let nnz = values.len() as u64;
-        let info = TensorInfo {
-            kind: Kind::Tensor,
-            layout: Layout::Sparse { format, nnz },
-            ..TensorInfo::dense(name, DType::Float32, vec![3, 4])
-        };
-        (info, TensorData::sparse(SparseData { format, nnz, indptr, indices, values: Bytes::from_vec(f32s(values)) }))
+        let info =
+            TensorInfo::new(name, Kind::Tensor, DType::Float32, vec![3, 4], Layout::Sparse { format, nnz }).unwrap();
+        let data = SparseData::new(format, nnz, indptr, indices, Bytes::from_vec(f32s(values))).unwrap();
+        (info, TensorData::sparse(data))
     };
     let tensors = [
         sparse("coo", SparseFormat::Coo, vec![], vec![0, 2, 1, 3], &[1.0, 2.0]),
@@ -154,8 +152,8 @@ fn extract_refuses_two_entries_sharing_a_file() {
     let src = dir.path().join("clash.zt");
     let nnz = 1;
     let format = SparseFormat::Coo;
-    let info = TensorInfo { layout: Layout::Sparse { format, nnz }, ..TensorInfo::dense("w", DType::Float32, vec![2]) };
-    let data = SparseData { format, nnz, indptr: vec![], indices: vec![1], values: Bytes::from_vec(f32s(&[1.0])) };
+    let info = TensorInfo::dense("w", DType::Float32, vec![2]).with_layout(Layout::Sparse { format, nnz }).unwrap();
+    let data = SparseData::new(format, nnz, vec![], vec![1], Bytes::from_vec(f32s(&[1.0]))).unwrap();
     let sparse = (info, TensorData::sparse(data));
     write(&src, &[sparse, dense("w.values", DType::Float32, &[1], f32s(&[2.0]))], &WriteOptions::default());
     let out = dir.path().join("out");

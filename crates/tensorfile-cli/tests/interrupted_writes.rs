@@ -100,7 +100,7 @@ fn a_file_can_be_rewritten_while_it_is_read() {
     assert_eq!(open.read("t2").unwrap().as_dense().unwrap().to_vec(), before);
     assert!(open.verify().is_empty());
     let rewritten = TensorFile::open(&path).unwrap();
-    assert!(rewritten.entries().iter().all(|e| e.storage.encoding == tensorfile::model::Encoding::Zstd));
+    assert!(rewritten.entries().iter().all(|e| e.storage().encoding() == tensorfile::model::Encoding::Zstd));
     assert_eq!(rewritten.read("t2").unwrap().as_dense().unwrap().to_vec(), before);
     let status = Command::new(bin()).args(["convert".as_ref(), path.as_os_str(), path.as_os_str()]).status().unwrap();
     assert!(status.success());

@@ -42,9 +42,9 @@ fn ls_and_convert_take_urls() {
     let (converted, original) = (TensorFile::open(&out).unwrap(), TensorFile::open(&local).unwrap());
     assert_eq!(converted.entries().len(), original.entries().len());
     for (i, e) in original.entries().iter().enumerate() {
-        let j = converted.index_of(&e.info.name).unwrap_or_else(|| panic!("{} converted", e.info.name));
+        let j = converted.index_of(e.info().name()).unwrap_or_else(|| panic!("{} converted", e.info().name()));
         let (a, b) = (converted.read_index(j).unwrap(), original.read_index(i).unwrap());
-        assert_eq!(**a.as_dense().unwrap(), **b.as_dense().unwrap(), "{}", e.info.name);
+        assert_eq!(**a.as_dense().unwrap(), **b.as_dense().unwrap(), "{}", e.info().name());
     }
 
     // A missing object: an error that names the URL.

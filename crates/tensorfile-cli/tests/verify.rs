@@ -16,8 +16,8 @@ fn zstd_frame(data: &[u8]) -> Vec<u8> {
     )
     .map(|zt| {
         let f = TensorFile::from_bytes(Bytes::from_vec(zt.clone())).unwrap();
-        let s = &f.entries()[0].storage;
-        zt[s.offset as usize..(s.offset + s.len) as usize].to_vec()
+        let s = &f.entries()[0].storage();
+        zt[s.offset() as usize..(s.offset() + s.len()) as usize].to_vec()
     })
     .unwrap()
 }
@@ -56,7 +56,7 @@ fn verify_detects_a_flipped_byte_under_a_checksum() {
     assert!(ok(&[&"verify", &path]).contains("7 checksums verified"));
 
     let file = TensorFile::open(&path).unwrap();
-    let offset = file.entry("norm").unwrap().storage.offset as usize;
+    let offset = file.entry("norm").unwrap().storage().offset() as usize;
     drop(file);
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[offset] ^= 0x01;
@@ -85,7 +85,7 @@ fn verify_deep_decodes_what_checksums_cannot_vouch_for() {
     let values: Vec<f32> = (0..64).map(|i| (i * i) as f32 * 0.37).collect();
     write(&path, &[dense("w", DType::Float32, &[64], f32s(&values))], &options);
     let file = TensorFile::open(&path).unwrap();
-    let (offset, len) = (file.entries()[0].storage.offset as usize, file.entries()[0].storage.len as usize);
+    let (offset, len) = (file.entries()[0].storage().offset() as usize, file.entries()[0].storage().len() as usize);
     drop(file);
     let mut bytes = std::fs::read(&path).unwrap();
     let short = zstd_frame(&f32s(&[0.0; 63]));
@@ -97,7 +97,7 @@ fn verify_deep_decodes_what_checksums_cannot_vouch_for() {
     std::fs::write(&path, &bytes).unwrap();
     // Rewrite the checksum over the new stored bytes: index it again through the library.
     let crc = format!("crc32c:0x{:08X}", crc32c(&blob));
-    let old = TensorFile::open(&path).unwrap().entries()[0].storage.checksum.unwrap().to_string();
+    let old = TensorFile::open(&path).unwrap().entries()[0].storage().checksum().unwrap().to_string();
     let patched = replace_text(&bytes, &old, &crc);
     std::fs::write(&path, patched).unwrap();
 

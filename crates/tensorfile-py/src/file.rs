@@ -60,7 +60,7 @@ impl NativeFile {
 
     /// The names of the readable entries, in file order.
     fn names(&self) -> Vec<String> {
-        self.file.entries().iter().map(|e| e.info.name.clone()).collect()
+        self.file.entries().iter().map(|e| e.info().name().to_string()).collect()
     }
 
     /// Every entry as `ls --json` lists it, as JSON text: the readable ones in file order,
@@ -74,11 +74,11 @@ impl NativeFile {
         let list = PyList::empty(py);
         for u in self.file.unreadable() {
             let d = PyDict::new(py);
-            d.set_item("name", &u.name)?;
-            d.set_item("dtype", &u.dtype)?;
-            d.set_item("shape", u.shape.clone())?;
-            d.set_item("error", u.error.to_string())?;
-            d.set_item("rule", u.error.rule().map(|r| r.id()))?;
+            d.set_item("name", u.name())?;
+            d.set_item("dtype", u.dtype())?;
+            d.set_item("shape", u.shape().to_vec())?;
+            d.set_item("error", u.error().to_string())?;
+            d.set_item("rule", u.error().rule().map(|r| r.id()))?;
             list.append(d)?;
         }
         Ok(list)

@@ -69,7 +69,7 @@ fn to_isize(v: u64) -> PyResult<isize> {
 impl NativeTensor {
     pub fn new(file: Arc<TensorFile>, index: usize) -> PyResult<Self> {
         let e = &file.entries()[index];
-        Self::build(file.clone(), index, e.info.shape.clone(), e.nbytes, None)
+        Self::build(file.clone(), index, e.info().shape().to_vec(), e.nbytes(), None)
     }
 
     fn build(
@@ -80,8 +80,8 @@ impl NativeTensor {
         rows: Option<(u64, u64)>,
     ) -> PyResult<Self> {
         let e = &file.entries()[index];
-        let dtype = e.info.dtype;
-        let sparse = e.info.layout.is_sparse();
+        let dtype = e.info().dtype();
+        let sparse = e.info().layout().is_sparse();
         let (typestr, itemsize) = typestr(dtype);
         // Shapes the type string describes: whole elements of at least one byte; other dtypes
         // are their bytes, in one dimension.
@@ -89,7 +89,7 @@ impl NativeTensor {
         let array_shape: Vec<isize> =
             if typed { shape.iter().map(|&d| to_isize(d)).collect::<PyResult<_>>()? } else { vec![to_isize(nbytes)?] };
         Ok(NativeTensor {
-            name: e.info.name.clone(),
+            name: e.info().name().to_string(),
             file,
             index,
             dtype,
@@ -244,7 +244,7 @@ impl NativeTensor {
     /// `data` part for a dense tensor.
     fn layout_parts<'py>(&self, py: Python<'py>) -> PyResult<Vec<LayoutPart<'py>>> {
         let entry = &self.file.entries()[self.index];
-        let specs = entry.info.parts().py()?;
+        let specs = entry.info().parts().py()?;
         let data = self.read_all(py)?;
         let mut parts = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -269,11 +269,11 @@ impl NativeTensor {
             return Err(Error::usage(format!("{} is dense", self.name))).py();
         };
         let d = PyDict::new(py);
-        d.set_item("format", if s.format == SparseFormat::Coo { "coo" } else { "csr" })?;
-        d.set_item("nnz", s.nnz)?;
-        d.set_item("indptr", s.indptr)?;
-        d.set_item("indices", s.indices)?;
-        d.set_item("values", PyBytes::new(py, &s.values))?;
+        d.set_item("format", if s.format() == SparseFormat::Coo { "coo" } else { "csr" })?;
+        d.set_item("nnz", s.nnz())?;
+        d.set_item("indptr", s.indptr())?;
+        d.set_item("indices", s.indices())?;
+        d.set_item("values", PyBytes::new(py, s.values()))?;
         Ok(d)
     }
 

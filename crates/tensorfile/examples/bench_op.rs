@@ -78,7 +78,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
     let tensors = file.entries().len();
     match op {
         "open" => {
-            let names: usize = file.entries().iter().map(|e| e.info.name.len()).sum();
+            let names: usize = file.entries().iter().map(|e| e.info().name().len()).sum();
             Outcome { bytes: 0, tensors, sum: names as u64 }
         }
         "read" => {
@@ -95,7 +95,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             Outcome { bytes, tensors, sum: total }
         }
         "read-one" => {
-            let sizes = file.entries().iter().map(|e| e.nbytes);
+            let sizes = file.entries().iter().map(|e| e.nbytes());
             let one = sizes.enumerate().filter(|(_, n)| *n <= 64 << 20).max_by_key(|(_, n)| *n).expect("a tensor").0;
             let data = file.read_index(one).expect("read");
             let b = data.as_dense().expect("dense");
@@ -125,7 +125,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             } else {
                 run();
             }
-            Outcome { bytes: file.entries().iter().map(|e| e.nbytes).sum(), tensors, sum: 0 }
+            Outcome { bytes: file.entries().iter().map(|e| e.nbytes()).sum(), tensors, sum: 0 }
         }
         "convert" | "convert-zstd" => {
             let compression = if op == "convert" { Compression::None } else { Compression::Zstd(3) };

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
-use crate::model::{Layout, LayoutKind, MetaValue, TensorData, TensorInfo};
+use crate::model::{LayoutKind, MetaValue, TensorData, TensorInfo};
 use crate::output::{AtomicFile, StagedFile};
 
 /// How to convert.
@@ -66,11 +66,8 @@ pub struct Progress<'a> {
 /// How a tensor is described to writers: readers hand over contiguous row-major data, so
 /// dense layouts that were strided or dim-ordered in the source become plain dense.
 pub fn as_written(info: &TensorInfo) -> TensorInfo {
-    let mut info = info.clone();
-    if !info.layout.is_sparse() {
-        info.layout = Layout::Dense;
-    }
-    info
+    let info = info.clone();
+    if info.layout().is_sparse() { info } else { info.into_dense_layout() }
 }
 
 /// Which entries of a source go into a target, in the order the target stores them.
@@ -97,20 +94,22 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     let mut skipped = Vec::new();
     for u in src.unreadable() {
         if !skip_unsupported {
-            return Err(Error::unsupported(format!("cannot read it: {}", u.error.detail()))
-                .for_tensor(&u.name)
+            return Err(Error::unsupported(format!("cannot read it: {}", u.error().detail()))
+                .for_tensor(u.name())
                 .with_hint(Hint::SkipUnsupported));
         }
-        skipped.push(Skipped { name: u.name.clone(), reason: u.error.detail() });
+        skipped.push(Skipped { name: u.name().to_string(), reason: u.error().detail() });
     }
     let mut chosen = Vec::with_capacity(src.entries().len());
     for (i, e) in src.entries().iter().enumerate() {
-        let info = fitted(format, as_written(&e.info));
+        let info = fitted(format, as_written(e.info()));
         match format.check_supported(&info) {
             Ok(()) => chosen.push((i, info)),
-            Err(err) if skip_unsupported => skipped.push(Skipped { name: info.name.clone(), reason: err.detail() }),
+            Err(err) if skip_unsupported => {
+                skipped.push(Skipped { name: info.name().to_string(), reason: err.detail() })
+            }
             Err(err) => {
-                return Err(Error::unsupported(err.detail()).for_tensor(&info.name).with_hint(Hint::SkipUnsupported));
+                return Err(Error::unsupported(err.detail()).for_tensor(info.name()).with_hint(Hint::SkipUnsupported));
             }
         }
     }
@@ -118,8 +117,8 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     let tensors = format.write_order(&infos).into_iter().map(|k| chosen[k].clone()).collect();
     let decoded = chosen
         .iter()
-        .filter(|(i, info)| info.layout.reads_dense() && !src.entries()[*i].info.layout.reads_dense())
-        .map(|(_, info)| info.name.clone())
+        .filter(|(i, info)| info.layout().reads_dense() && !src.entries()[*i].info().layout().reads_dense())
+        .map(|(_, info)| info.name().to_string())
         .collect();
     Ok(Plan { tensors, skipped, decoded })
 }
@@ -128,19 +127,19 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
 /// decoded to dense, when the format holds it so (its dtype, dense).
 fn fitted(format: Format, info: TensorInfo) -> TensorInfo {
     let caps = format.caps();
-    if info.layout.reads_dense() || caps.holds_layout(info.layout.kind()) || !caps.holds_layout(LayoutKind::Dense) {
+    if info.layout().reads_dense() || caps.holds_layout(info.layout().kind()) || !caps.holds_layout(LayoutKind::Dense) {
         return info;
     }
-    let dense = TensorInfo { layout: Layout::Dense, ..info.clone() };
+    let dense = info.clone().into_dense_layout();
     if format.check_supported(&dense).is_ok() { dense } else { info }
 }
 
 /// The data of entry `index` of `src` as the plan writes it (`planned`): as read, or decoded
 /// to dense when the plan decodes it.
 fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: TensorData) -> Result<TensorData> {
-    let read_as = &src.entries()[index].info;
-    if planned.layout.reads_dense() && !read_as.layout.reads_dense() {
-        let dense = data.to_dense(read_as.dtype, &read_as.shape).map_err(|e| e.for_tensor(&read_as.name))?;
+    let read_as = src.entries()[index].info();
+    if planned.layout().reads_dense() && !read_as.layout().reads_dense() {
+        let dense = data.to_dense(read_as.dtype(), read_as.shape()).map_err(|e| e.for_tensor(read_as.name()))?;
         return Ok(TensorData::dense(dense));
     }
     Ok(data)
@@ -190,7 +189,7 @@ pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions
 impl Prepared {
     /// Decoded bytes of the planned tensors of `src`.
     pub fn total_bytes(&self, src: &TensorFile) -> u64 {
-        self.plan.tensors.iter().map(|(i, _)| src.entries()[*i].nbytes).sum()
+        self.plan.tensors.iter().map(|(i, _)| src.entries()[*i].nbytes()).sum()
     }
 
     /// What the conversion did, once `done_bytes` are written.
@@ -241,23 +240,23 @@ pub(crate) fn write_tensors(
         src.read_each(&indices, verify, &mut |index, data| {
             let info = planned.next().map(|(_, info)| info).ok_or_else(|| Error::usage("more tensors than planned"))?;
             writer.write(&as_planned(src, index, info, data?)?)?;
-            tally.done += src.entries()[index].nbytes;
-            let name = next.next().map_or("", |(_, info)| info.name.as_str());
+            tally.done += src.entries()[index].nbytes();
+            let name = next.next().map_or("", |(_, info)| info.name());
             (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: name });
             Ok(())
         })?;
         return writer.finish();
     }
     for (index, info) in tensors {
-        if !src.entries()[*index].info.layout.reads_dense() {
+        if !src.entries()[*index].info().layout().reads_dense() {
             let data = if verify { src.read_verified(*index)? } else { src.read_index(*index)? };
             writer.write(&as_planned(src, *index, info, data)?)?;
         } else {
             // In pieces: a large compressed tensor is never whole in memory.
             writer.write_chunks(&mut || src.read_chunks(*index, verify))?;
         }
-        tally.done += src.entries()[*index].nbytes;
-        (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: &info.name });
+        tally.done += src.entries()[*index].nbytes();
+        (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: info.name() });
     }
     writer.finish()
 }

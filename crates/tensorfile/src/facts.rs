@@ -44,18 +44,18 @@ impl FileFacts {
         let summary = file.summary();
         let entries = file.entries();
         let mut dtypes = BTreeMap::new();
-        for e in entries.iter().filter(|e| e.info.kind == Kind::Tensor) {
-            *dtypes.entry(e.info.dtype).or_insert(0) += 1;
+        for e in entries.iter().filter(|e| e.info().kind() == Kind::Tensor) {
+            *dtypes.entry(e.info().dtype()).or_insert(0) += 1;
         }
         FileFacts {
             format: file.format().name(),
             version: summary.version,
             file_bytes: file.size(),
-            tensors: entries.iter().filter(|e| e.info.kind == Kind::Tensor).count(),
-            blobs: entries.iter().filter(|e| e.info.kind == Kind::Blob).count(),
+            tensors: entries.iter().filter(|e| e.info().kind() == Kind::Tensor).count(),
+            blobs: entries.iter().filter(|e| e.info().kind() == Kind::Blob).count(),
             unreadable: file.unreadable().len(),
-            data_bytes: entries.iter().map(|e| e.nbytes).sum(),
-            stored_bytes: entries.iter().map(|e| e.storage.len).sum(),
+            data_bytes: entries.iter().map(|e| e.nbytes()).sum(),
+            stored_bytes: entries.iter().map(|e| e.storage().len()).sum(),
             dtypes,
             metadata: summary.metadata,
             details: summary.details,

@@ -160,9 +160,9 @@ impl TensorFile {
     fn from_reader(reader: Box<dyn FormatReader>, size: u64) -> Result<Self> {
         let entries = reader.entries();
         let mut by_name: Vec<usize> = (0..entries.len()).collect();
-        by_name.sort_unstable_by(|&a, &b| entries[a].info.name.cmp(&entries[b].info.name));
-        if let Some(w) = by_name.windows(2).find(|w| entries[w[0]].info.name == entries[w[1]].info.name) {
-            let name = &entries[w[0]].info.name;
+        by_name.sort_unstable_by(|&a, &b| entries[a].info().name().cmp(entries[b].info().name()));
+        if let Some(w) = by_name.windows(2).find(|w| entries[w[0]].info().name() == entries[w[1]].info().name()) {
+            let name = entries[w[0]].info().name();
             return Err(Error::invalid(Rule::DuplicateName, format!("two entries are named {name:?}")));
         }
         Ok(TensorFile { path: None, remote: false, size, reader, by_name, source: None })
@@ -218,7 +218,7 @@ impl TensorFile {
     /// readable entry has that name (a lookup, not a scan).
     pub fn index_of(&self, name: &str) -> Option<usize> {
         let entries = self.reader.entries();
-        self.by_name.binary_search_by(|&i| entries[i].info.name.as_str().cmp(name)).ok().map(|k| self.by_name[k])
+        self.by_name.binary_search_by(|&i| entries[i].info().name().cmp(name)).ok().map(|k| self.by_name[k])
     }
 
     /// The readable entry named `name`; `None` when there is none.
@@ -250,7 +250,7 @@ impl TensorFile {
     fn read_with(&self, index: usize, verify: bool) -> Result<TensorData> {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        self.reader.read(index, verify).map_err(|e| self.context(e.for_tensor(&entry.info.name)))
+        self.reader.read(index, verify).map_err(|e| self.context(e.for_tensor(entry.info().name())))
     }
 
     /// Rows `rows` of the first dimension of dense entry `index`: their bytes, contiguous,
@@ -262,34 +262,34 @@ impl TensorFile {
     pub fn read_rows(&self, index: usize, rows: Range<u64>) -> Result<Bytes> {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        let fail = |e: Error| self.context(e.for_tensor(&entry.info.name));
-        if entry.info.layout.is_sparse() {
+        let fail = |e: Error| self.context(e.for_tensor(entry.info().name()));
+        if entry.info().layout().is_sparse() {
             return Err(fail(Error::unsupported("rows of a sparse tensor cannot be read alone: read it whole")));
         }
-        let Some(&count) = entry.info.shape.first() else {
+        let Some(&count) = entry.info().shape().first() else {
             return Err(fail(Error::usage("a scalar has no rows")));
         };
         if rows.start > rows.end || rows.end > count {
             return Err(fail(Error::usage(format!("rows {}..{} of a tensor of {count} rows", rows.start, rows.end))));
         }
-        let row_bytes = checked::numel(&entry.info.shape[1..])
-            .and_then(|n| checked::mul(n, entry.info.dtype.bits(), "row size"))
+        let row_bytes = checked::numel(&entry.info().shape()[1..])
+            .and_then(|n| checked::mul(n, entry.info().dtype().bits(), "row size"))
             .map_err(fail)?;
         if row_bytes % 8 != 0 {
-            return Err(fail(Error::unsupported(format!("rows of {} do not start on a byte", entry.info.dtype))));
+            return Err(fail(Error::unsupported(format!("rows of {} do not start on a byte", entry.info().dtype()))));
         }
         let row_bytes = row_bytes / 8;
         let start = checked::mul(rows.start, row_bytes, "row offset").map_err(fail)?;
         let len = checked::mul(rows.end - rows.start, row_bytes, "rows").map_err(fail)?;
-        let storage = &entry.storage;
-        let raw = entry.info.layout == Layout::Dense
-            && storage.encoding == Encoding::Raw
-            && (storage.byte_order == ByteOrder::Little || entry.info.dtype.size() == Some(1))
-            && storage.len == entry.nbytes;
+        let storage = entry.storage();
+        let raw = *entry.info().layout() == Layout::Dense
+            && storage.encoding() == Encoding::Raw
+            && (storage.byte_order() == ByteOrder::Little || entry.info().dtype().size() == Some(1))
+            && storage.len() == entry.nbytes();
         match &self.source {
             // A remote file: fetch only the rows' range of the entry's stored bytes.
             Some(src) if raw && src.is_remote() => {
-                let offset = checked::add(storage.offset, start, "row offset").map_err(fail)?;
+                let offset = checked::add(storage.offset(), start, "row offset").map_err(fail)?;
                 src.range(offset, len).map_err(fail)
             }
             // A local one: raw data reads as a slice of the map (nothing is copied, and only
@@ -320,7 +320,7 @@ impl TensorFile {
         crate::ahead::read_in_order(
             indices.len(),
             ahead,
-            &|k| indices.get(k).and_then(|&i| entries.get(i)).map_or(0, |e| e.nbytes),
+            &|k| indices.get(k).and_then(|&i| entries.get(i)).map_or(0, |e| e.nbytes()),
             &|k| self.read_with(indices[k], verify),
             &mut |k, data| f(indices[k], data),
         )
@@ -331,7 +331,7 @@ impl TensorFile {
     pub fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        let name = entry.info.name.clone();
+        let name = entry.info().name().to_string();
         let pieces = self.reader.read_chunks(index, verify).map_err(|e| self.context(e.for_tensor(&name)))?;
         Ok(Box::new(pieces.map(move |piece| piece.map_err(|e| self.context(e.for_tensor(&name))))))
     }
@@ -353,7 +353,7 @@ impl TensorFile {
     /// Check the file as thoroughly as `depth` says.
     pub fn verify_with(&self, depth: Depth) -> Verification {
         let mut problems: Vec<Error> =
-            self.unreadable().iter().map(|u| self.context(u.error.clone().for_tensor(&u.name))).collect();
+            self.unreadable().iter().map(|u| self.context(u.error().clone().for_tensor(u.name()))).collect();
         let (bad_sums, checksums) = self.reader.verify_checksums();
         problems.extend(bad_sums.into_iter().map(|e| self.context(e)));
         problems.extend(self.reader.check().into_iter().map(|e| self.context(e)));
@@ -372,7 +372,7 @@ impl TensorFile {
         } else if depth == Depth::Deep {
             for (i, entry) in self.entries().iter().enumerate() {
                 // Checksums were checked above: decode only.
-                let decoded = if entry.info.layout.is_sparse() {
+                let decoded = if entry.info().layout().is_sparse() {
                     self.read_index(i).map(|d| d.len())
                 } else {
                     self.read_chunks(i, false)
@@ -385,7 +385,7 @@ impl TensorFile {
             }
         }
         let entries = self.entries();
-        let tensors = entries.iter().filter(|e| e.info.kind == Kind::Tensor).count();
+        let tensors = entries.iter().filter(|e| e.info().kind() == Kind::Tensor).count();
         Verification {
             problems,
             checksums,

@@ -3,7 +3,7 @@
 //! ```no_run
 //! let file = tensorfile::TensorFile::open("model.zt")?;
 //! for entry in file.entries() {
-//!     println!("{} {} {:?}", entry.info.name, entry.info.dtype, entry.info.shape);
+//!     println!("{} {} {:?}", entry.info().name(), entry.info().dtype(), entry.info().shape());
 //! }
 //! let bytes = file.read("weight")?; // zero-copy when stored raw little-endian
 //! # Ok::<(), tensorfile::Error>(())
@@ -45,8 +45,6 @@ mod file;
 pub mod formats;
 pub mod limits;
 pub mod listing;
-// Until its fields are private (in progress): the fields of its structs lack docs.
-#[allow(missing_docs)]
 pub mod model;
 pub mod output;
 pub mod shards;

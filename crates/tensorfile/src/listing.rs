@@ -48,21 +48,21 @@ impl EntryRow<'_> {
     pub fn to_json(&self) -> Json {
         match *self {
             EntryRow::Readable { entry: e, shard } => {
-                let extra: Map<String, Json> = e.info.extra.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+                let extra: Map<String, Json> = e.info().extra().iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
                 let source = extra.get("source").cloned();
                 let mut row = json!({
                     "source": source,
-                    "name": e.info.name,
-                    "kind": e.info.kind.name(),
-                    "dtype": e.info.dtype.name(),
-                    "shape": e.info.shape,
-                    "nbytes": e.nbytes,
-                    "layout": e.info.layout.describe(),
-                    "encoding": e.storage.encoding.name(),
-                    "offset": e.storage.offset,
-                    "stored_bytes": e.storage.len,
-                    "byte_order": e.storage.byte_order.name(),
-                    "checksum": e.storage.checksum.map(|c| c.to_string()),
+                    "name": e.info().name(),
+                    "kind": e.info().kind().name(),
+                    "dtype": e.info().dtype().name(),
+                    "shape": e.info().shape(),
+                    "nbytes": e.nbytes(),
+                    "layout": e.info().layout().describe(),
+                    "encoding": e.storage().encoding().name(),
+                    "offset": e.storage().offset(),
+                    "stored_bytes": e.storage().len(),
+                    "byte_order": e.storage().byte_order().name(),
+                    "checksum": e.storage().checksum().map(|c| c.to_string()),
                     "extra": extra,
                 });
                 if let Some(shard) = shard {
@@ -71,13 +71,13 @@ impl EntryRow<'_> {
                 row
             }
             EntryRow::Unreadable(u) => json!({
-                "name": u.name,
+                "name": u.name(),
                 "kind": "unreadable",
-                "dtype": u.dtype,
-                "shape": u.shape,
-                "error": u.error.message(),
-                "rule": u.error.rule().map(|r| r.id()),
-                "hint": u.error.hint().map(|h| h.id()),
+                "dtype": u.dtype(),
+                "shape": u.shape(),
+                "error": u.error().message(),
+                "rule": u.error().rule().map(|r| r.id()),
+                "hint": u.error().hint().map(|h| h.id()),
             }),
         }
     }

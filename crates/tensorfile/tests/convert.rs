@@ -20,11 +20,11 @@ fn sample() -> Vec<(TensorInfo, tensorfile::TensorData)> {
 fn same_tensors(a: &TensorFile, b: &TensorFile) {
     assert_eq!(a.entries().len(), b.entries().len());
     for e in a.entries() {
-        let f = b.entry(&e.info.name).unwrap_or_else(|| panic!("{} missing", e.info.name));
-        assert_eq!((f.info.dtype, &f.info.shape), (e.info.dtype, &e.info.shape));
+        let f = b.entry(e.info().name()).unwrap_or_else(|| panic!("{} missing", e.info().name()));
+        assert_eq!((f.info().dtype(), f.info().shape()), (e.info().dtype(), e.info().shape()));
         assert_eq!(
-            b.read(&e.info.name).unwrap().as_dense().unwrap(),
-            a.read(&e.info.name).unwrap().as_dense().unwrap()
+            b.read(e.info().name()).unwrap().as_dense().unwrap(),
+            a.read(e.info().name()).unwrap().as_dense().unwrap()
         );
     }
 }
@@ -74,7 +74,8 @@ fn a_failed_conversion_leaves_the_old_destination_and_no_temporary_file() {
     let src_path = dir.path().join("src.zt");
     let mut bytes = write(Format::Zt, &sample(), &options(Compression::None, ChecksumKind::Crc32c, ByteOrder::Little));
     // Corrupt the last tensor so the failure comes after earlier tensors were written.
-    let last = TensorFile::from_bytes(bytes.clone().into()).unwrap().entries().last().unwrap().storage.offset as usize;
+    let last =
+        TensorFile::from_bytes(bytes.clone().into()).unwrap().entries().last().unwrap().storage().offset() as usize;
     bytes[last] ^= 1;
     std::fs::write(&src_path, bytes).unwrap();
     let dest = dir.path().join("dest.safetensors");

@@ -60,9 +60,9 @@ fn every_tensor_deserialize_pte_binary_finds_is_listed_with_identical_bytes() {
         for t in expected {
             let name = common::text(t, "name", &what);
             let e = file.entry(name).unwrap_or_else(|| panic!("{what}: no {name}"));
-            assert_eq!(e.info.dtype.name(), t["dtype"].as_str().unwrap(), "{what}: {name}");
+            assert_eq!(e.info().dtype().name(), t["dtype"].as_str().unwrap(), "{what}: {name}");
             let shape: Vec<u64> = t["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-            assert_eq!(e.info.shape, shape, "{what}: {name}");
+            assert_eq!(e.info().shape(), shape, "{what}: {name}");
             let source = common::text(t, "source", &what);
             assert!(
                 matches!(source, "constant" | "mutable" | "external" | "named_data"),
@@ -70,8 +70,12 @@ fn every_tensor_deserialize_pte_binary_finds_is_listed_with_identical_bytes() {
             );
             // A `.ptd` holds only named data; we mark sources in programs.
             if file.format() == Format::Pte {
-                let ours =
-                    e.info.extra.iter().find(|(k, _)| k == "source").and_then(|(_, v)| v.as_text().map(str::to_string));
+                let ours = e
+                    .info()
+                    .extra()
+                    .iter()
+                    .find(|(k, _)| k == "source")
+                    .and_then(|(_, v)| v.as_text().map(str::to_string));
                 assert_eq!(ours.as_deref(), Some(source), "{what}: source of {name}");
             } else {
                 assert_eq!(source, "named_data", "{what}: {name}");
@@ -80,7 +84,7 @@ fn every_tensor_deserialize_pte_binary_finds_is_listed_with_identical_bytes() {
             let digest = hex::encode(Sha256::digest(bytes.as_dense().unwrap()));
             assert_eq!(digest, t["sha256"].as_str().unwrap(), "{what}: bytes of {name}");
         }
-        let listed: Vec<&str> = file.entries().iter().map(|e| e.info.name.as_str()).collect();
+        let listed: Vec<&str> = file.entries().iter().map(|e| e.info().name()).collect();
         let recorded: Vec<&str> = expected.iter().map(|t| common::text(t, "name", &what)).collect();
         let mut a = listed.clone();
         let mut b = recorded.clone();

@@ -43,9 +43,9 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
     let name = common::text(t, "name", what);
     let layout = layout(t, what);
     let entry = file.entry(name).unwrap_or_else(|| panic!("{what}: no tensor {name:?}"));
-    assert_eq!(entry.info.dtype.name(), t["dtype"].as_str().unwrap(), "{what}: dtype of {name}");
+    assert_eq!(entry.info().dtype().name(), t["dtype"].as_str().unwrap(), "{what}: dtype of {name}");
     let shape: Vec<u64> = t["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
-    assert_eq!(entry.info.shape, shape, "{what}: shape of {name}");
+    assert_eq!(entry.info().shape(), shape, "{what}: shape of {name}");
     let data = file.read_verified(file.index_of(name).unwrap()).unwrap();
     match (data.as_dense(), data.to_sparse()) {
         (Ok(bytes), _) => {
@@ -53,9 +53,9 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
             assert_eq!(sha256(bytes), common::text(t, "sha256", what), "{what}: bytes of {name}")
         }
         (_, Ok(s)) => {
-            assert_eq!(format!("sparse_{}", s.format.name()), layout, "{what}: layout of {name}");
-            assert_eq!(s.nnz, t["nnz"].as_u64().unwrap());
-            assert_eq!(sha256(&s.values), t["values_sha256"].as_str().unwrap(), "{what}: values of {name}");
+            assert_eq!(format!("sparse_{}", s.format().name()), layout, "{what}: layout of {name}");
+            assert_eq!(s.nnz(), t["nnz"].as_u64().unwrap());
+            assert_eq!(sha256(s.values()), t["values_sha256"].as_str().unwrap(), "{what}: values of {name}");
             let flat: Vec<u64> = match &t["indices"] {
                 Value::Array(rows) if rows.first().is_some_and(Value::is_array) => {
                     rows.iter().flat_map(|r| r.as_array().unwrap().iter().map(|v| v.as_u64().unwrap())).collect()
@@ -63,14 +63,14 @@ fn check_tensor(file: &TensorFile, t: &Value, what: &str) {
                 Value::Array(v) => v.iter().map(|v| v.as_u64().unwrap()).collect(),
                 other => panic!("{what}: bad indices record {other}"),
             };
-            assert_eq!(u64s_le(&s.indices), u64s_le(&flat), "{what}: indices of {name}");
+            assert_eq!(u64s_le(s.indices()), u64s_le(&flat), "{what}: indices of {name}");
             // CSR records have `indptr`; COO ones have none.
             match (layout, t.get("indptr")) {
                 ("sparse_csr", Some(Value::Array(indptr))) => {
                     let indptr: Vec<u64> = indptr.iter().map(|v| v.as_u64().unwrap()).collect();
-                    assert_eq!(s.indptr, indptr, "{what}: indptr of {name}");
+                    assert_eq!(s.indptr(), indptr, "{what}: indptr of {name}");
                 }
-                ("sparse_coo", None) => assert!(s.indptr.is_empty(), "{what}: indptr of {name}"),
+                ("sparse_coo", None) => assert!(s.indptr().is_empty(), "{what}: indptr of {name}"),
                 (layout, indptr) => panic!("{what}: {name}: {layout} record with indptr {indptr:?}"),
             }
         }

@@ -23,15 +23,8 @@ fn sparse(
     values: &[f32],
 ) -> (TensorInfo, TensorData) {
     let nnz = values.len() as u64;
-    let info = TensorInfo {
-        name: name.into(),
-        kind: Kind::Tensor,
-        dtype: DType::Float32,
-        shape,
-        layout: Layout::Sparse { format, nnz },
-        extra: vec![],
-    };
-    let data = SparseData { format, nnz, indptr, indices, values: Bytes::from_vec(f32s(values)) };
+    let info = TensorInfo::new(name, Kind::Tensor, DType::Float32, shape, Layout::Sparse { format, nnz }).unwrap();
+    let data = SparseData::new(format, nnz, indptr, indices, Bytes::from_vec(f32s(values))).unwrap();
     (info, TensorData::sparse(data))
 }
 
@@ -74,7 +67,7 @@ fn each_layout_names_its_parts_with_their_dtypes_and_shapes() {
         let specs = info.parts().unwrap();
         assert_eq!(names, specs.iter().map(|p| p.name()).collect::<Vec<_>>());
         for (part, spec) in data.parts().iter().zip(&specs) {
-            assert_eq!(part.bytes().len() as u64, spec.nbytes().unwrap(), "{} {}", info.name, spec.name());
+            assert_eq!(part.bytes().len() as u64, spec.nbytes().unwrap(), "{} {}", info.name(), spec.name());
         }
         assert_eq!(data.len(), info.nbytes().unwrap());
     }
@@ -84,7 +77,7 @@ fn each_layout_names_its_parts_with_their_dtypes_and_shapes() {
 fn sparse_layouts_decode_to_the_dense_tensor() {
     let (tensors, dense) = same_matrix_both_ways();
     for (info, data) in &tensors {
-        assert_eq!(&data.to_dense(info.dtype, &info.shape).unwrap()[..], &dense[..], "{}", info.name);
+        assert_eq!(&data.to_dense(info.dtype(), info.shape()).unwrap()[..], &dense[..], "{}", info.name());
     }
     // Dense data decodes to itself, without a copy.
     let d = TensorData::dense(Bytes::from_vec(dense.clone()));
@@ -96,17 +89,17 @@ fn sparse_layouts_decode_to_the_dense_tensor() {
 fn repeated_coordinates_and_out_of_range_indices_are_refused_not_guessed() {
     // Two values at (0, 1): torch would sum them; we refuse rather than pick one.
     let (info, data) = sparse("c", vec![2, 2], SparseFormat::Coo, vec![], vec![0, 0, 1, 1], &[1.0, 2.0]);
-    let err = data.to_dense(info.dtype, &info.shape).unwrap_err();
+    let err = data.to_dense(info.dtype(), info.shape()).unwrap_err();
     assert!(err.message().contains("repeated coordinates"), "{err}");
     let (info, data) = sparse("c", vec![2, 2], SparseFormat::Coo, vec![], vec![0, 5], &[1.0]);
-    assert_eq!(data.to_dense(info.dtype, &info.shape).unwrap_err().rule(), Some(Rule::BadSparse));
+    assert_eq!(data.to_dense(info.dtype(), info.shape()).unwrap_err().rule(), Some(Rule::BadSparse));
 }
 
 #[test]
 fn decoding_cannot_make_a_few_stored_bytes_into_terabytes() {
     // One value in a 2^20 x 2^20 float32 matrix: 4 TiB dense, from a few bytes.
     let (info, data) = sparse("huge", vec![1 << 20, 1 << 20], SparseFormat::Coo, vec![], vec![7, 9], &[1.0]);
-    assert_eq!(data.to_dense(info.dtype, &info.shape).unwrap_err().rule(), Some(Rule::ExpansionTooLarge));
+    assert_eq!(data.to_dense(info.dtype(), info.shape()).unwrap_err().rule(), Some(Rule::ExpansionTooLarge));
 }
 
 #[test]
@@ -121,7 +114,11 @@ fn converting_into_a_format_without_the_layout_writes_the_tensor_dense() {
         let back = TensorFile::from_bytes(Bytes::from_vec(out.into_inner())).unwrap();
         for name in ["coo", "csr"] {
             let e = back.entry(name).unwrap();
-            assert_eq!((e.info.layout.clone(), e.info.shape.clone()), (Layout::Dense, vec![3, 4]), "{format} {name}");
+            assert_eq!(
+                (e.info().layout().clone(), e.info().shape().to_vec()),
+                (Layout::Dense, vec![3, 4]),
+                "{format} {name}"
+            );
             assert_eq!(&back.read(name).unwrap().as_dense().unwrap()[..], &dense[..], "{format} {name}");
         }
     }
@@ -130,7 +127,7 @@ fn converting_into_a_format_without_the_layout_writes_the_tensor_dense() {
     let report = convert_to_writer(&zt, &mut out, Format::Zt, &ConvertOptions::default(), &mut |_| {}).unwrap();
     assert!(report.decoded.is_empty());
     let back = TensorFile::from_bytes(Bytes::from_vec(out.into_inner())).unwrap();
-    assert!(back.entry("csr").unwrap().info.layout.is_sparse());
+    assert!(back.entry("csr").unwrap().info().layout().is_sparse());
 }
 
 #[test]

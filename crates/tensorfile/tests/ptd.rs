@@ -24,8 +24,8 @@ fn sample() -> Vec<(TensorInfo, tensorfile::TensorData)> {
     v.push(dense(TensorInfo::dense("scalar", DType::Float32, vec![]), 5));
     v.push(dense(TensorInfo::dense("empty", DType::Float32, vec![0, 4]), 0));
     // The same bytes as w.float32 under another name: stored once.
-    let (info, data) = v.iter().find(|(i, _)| i.name == "w.float32").unwrap().clone();
-    v.push((TensorInfo { name: "tied".into(), ..info }, data));
+    let (info, data) = v.iter().find(|(i, _)| i.name() == "w.float32").unwrap().clone();
+    v.push((info.with_name("tied"), data));
     v
 }
 
@@ -37,9 +37,14 @@ fn round_trip_dedup_and_layout() {
     assert_eq!(f.format(), Format::Ptd);
     assert!(f.verify().is_empty(), "{:?}", f.verify());
     for (info, data) in &t {
-        let e = f.entry(&info.name).unwrap();
-        assert_eq!((e.info.kind, e.info.dtype, &e.info.shape), (info.kind, info.dtype, &info.shape), "{}", info.name);
-        assert_eq!(f.read(&info.name).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name);
+        let e = f.entry(info.name()).unwrap();
+        assert_eq!(
+            (e.info().kind(), e.info().dtype(), e.info().shape()),
+            (info.kind(), info.dtype(), info.shape()),
+            "{}",
+            info.name()
+        );
+        assert_eq!(f.read(info.name()).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name());
     }
     // Laid out as ExecuTorch lays it out.
     let h = Header::parse(&bytes).unwrap();
@@ -53,7 +58,7 @@ fn round_trip_dedup_and_layout() {
     }
     // Identical bytes share one segment: `tied` and `w.float32`, and the two empty tensors.
     assert!(segments.len() < t.len(), "{} segments for {} tensors", segments.len(), t.len());
-    assert_eq!(f.entry("tied").unwrap().storage.offset, f.entry("w.float32").unwrap().storage.offset);
+    assert_eq!(f.entry("tied").unwrap().storage().offset(), f.entry("w.float32").unwrap().storage().offset());
     let last_end = segments.iter().map(|s| s.uint("offset").unwrap() + s.uint("size").unwrap()).max().unwrap();
     assert_eq!(h.segment_data_size, last_end);
     assert_eq!(bytes.len() as u64, h.segment_base_offset + h.segment_data_size);
@@ -61,15 +66,14 @@ fn round_trip_dedup_and_layout() {
 
 #[test]
 fn dim_ordered_tensors_are_stored_in_their_order_and_read_back_row_major() {
-    let info = TensorInfo {
-        layout: Layout::DimOrder(vec![0, 2, 3, 1]),
-        ..TensorInfo::dense("nhwc", DType::UInt8, vec![1, 2, 2, 3])
-    };
+    let info = TensorInfo::dense("nhwc", DType::UInt8, vec![1, 2, 2, 3])
+        .with_layout(Layout::DimOrder(vec![0, 2, 3, 1]))
+        .unwrap();
     let row_major: Vec<u8> = (0..12).collect();
     let t = vec![(info, tensorfile::TensorData::dense(row_major.clone().into()))];
     let f = open(write(Format::Ptd, &t, &Default::default()));
     let e = f.entry("nhwc").unwrap();
-    assert_eq!(e.info.layout, Layout::DimOrder(vec![0, 2, 3, 1]));
+    assert_eq!(*e.info().layout(), Layout::DimOrder(vec![0, 2, 3, 1]));
     assert_eq!(f.read("nhwc").unwrap().as_dense().unwrap().to_vec(), row_major);
 }
 
@@ -166,7 +170,7 @@ fn hostile_tables() {
         }
     };
     let f = open(rebuilt(&bad_segment));
-    assert_eq!(f.unreadable()[0].error.rule(), Some(Rule::OutOfBounds));
+    assert_eq!(f.unreadable()[0].error().rule(), Some(Rule::OutOfBounds));
     assert_eq!(f.entries().len(), sample().len() - 1);
     let too_big = |r: &mut tensorfile::internals::flatbuf::Table| {
         if let Some(Value::Table(nd)) = r.vector_mut("named_data").unwrap().first_mut() {
@@ -175,7 +179,7 @@ fn hostile_tables() {
             }
         }
     };
-    assert_eq!(open(rebuilt(&too_big)).unreadable()[0].error.rule(), Some(Rule::SizeMismatch));
+    assert_eq!(open(rebuilt(&too_big)).unreadable()[0].error().rule(), Some(Rule::SizeMismatch));
     let bad_order = |r: &mut tensorfile::internals::flatbuf::Table| {
         if let Some(Value::Table(nd)) = r.vector_mut("named_data").unwrap().first_mut() {
             if let Some(l) = nd.table_mut("tensor_layout") {
@@ -183,5 +187,5 @@ fn hostile_tables() {
             }
         }
     };
-    assert_eq!(open(rebuilt(&bad_order)).unreadable()[0].error.rule(), Some(Rule::BadField));
+    assert_eq!(open(rebuilt(&bad_order)).unreadable()[0].error().rule(), Some(Rule::BadField));
 }

@@ -385,7 +385,7 @@ fn named_data_and_mutable_segments_out_of_range() {
         r.set("named_data", Some(Value::Vector(vec![Value::Table(nd)])));
     });
     let f = open(b.clone()).unwrap();
-    assert_eq!(f.unreadable()[0].error.rule(), Some(Rule::OutOfBounds));
+    assert_eq!(f.unreadable()[0].error().rule(), Some(Rule::OutOfBounds));
     has(verify_rules(b), Rule::OutOfBounds);
     let b = edited(|r| {
         let list = new(

@@ -59,16 +59,16 @@ fn check_tensors(file: &TensorFile, record: &Value, what: &str) {
     for t in expected {
         let name = common::text(t, "name", what);
         let e = file.entry(name).unwrap_or_else(|| panic!("{what}: no {name}"));
-        assert_eq!(e.info.dtype.name(), t["dtype"].as_str().unwrap(), "{what}: dtype of {name}");
-        assert_eq!(e.info.shape, shape(&t["shape"]), "{what}: shape of {name}");
+        assert_eq!(e.info().dtype().name(), t["dtype"].as_str().unwrap(), "{what}: dtype of {name}");
+        assert_eq!(e.info().shape(), shape(&t["shape"]), "{what}: shape of {name}");
         if let Some(source) = t["source"].as_str() {
-            let ours = e.info.extra.iter().find(|(k, _)| k == "source").and_then(|(_, v)| v.as_text());
+            let ours = e.info().extra().iter().find(|(k, _)| k == "source").and_then(|(_, v)| v.as_text());
             assert_eq!(ours, Some(source), "{what}: source of {name}");
         }
         let data = file.read(name).unwrap_or_else(|e| panic!("{what}: {name}: {e}"));
         assert_eq!(sha256(data.as_dense().unwrap()), t["sha256"].as_str().unwrap(), "{what}: bytes of {name}");
     }
-    let mut listed: Vec<&str> = file.entries().iter().map(|e| e.info.name.as_str()).collect();
+    let mut listed: Vec<&str> = file.entries().iter().map(|e| e.info().name()).collect();
     let mut recorded: Vec<&str> = expected.iter().map(|t| common::text(t, "name", what)).collect();
     listed.sort();
     recorded.sort();
@@ -87,11 +87,11 @@ fn check_unreadable(file: &TensorFile, record: &Value, what: &str) {
     let ours = file.unreadable();
     assert_eq!(ours.len(), expected.len(), "{what}: {ours:?}");
     for (u, t) in ours.iter().zip(&expected) {
-        assert_eq!(u.name, t["name"].as_str().unwrap(), "{what}");
-        assert_eq!(u.dtype, t["dtype"].as_str().unwrap(), "{what}");
-        assert_eq!(u.shape, shape(&t["shape"]), "{what}");
-        assert_eq!(u.error.rule(), Some(Rule::ForbiddenGlobal), "{what}");
-        assert!(u.error.to_string().contains(t["refused_global"].as_str().unwrap()), "{what}: {}", u.error);
+        assert_eq!(u.name(), t["name"].as_str().unwrap(), "{what}");
+        assert_eq!(u.dtype(), t["dtype"].as_str().unwrap(), "{what}");
+        assert_eq!(u.shape(), shape(&t["shape"]), "{what}");
+        assert_eq!(u.error().rule(), Some(Rule::ForbiddenGlobal), "{what}");
+        assert!(u.error().to_string().contains(t["refused_global"].as_str().unwrap()), "{what}: {}", u.error());
     }
     // verify() reports the unreadable tensors, and nothing else.
     assert_eq!(file.verify().len(), expected.len(), "{what}: {:?}", file.verify());
@@ -139,7 +139,7 @@ fn each_archive_layout_is_recognised() {
 fn views_keep_their_strides_and_storage_offsets() {
     let file = TensorFile::open(dir().join("views.pt2")).unwrap();
     let window = file.entry("window").unwrap();
-    match &window.info.layout {
+    match window.info().layout() {
         tensorfile::model::Layout::Strided { strides, storage_offset } => {
             assert_eq!(strides, &[6, 1]);
             assert_eq!(*storage_offset, 8);
@@ -147,7 +147,7 @@ fn views_keep_their_strides_and_storage_offsets() {
         other => panic!("window is a strided view, not {other:?}"),
     }
     let file = TensorFile::open(dir().join("transposed.pt2")).unwrap();
-    assert!(matches!(file.entry("weight_t").unwrap().info.layout, tensorfile::model::Layout::Strided { .. }));
+    assert!(matches!(file.entry("weight_t").unwrap().info().layout(), tensorfile::model::Layout::Strided { .. }));
 }
 
 #[test]

@@ -63,8 +63,8 @@ fn zt_and_safetensors_open_with_their_index_and_read_a_tensor_with_its_bytes() {
         assert!(opened < bytes.len() as u64 / 10, "{case}: open fetched {opened} of {}", bytes.len());
         assert_eq!(reader.entries(), local.entries(), "{case}");
 
-        let large = reader.entries().iter().position(|e| e.info.name == "b.large").unwrap();
-        let stored = reader.entries()[large].storage.len;
+        let large = reader.entries().iter().position(|e| e.info().name() == "b.large").unwrap();
+        let stored = reader.entries()[large].storage().len();
         for verify in [false, true] {
             let before = src.bytes_fetched();
             let data = dense_bytes(reader.read(large, verify).unwrap());
@@ -80,8 +80,9 @@ fn zt_and_safetensors_open_with_their_index_and_read_a_tensor_with_its_bytes() {
         let before = src.bytes_fetched();
         let (problems, checked) = reader.verify_checksums();
         assert!(problems.is_empty(), "{case}: {problems:?}");
-        let summed: u64 = reader.entries().iter().filter(|e| e.storage.checksum.is_some()).map(|e| e.storage.len).sum();
-        assert_eq!(checked, reader.entries().iter().filter(|e| e.storage.checksum.is_some()).count(), "{case}");
+        let summed: u64 =
+            reader.entries().iter().filter(|e| e.storage().checksum().is_some()).map(|e| e.storage().len()).sum();
+        assert_eq!(checked, reader.entries().iter().filter(|e| e.storage().checksum().is_some()).count(), "{case}");
         assert!(src.bytes_fetched() - before <= summed, "{case}: checksums fetched too much");
     }
 }
@@ -130,7 +131,7 @@ fn every_fixture_reads_the_same_by_range_as_from_its_map() {
         assert_eq!(ranged.entries(), local.entries(), "{}", path.display());
         assert_eq!(ranged.unreadable().len(), local.unreadable().len(), "{}", path.display());
         for (i, entry) in local.entries().iter().enumerate() {
-            let what = format!("{}: {}", path.display(), entry.info.name);
+            let what = format!("{}: {}", path.display(), entry.info().name());
             let want = local.read(i, true);
             let got = ranged.read(i, true);
             match (want, got) {
@@ -138,7 +139,7 @@ fn every_fixture_reads_the_same_by_range_as_from_its_map() {
                 (Err(w), Err(g)) => assert_eq!(w.rule(), g.rule(), "{what}"),
                 (w, g) => panic!("{what}: map {w:?}, by range {g:?}"),
             }
-            if !matches!(entry.info.layout, Layout::Sparse { .. }) {
+            if !matches!(entry.info().layout(), Layout::Sparse { .. }) {
                 compared += 1;
             }
         }

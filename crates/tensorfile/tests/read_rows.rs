@@ -42,7 +42,7 @@ fn raw_rows_are_a_slice_of_the_map() {
     check_rows(&file, &expected);
     // No copy: the rows lie where the entry's stored bytes do.
     let w = file.index_of("w").unwrap();
-    let offset = file.entries()[w].storage.offset;
+    let offset = file.entries()[w].storage().offset();
     let rows = file.read_rows(w, 2..5).unwrap();
     assert_eq!(rows.offset_in_owner(), offset + 24);
 }
@@ -65,8 +65,8 @@ fn compressed_and_big_endian_rows_are_decoded_then_sliced() {
         let (bytes, expected) = zt(compression, order);
         let file = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
         let w = file.index_of("w").unwrap();
-        let stored = &file.entries()[w].storage;
-        assert!(stored.encoding.name() == "zstd" || stored.byte_order == ByteOrder::Big);
+        let stored = &file.entries()[w].storage();
+        assert!(stored.encoding().name() == "zstd" || stored.byte_order() == ByteOrder::Big);
         check_rows(&file, &expected);
         // Single bytes read the same in either byte order.
         let b = file.index_of("b").unwrap();
@@ -93,7 +93,7 @@ fn rows_out_of_range_are_usage_errors() {
 fn sparse_tensors_are_refused() {
     for name in ["sparse_coo.zt", "sparse_csr.zt"] {
         let file = TensorFile::open(fixtures().join("zt/rust").join(name)).unwrap();
-        let i = file.entries().iter().position(|e| e.info.layout.is_sparse()).expect("a sparse entry");
+        let i = file.entries().iter().position(|e| e.info().layout().is_sparse()).expect("a sparse entry");
         let err = file.read_rows(i, 0..1).unwrap_err();
         assert!(matches!(err.kind(), ErrorKind::Unsupported(_)), "{err}");
         assert!(err.to_string().contains("sparse"), "{err}");
@@ -124,8 +124,8 @@ fn rows_of_every_fixture_equal_slices_of_the_whole() {
             files.push(local);
             for file in &files {
                 for (i, e) in file.entries().iter().enumerate() {
-                    let Some(&n) = e.info.shape.first() else { continue };
-                    if e.info.layout.is_sparse() || n == 0 || e.info.dtype.size().is_none() {
+                    let Some(&n) = e.info().shape().first() else { continue };
+                    if e.info().layout().is_sparse() || n == 0 || e.info().dtype().size().is_none() {
                         continue;
                     }
                     let Ok(whole) = file.read_index(i) else { continue };

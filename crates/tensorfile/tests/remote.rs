@@ -409,7 +409,7 @@ impl Checks {
 /// footers, flatbuffers, zip records, pickles, padding).
 fn index_bytes(file: &TensorFile) -> u64 {
     let mut spans: Vec<(u64, u64)> =
-        file.entries().iter().map(|e| (e.storage.offset, e.storage.offset + e.storage.len)).collect();
+        file.entries().iter().map(|e| (e.storage().offset(), e.storage().offset() + e.storage().len())).collect();
     spans.sort_unstable();
     let mut data = 0;
     let mut reach = 0;
@@ -426,8 +426,8 @@ fn index_bytes(file: &TensorFile) -> u64 {
 /// The entry to read alone: the smallest non-empty one, the last in the file of equal ones.
 fn small_entry(file: &TensorFile) -> usize {
     (0..file.entries().len())
-        .filter(|&i| file.entries()[i].nbytes > 0)
-        .min_by_key(|&i| (file.entries()[i].storage.len, u64::MAX - file.entries()[i].storage.offset))
+        .filter(|&i| file.entries()[i].nbytes() > 0)
+        .min_by_key(|&i| (file.entries()[i].storage().len(), u64::MAX - file.entries()[i].storage().offset()))
         .expect("a non-empty tensor")
 }
 
@@ -486,18 +486,20 @@ fn reading_one_tensor_moves_its_bytes_plus_at_most_one_index() {
             let data = match read {
                 Ok(data) => data,
                 Err(e) => {
-                    checks
-                        .check(false, format!("[{}] {}: cannot read {}: {e}", server.name(), f.name, entry.info.name));
+                    checks.check(
+                        false,
+                        format!("[{}] {}: cannot read {}: {e}", server.name(), f.name, entry.info().name()),
+                    );
                     continue;
                 }
             };
-            let name = &entry.info.name;
+            let name = entry.info().name();
             checks.check(
                 same(&data, &local.read_index(i).unwrap()),
                 format!("[{}] {}: {name} equals the local tensor", server.name(), f.name),
             );
             let index = index_bytes(&local);
-            let limit = entry.storage.len + index + SPECULATIVE_READ;
+            let limit = entry.storage().len() + index + SPECULATIVE_READ;
             checks.check(
                 moved.body_bytes <= limit,
                 format!(
@@ -505,7 +507,7 @@ fn reading_one_tensor_moves_its_bytes_plus_at_most_one_index() {
                     server.name(),
                     f.name,
                     local.size(),
-                    entry.storage.len,
+                    entry.storage().len(),
                 ),
             );
         }
@@ -599,7 +601,7 @@ fn reading_ahead_overlaps_requests_and_keeps_within_the_bound() {
         let f = files.get("mobilenet_v2.pte");
         let Some(remote) = open_remote(server, f, checks) else { return };
         let small: Vec<usize> = (0..remote.entries().len())
-            .filter(|&i| (4096..=256 * 1024).contains(&remote.entries()[i].storage.len))
+            .filter(|&i| (4096..=256 * 1024).contains(&remote.entries()[i].storage().len()))
             .collect();
         server.take_most_in_flight();
         let read = remote.read_each(&small, false, &mut |_, data| data.map(drop));

@@ -35,12 +35,12 @@ fn every_dtype_round_trips_and_the_safetensors_crate_agrees() {
     assert_eq!(ours.summary().metadata, vec![("format".to_string(), MetaValue::Text("pt".into()))]);
     let theirs = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     for (info, data) in &t {
-        let mine = ours.read(&info.name).unwrap();
+        let mine = ours.read(info.name()).unwrap();
         assert_eq!(mine.as_dense().unwrap(), data.as_dense().unwrap());
-        let view = theirs.tensor(&info.name).unwrap();
+        let view = theirs.tensor(info.name()).unwrap();
         assert_eq!(view.data(), &data.as_dense().unwrap()[..]);
-        assert_eq!(view.shape().iter().map(|&d| d as u64).collect::<Vec<_>>(), info.shape);
-        assert_eq!(format!("{:?}", view.dtype()), tensorfile::formats::safetensors::dtype_name(info.dtype).unwrap());
+        assert_eq!(view.shape().iter().map(|&d| d as u64).collect::<Vec<_>>(), info.shape());
+        assert_eq!(format!("{:?}", view.dtype()), tensorfile::formats::safetensors::dtype_name(info.dtype()).unwrap());
     }
 }
 
@@ -60,13 +60,13 @@ fn we_read_what_the_safetensors_crate_writes() {
     let f = open(bytes);
     for (name, _, shape, data) in &raw {
         let e = f.entry(name).unwrap();
-        assert_eq!(e.info.shape, shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
+        assert_eq!(e.info().shape(), shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
         assert_eq!(f.read(name).unwrap().as_dense().unwrap().to_vec(), *data);
     }
-    assert_eq!(f.entry("a").unwrap().info.dtype, DType::BFloat16);
-    assert_eq!(f.entry("d").unwrap().info.dtype, DType::Float4E2M1Fn);
+    assert_eq!(f.entry("a").unwrap().info().dtype(), DType::BFloat16);
+    assert_eq!(f.entry("d").unwrap().info().dtype(), DType::Float4E2M1Fn);
     // The safetensors crate orders data by descending dtype width; entries come in data order.
-    assert_eq!(f.entries()[0].info.name, "c");
+    assert_eq!(f.entries()[0].info().name(), "c");
 }
 
 #[test]
@@ -83,10 +83,10 @@ fn writes_keep_every_tensor_aligned_to_its_element_size() {
     let src = TensorFile::open(&src).unwrap();
     tensorfile::convert::convert_file(&src, &dst, &Default::default(), &mut |_| {}).unwrap();
     let out = TensorFile::open(&dst).unwrap();
-    let names: Vec<_> = out.entries().iter().map(|e| e.info.name.as_str()).collect();
+    let names: Vec<_> = out.entries().iter().map(|e| e.info().name()).collect();
     assert_eq!(names, ["f64", "f16", "u8"]);
     for e in out.entries() {
-        assert_eq!(e.storage.offset % e.info.dtype.size().unwrap(), 0, "{}", e.info.name);
+        assert_eq!(e.storage().offset() % e.info().dtype().size().unwrap(), 0, "{}", e.info().name());
     }
 }
 
@@ -95,7 +95,7 @@ fn blobs_are_written_as_uint8_tensors() {
     let t = vec![dense(TensorInfo::blob("opaque", 5), 1)];
     let f = open(write(Format::Safetensors, &t, &Default::default()));
     let e = f.entry("opaque").unwrap();
-    assert_eq!((e.info.kind, e.info.dtype, e.info.shape.clone()), (Kind::Tensor, DType::UInt8, vec![5]));
+    assert_eq!((e.info().kind(), e.info().dtype(), e.info().shape().to_vec()), (Kind::Tensor, DType::UInt8, vec![5]));
 }
 
 fn file(header: &str, data_len: usize) -> Vec<u8> {
@@ -152,7 +152,7 @@ fn hostile_data_regions() {
 fn bad_tensors_are_reported_one_by_one() {
     let h = r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]},"b":{"dtype":"Q7","shape":[2],"data_offsets":[8,10]},"c":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[10,11]},"d":{"dtype":"U8","shape":[1],"data_offsets":[11,12]}}"#;
     let f = TensorFile::from_bytes_as(Bytes::from_vec(file(h, 12)), Format::Safetensors).unwrap();
-    let rules: Vec<_> = f.unreadable().iter().map(|u| (u.name.as_str(), u.error.rule().unwrap())).collect();
+    let rules: Vec<_> = f.unreadable().iter().map(|u| (u.name(), u.error().rule().unwrap())).collect();
     assert_eq!(rules, [("a", Rule::SizeMismatch), ("b", Rule::UnknownDType), ("c", Rule::ShapeOverflow)]);
     assert_eq!(f.entries().len(), 1);
     assert_eq!(f.verify().len(), 3);

@@ -46,7 +46,9 @@ fn dense_bytes(file: &TensorFile, index: usize) -> Vec<u8> {
 fn digest(file: &TensorFile) -> BTreeMap<String, (DType, Vec<u64>, String)> {
     let entries = file.entries().iter().enumerate();
     entries
-        .map(|(i, e)| (e.info.name.clone(), (e.info.dtype, e.info.shape.clone(), sha256(&dense_bytes(file, i)))))
+        .map(|(i, e)| {
+            (e.info().name().to_string(), (e.info().dtype(), e.info().shape().to_vec(), sha256(&dense_bytes(file, i))))
+        })
         .collect()
 }
 
@@ -118,11 +120,11 @@ fn check_against_record(file: &TensorFile, what: &str) {
         let name = t["name"].as_str().unwrap();
         // The record lists tensors as the set holds them: shard by shard, in data order.
         let entry = &file.entries()[i];
-        assert_eq!(entry.info.name, name, "{what}: entry {i}");
+        assert_eq!(entry.info().name(), name, "{what}: entry {i}");
         assert_eq!(file.index_of(name), Some(i), "{what}");
-        assert_eq!(entry.info.dtype.name(), t["dtype"].as_str().unwrap(), "{what}: {name}");
+        assert_eq!(entry.info().dtype().name(), t["dtype"].as_str().unwrap(), "{what}: {name}");
         let shape: Vec<u64> = t["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
-        assert_eq!(entry.info.shape, shape, "{what}: {name}");
+        assert_eq!(entry.info().shape(), shape, "{what}: {name}");
         assert_eq!(sha256(&dense_bytes(file, i)), t["sha256"].as_str().unwrap(), "{what}: bytes of {name}");
         assert_eq!(file_name(file.shard_of(i).unwrap()), t["shard"].as_str().unwrap(), "{what}: shard of {name}");
     }
@@ -140,7 +142,7 @@ fn fixture_opens_by_index_by_folder_and_by_list_as_huggingface_hub_recorded() {
     check_against_record(&by_index, "by index");
     assert_eq!(by_index.path(), Some(fixture().join(INDEX).as_path()));
     let total = record["metadata"]["total_size"].as_u64().unwrap();
-    assert_eq!(by_index.entries().iter().map(|e| e.nbytes).sum::<u64>(), total);
+    assert_eq!(by_index.entries().iter().map(|e| e.nbytes()).sum::<u64>(), total);
     let metadata = by_index.summary().metadata;
     assert!(metadata.iter().any(|(k, v)| k == "total_size" && v.to_json() == total), "{metadata:?}");
     assert!(metadata.iter().any(|(k, v)| k == "format" && v.as_text() == Some("pt")), "the shards' own metadata");
@@ -212,7 +214,7 @@ fn shards_hold_at_most_the_size_asked_and_a_larger_tensor_goes_alone() {
     assert_eq!(names_in(&dir.path().join("out")), listing, "no other file (temporary ones included)");
     for (path, want) in report.files.iter().zip(&expected) {
         let part = TensorFile::open(path).unwrap();
-        let held: Vec<&str> = part.entries().iter().map(|e| e.info.name.as_str()).collect();
+        let held: Vec<&str> = part.entries().iter().map(|e| e.info().name()).collect();
         assert_eq!(&held, want, "{}", path.display());
         assert!(part.summary().metadata.iter().any(|(k, _)| k == "format"), "each shard keeps the file metadata");
     }
@@ -260,7 +262,7 @@ fn a_llama_shaped_checkpoint_round_trips_through_compressed_zt_shards() {
     let report = convert_to_shards(&src, &zt, 3000, &options, &mut |_| {}).unwrap();
     assert!(report.files.len() > 3, "{:?}", report.files);
     let set = TensorFile::open(report.index.unwrap()).unwrap();
-    assert!(set.entries().iter().all(|e| e.storage.checksum.is_some()));
+    assert!(set.entries().iter().all(|e| e.storage().checksum().is_some()));
     assert_eq!(digest(&set), digest(&src));
     assert!(set.verify().is_empty());
 
@@ -277,7 +279,7 @@ fn a_failed_sharded_write_leaves_nothing_new_behind() {
     let crc = WriteOptions { checksum: ChecksumKind::Crc32c, ..WriteOptions::default() };
     write(&src_path, &tensors, &crc);
     // Break the checksum of the fifth tensor: the write stops in its third shard.
-    let offset = TensorFile::open(&src_path).unwrap().entry("t4").unwrap().storage.offset as usize;
+    let offset = TensorFile::open(&src_path).unwrap().entry("t4").unwrap().storage().offset() as usize;
     let mut bytes = std::fs::read(&src_path).unwrap();
     bytes[offset] ^= 0xff;
     std::fs::write(&src_path, bytes).unwrap();
@@ -419,7 +421,7 @@ fn a_folder_holds_its_tensor_files_and_nothing_else() {
     // What an interrupted write leaves: hidden, never part of the set.
     std::fs::copy(dir.path().join("a.zt"), dir.path().join(".a.zt.x1y2.tmp")).unwrap();
     let set = TensorFile::open(dir.path()).unwrap();
-    let names: Vec<&str> = set.entries().iter().map(|e| e.info.name.as_str()).collect();
+    let names: Vec<&str> = set.entries().iter().map(|e| e.info().name()).collect();
     assert_eq!(names, ["x", "y"], "sorted by file name");
     assert_eq!(set.format(), Format::Zt);
     assert_eq!(file_name(set.shard_of(1).unwrap()), "b.zt");
@@ -439,7 +441,7 @@ fn problems_of_a_shard_name_that_shard() {
     write(&dir.path().join("a.zt"), &[f32_tensor("x", &[4], 1)], &crc);
     let b = dir.path().join("b.zt");
     write(&b, &[f32_tensor("y", &[4], 2)], &crc);
-    let offset = TensorFile::open(&b).unwrap().entry("y").unwrap().storage.offset as usize;
+    let offset = TensorFile::open(&b).unwrap().entry("y").unwrap().storage().offset() as usize;
     let mut bytes = std::fs::read(&b).unwrap();
     bytes[offset] ^= 1;
     std::fs::write(&b, bytes).unwrap();

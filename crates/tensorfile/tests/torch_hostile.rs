@@ -61,13 +61,17 @@ fn views_outside_their_storage() {
     let storage = vec![0u8; 24];
     let past = torch_save(&tensor_pickle(6, 4, &[2, 3], &[3, 1]), &[("0", &storage)]);
     let f = TensorFile::from_bytes(Bytes::from_vec(past)).unwrap();
-    assert_eq!(f.unreadable()[0].error.rule(), Some(Rule::OutOfBounds));
+    assert_eq!(f.unreadable()[0].error().rule(), Some(Rule::OutOfBounds));
     let huge = torch_save(&tensor_pickle(6, 0, &[1 << 30, 1 << 30], &[1 << 30, 1]), &[("0", &storage)]);
     let f = TensorFile::from_bytes(Bytes::from_vec(huge)).unwrap();
-    assert_eq!(f.unreadable()[0].error.rule(), Some(Rule::OutOfBounds));
+    assert_eq!(f.unreadable()[0].error().rule(), Some(Rule::OutOfBounds));
     let short = torch_save(&tensor_pickle(600, 0, &[6], &[1]), &[("0", &storage)]);
     let f = TensorFile::from_bytes(Bytes::from_vec(short)).unwrap();
-    assert_eq!(f.unreadable()[0].error.rule(), Some(Rule::SizeMismatch), "storage record shorter than its pickle says");
+    assert_eq!(
+        f.unreadable()[0].error().rule(),
+        Some(Rule::SizeMismatch),
+        "storage record shorter than its pickle says"
+    );
 }
 
 #[test]
@@ -229,7 +233,7 @@ fn aoti_weight_configs_pointing_outside_their_storage_are_unreadable_entries() {
         let f = TensorFile::from_bytes(Bytes::from_vec(aoti_package(config))).unwrap();
         assert!(f.entries().is_empty(), "{config}");
         let u = &f.unreadable()[0];
-        assert_eq!((u.name.as_str(), u.error.rule()), ("w", Some(rule)), "{config}: {}", u.error);
+        assert_eq!((u.name(), u.error().rule()), ("w", Some(rule)), "{config}: {}", u.error());
     }
     let broken = TensorFile::from_bytes(Bytes::from_vec(aoti_package("[1, 2")));
     assert_eq!(broken.err().and_then(|e| e.rule()), Some(Rule::BadJson));

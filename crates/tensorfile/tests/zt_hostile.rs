@@ -55,7 +55,7 @@ fn unreadable_rule(bytes: Vec<u8>) -> Rule {
     assert!(f.entries().is_empty(), "entry should be unreadable");
     let problems = f.verify();
     assert_eq!(problems.len(), 1);
-    f.unreadable()[0].error.rule().unwrap()
+    f.unreadable()[0].error().rule().unwrap()
 }
 
 fn valid_file() -> Vec<u8> {
@@ -192,8 +192,8 @@ fn unknown_dtype_encoding_layout_or_order_spare_the_other_tensors() {
         let f = open(file_with(&[7; 128], vec![bad, good.clone()]));
         assert_eq!(f.entries().len(), 1);
         assert_eq!(&*f.read("good").unwrap().as_dense().unwrap().to_vec(), &[7, 7, 7, 7]);
-        assert_eq!(f.unreadable()[0].name, "x");
-        assert_eq!(f.unreadable()[0].error.rule(), Some(rule));
+        assert_eq!(f.unreadable()[0].name(), "x");
+        assert_eq!(f.unreadable()[0].error().rule(), Some(rule));
     }
 }
 
@@ -255,7 +255,7 @@ fn unknown_keys_are_kept_and_unknown_checksum_algorithms_cannot_be_verified() {
     let m = set(m, "origin", C::Text("elsewhere".into()));
     let f = open(file_with(&[1; 4], vec![m]));
     let e = f.entry("a").unwrap();
-    assert_eq!(e.info.extra, vec![("origin".to_string(), "elsewhere".into())]);
+    assert_eq!(e.info().extra(), vec![("origin".to_string(), "elsewhere".into())]);
     assert!(f.read("a").is_ok());
     assert_eq!(f.read_verified(0).unwrap_err().rule(), Some(Rule::BadChecksum));
 }

@@ -60,7 +60,7 @@ fn tensors() -> Vec<(TensorInfo, TensorData)> {
         let shape = if i % 3 == 0 { vec![] } else { vec![2, i as u64 + 1] };
         let mut info = TensorInfo::dense(format!("layer.{i}/{d}"), *d, shape);
         if i == 1 {
-            info.extra = custom_fields();
+            info = info.with_extra(custom_fields());
         }
         v.push(dense(info, i as u64));
         if i == 4 {
@@ -80,11 +80,11 @@ fn write_reference(
     let mut w = ZTensorWriter::new(&mut buf).unwrap();
     for (info, data) in tensors {
         let custom: BTreeMap<String, serde_cbor::Value> =
-            info.extra.iter().map(|(k, v)| (k.clone(), to_cbor(v))).collect();
+            info.extra().iter().map(|(k, v)| (k.clone(), to_cbor(v))).collect();
         w.add_tensor(
-            &info.name,
-            info.shape.clone(),
-            reference_dtype(info.dtype),
+            info.name(),
+            info.shape().to_vec(),
+            reference_dtype(info.dtype()),
             Layout::Dense,
             encoding.clone(),
             data.as_dense().unwrap().to_vec(),
@@ -131,10 +131,10 @@ fn we_read_what_the_reference_writes() {
                 assert!(file.verify().is_empty(), "{:?}", file.verify());
                 assert!(file.unreadable().is_empty());
                 for (info, data) in &tensors {
-                    let e = file.entry(&info.name).unwrap();
-                    assert_eq!((e.info.dtype, &e.info.shape), (info.dtype, &info.shape));
-                    assert_eq!(e.info.extra, info.extra, "custom fields of {}", info.name);
-                    assert_eq!(file.read(&info.name).unwrap().as_dense().unwrap(), data.as_dense().unwrap());
+                    let e = file.entry(info.name()).unwrap();
+                    assert_eq!((e.info().dtype(), e.info().shape()), (info.dtype(), info.shape()));
+                    assert_eq!(e.info().extra(), info.extra(), "custom fields of {}", info.name());
+                    assert_eq!(file.read(info.name()).unwrap().as_dense().unwrap(), data.as_dense().unwrap());
                 }
             }
         }

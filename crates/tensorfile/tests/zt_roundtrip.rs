@@ -35,20 +35,20 @@ fn every_dtype_encoding_order_checksum_round_trips() {
                 assert!(file.verify().is_empty(), "{compression:?} {checksum:?} {order:?}: {:?}", file.verify());
                 assert_eq!(file.entries().len(), tensors.len());
                 for ((info, data), entry) in tensors.iter().zip(file.entries()) {
-                    assert_eq!(&entry.info.name, &info.name);
-                    assert_eq!(entry.info.dtype, info.dtype);
-                    assert_eq!(entry.info.shape, info.shape);
-                    assert_eq!(entry.storage.offset % 64, 0);
-                    let got = file.read(&info.name).unwrap();
+                    assert_eq!(entry.info().name(), info.name());
+                    assert_eq!(entry.info().dtype(), info.dtype());
+                    assert_eq!(entry.info().shape(), info.shape());
+                    assert_eq!(entry.storage().offset() % 64, 0);
+                    let got = file.read(info.name()).unwrap();
                     assert_eq!(
                         got.as_dense().unwrap(),
                         data.as_dense().unwrap(),
                         "{} {compression:?} {order:?}",
-                        info.name
+                        info.name()
                     );
                     let expect_encoding = if compression == Compression::None { Encoding::Raw } else { Encoding::Zstd };
-                    assert_eq!(entry.storage.encoding, expect_encoding);
-                    assert_eq!(entry.storage.checksum.map(|c| c.kind()).unwrap_or(ChecksumKind::None), checksum);
+                    assert_eq!(entry.storage().encoding(), expect_encoding);
+                    assert_eq!(entry.storage().checksum().map(|c| c.kind()).unwrap_or(ChecksumKind::None), checksum);
                 }
                 read_with_reference(&bytes, &tensors);
             }
@@ -62,11 +62,11 @@ fn read_with_reference(bytes: &[u8], tensors: &[(TensorInfo, TensorData)]) {
     let metas = reader.list_tensors().clone();
     assert_eq!(metas.len(), tensors.len());
     for ((info, data), meta) in tensors.iter().zip(&metas) {
-        assert_eq!(meta.name, info.name);
-        assert_eq!(meta.dtype.to_string_key(), info.dtype.name());
-        assert_eq!(meta.shape, info.shape);
+        assert_eq!(meta.name, info.name());
+        assert_eq!(meta.dtype.to_string_key(), info.dtype().name());
+        assert_eq!(meta.shape, info.shape());
         let got = reader.read_raw_tensor_data(meta).unwrap();
-        assert_eq!(&got[..], &data.as_dense().unwrap()[..], "reference reading {}", info.name);
+        assert_eq!(&got[..], &data.as_dense().unwrap()[..], "reference reading {}", info.name());
     }
 }
 
@@ -135,7 +135,7 @@ fn pipelined_compression_is_deterministic_and_ordered() {
     }
     let file = common::open(default_pool);
     for (i, (info, data)) in tensors.iter().enumerate() {
-        assert_eq!(file.entries()[i].info.name, info.name);
-        assert_eq!(file.read_verified(i).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name);
+        assert_eq!(file.entries()[i].info().name(), info.name());
+        assert_eq!(file.read_verified(i).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name());
     }
 }

@@ -20,15 +20,9 @@ fn sparse(
     values: Vec<u8>,
 ) -> (TensorInfo, TensorData) {
     let nnz = values.len() as u64 / dtype.size().unwrap();
-    let info = TensorInfo {
-        name: name.into(),
-        kind: Kind::Tensor,
-        dtype,
-        shape,
-        layout: Layout::Sparse { format, nnz },
-        extra: vec![],
-    };
-    (info, TensorData::sparse(SparseData { format, nnz, indptr, indices, values: Bytes::from_vec(values) }))
+    let info = TensorInfo::new(name, Kind::Tensor, dtype, shape, Layout::Sparse { format, nnz }).unwrap();
+    let data = SparseData::new(format, nnz, indptr, indices, Bytes::from_vec(values)).unwrap();
+    (info, TensorData::sparse(data))
 }
 
 fn f32s(v: &[f32]) -> Vec<u8> {
@@ -72,12 +66,12 @@ fn spec_form_round_trips_in_every_encoding_and_order() {
             let file = open(write(Format::Zt, &tensors, &options(compression, ChecksumKind::Crc32c, order)));
             assert!(file.verify().is_empty(), "{:?}", file.verify());
             for (info, data) in &tensors {
-                let e = file.entry(&info.name).unwrap();
-                assert_eq!(e.info.layout, info.layout);
-                let got = file.read(&info.name).unwrap();
-                assert_eq!(got.layout(), data.layout(), "layout changed for {}", info.name);
+                let e = file.entry(info.name()).unwrap();
+                assert_eq!(e.info().layout(), info.layout());
+                let got = file.read(info.name()).unwrap();
+                assert_eq!(got.layout(), data.layout(), "layout changed for {}", info.name());
                 match (got.to_sparse(), data.to_sparse()) {
-                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{} {compression:?} {order:?}", info.name),
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{} {compression:?} {order:?}", info.name()),
                     _ => assert_eq!(got.as_dense().unwrap(), data.as_dense().unwrap()),
                 }
             }
@@ -143,9 +137,9 @@ fn reference_sparse_records_are_read() {
     let f = open(buf.into_inner());
     assert!(f.verify().is_empty(), "{:?}", f.verify());
     let csr = f.read("csr").unwrap().to_sparse().unwrap();
-    assert_eq!((csr.indptr.as_slice(), csr.indices.as_slice(), csr.nnz), (&[0u64, 1][..], &[2u64][..], 1));
-    assert_eq!(&*csr.values, &77u64.to_le_bytes());
+    assert_eq!((csr.indptr(), csr.indices(), csr.nnz()), (&[0u64, 1][..], &[2u64][..], 1));
+    assert_eq!(&**csr.values(), &77u64.to_le_bytes());
     let coo = f.read("coo").unwrap().to_sparse().unwrap();
-    assert_eq!(coo.indices, vec![0, 1, 2, 2, 0, 1]);
-    assert_eq!(&*coo.values, &u64s(&[10, 11, 12])[..]);
+    assert_eq!(coo.indices(), vec![0, 1, 2, 2, 0, 1]);
+    assert_eq!(&**coo.values(), &u64s(&[10, 11, 12])[..]);
 }

@@ -73,8 +73,8 @@ impl Failure {
     }
 
     fn unreadable(file: &Path, u: &Unreadable) -> Failure {
-        let message = format!("{}: cannot read {:?}: {}", file.display(), u.name, u.error.message());
-        Failure { name: u.name.clone(), message, rule: u.error.rule().map(|r| r.id()) }
+        let message = format!("{}: cannot read {:?}: {}", file.display(), u.name(), u.error().message());
+        Failure { name: u.name().to_string(), message, rule: u.error().rule().map(|r| r.id()) }
     }
 }
 
@@ -94,7 +94,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         let data = match file.read_verified(*index) {
             Ok(data) => data,
             Err(err) => {
-                failures.push(Failure::of(&entry.info.name, &err));
+                failures.push(Failure::of(entry.info().name(), &err));
                 continue;
             }
         };
@@ -151,7 +151,7 @@ fn print_result(
             .iter()
             .map(|(e, files)| {
                 let paths: Vec<_> = files.iter().map(|f| f.path.display().to_string()).collect();
-                json!({ "name": e.info.name, "files": paths })
+                json!({ "name": e.info().name(), "files": paths })
             })
             .collect();
         let failed: Vec<_> =
@@ -161,7 +161,7 @@ fn print_result(
     for (e, files) in written {
         for f in files.iter() {
             let path = f.path.display().to_string();
-            writeln!(out, "{} -> {}", render::printable(&e.info.name), render::printable(&path))?;
+            writeln!(out, "{} -> {}", render::printable(e.info().name()), render::printable(&path))?;
         }
     }
     Ok(())
@@ -180,7 +180,7 @@ fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Resul
         if names[..k].contains(name) {
             continue;
         }
-        match (file.index_of(name), file.unreadable().iter().find(|u| &u.name == name)) {
+        match (file.index_of(name), file.unreadable().iter().find(|u| u.name() == name)) {
             (Some(i), _) => selected.push(i),
             (None, Some(u)) => failures.push(Failure::unreadable(path, u)),
             (None, None) => return Err(Error::not_found(name.as_str()).in_file(path)),
@@ -193,19 +193,19 @@ fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Resul
 /// `<name>.<part>.npy` for each part of any other layout), or one of the entry decoded to
 /// dense.
 fn output_files(entry: &Entry, dir: &Path, dense: bool) -> Vec<OutputFile> {
-    let base = safe_name(&entry.info.name);
+    let base = safe_name(entry.info().name());
     // Data of a dtype NumPy has goes into .npy; any other into raw .<dtype>.bin.
     let file = |suffix: String, dtype: DType, part: Option<PartSpec>| match numpy_descr(dtype) {
         Some(_) => OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true },
         None => OutputFile { path: dir.join(format!("{base}{suffix}.{dtype}.bin")), part, npy: false },
     };
-    let parts = entry.info.parts().unwrap_or_default();
-    match (entry.info.kind, parts.as_slice()) {
+    let parts = entry.info().parts().unwrap_or_default();
+    match (entry.info().kind(), parts.as_slice()) {
         (Kind::Blob, _) => {
             vec![OutputFile { path: dir.join(format!("{base}.bin")), part: parts.first().cloned(), npy: false }]
         }
-        (_, [_]) => vec![file(String::new(), entry.info.dtype, parts.first().cloned())],
-        _ if dense => vec![file(String::new(), entry.info.dtype, None)],
+        (_, [_]) => vec![file(String::new(), entry.info().dtype(), parts.first().cloned())],
+        _ if dense => vec![file(String::new(), entry.info().dtype(), None)],
         _ => parts.into_iter().map(|p| file(format!(".{}", p.name()), p.dtype(), Some(p))).collect(),
     }
 }
@@ -214,7 +214,7 @@ fn output_files(entry: &Entry, dir: &Path, dense: bool) -> Vec<OutputFile> {
 fn check_distinct(file: &TensorFile, path: &Path, plans: &[(usize, Vec<OutputFile>)]) -> anyhow::Result<()> {
     let mut owners: HashMap<&Path, &str> = HashMap::new();
     for (index, files) in plans {
-        let name = file.entries()[*index].info.name.as_str();
+        let name = file.entries()[*index].info().name();
         for f in files {
             if let Some(other) = owners.insert(&f.path, name) {
                 anyhow::bail!(
@@ -230,18 +230,18 @@ fn check_distinct(file: &TensorFile, path: &Path, plans: &[(usize, Vec<OutputFil
 
 /// Write one part of `data` (decoded from `entry`), or all of it decoded to dense, to `out`.
 fn write_part(out: &mut dyn Write, entry: &Entry, data: &TensorData, file: &OutputFile) -> tensorfile::Result<()> {
-    let info = &entry.info;
+    let info = &entry.info();
     let (dtype, shape, bytes) = match &file.part {
         Some(part) => {
             let bytes = data.part(part.name()).ok_or_else(|| {
-                Error::unsupported(format!("no {} part in the data read", part.name())).for_tensor(&info.name)
+                Error::unsupported(format!("no {} part in the data read", part.name())).for_tensor(info.name())
             })?;
             (part.dtype(), part.shape().to_vec(), bytes.clone())
         }
-        None => (info.dtype, info.shape.clone(), data.to_dense(info.dtype, &info.shape)?),
+        None => (info.dtype(), info.shape().to_vec(), data.to_dense(info.dtype(), info.shape())?),
     };
     if file.npy {
-        write_npy(out, dtype, &shape, &bytes).map_err(|e| e.for_tensor(&info.name))
+        write_npy(out, dtype, &shape, &bytes).map_err(|e| e.for_tensor(info.name()))
     } else {
         out.write_all(&bytes).map_err(Error::from)
     }
@@ -250,13 +250,11 @@ fn write_part(out: &mut dyn Write, entry: &Entry, data: &TensorData, file: &Outp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tensorfile::model::{ByteOrder, Encoding, SparseFormat, Storage};
+    use tensorfile::model::{SparseFormat, Storage};
     use tensorfile::{Layout, TensorInfo};
 
     fn entry(info: TensorInfo) -> Entry {
-        let storage =
-            Storage { offset: 0, len: 0, encoding: Encoding::Raw, byte_order: ByteOrder::Little, checksum: None };
-        Entry { info, nbytes: 0, storage }
+        Entry::new(info, Storage::new(0, 0)).unwrap()
     }
 
     fn names(info: TensorInfo) -> Vec<String> {
@@ -269,7 +267,7 @@ mod tests {
         assert_eq!(names(TensorInfo::dense("n", DType::BFloat16, vec![2])), ["d/n.bfloat16.bin"]);
         assert_eq!(names(TensorInfo::blob("cfg", 3)), ["d/cfg.bin"]);
         let csr = Layout::Sparse { format: SparseFormat::Csr, nnz: 1 };
-        let info = TensorInfo { layout: csr, ..TensorInfo::dense("s", DType::Float8E5M2, vec![2, 2]) };
+        let info = TensorInfo::dense("s", DType::Float8E5M2, vec![2, 2]).with_layout(csr).unwrap();
         assert_eq!(names(info), ["d/s.indptr.npy", "d/s.indices.npy", "d/s.values.float8_e5m2.bin"]);
     }
 }

@@ -49,13 +49,13 @@ const COLUMNS: [(&str, bool); 9] = [
 
 /// Other fields of an entry, compactly: `key=value key2={"a":1}`.
 fn fields(e: &Entry) -> String {
-    let pairs = e.info.extra.iter().map(|(k, v)| format!("{}={}", render::printable(k), v.to_json()));
+    let pairs = e.info().extra().iter().map(|(k, v)| format!("{}={}", render::printable(k), v.to_json()));
     pairs.collect::<Vec<_>>().join(" ")
 }
 
 fn table(file: &TensorFile) -> Table {
     let rows = listing::rows(file);
-    let any_fields = file.entries().iter().any(|e| !e.info.extra.is_empty());
+    let any_fields = file.entries().iter().any(|e| !e.info().extra().is_empty());
     let is_set = file.is_set();
     let mut columns = COLUMNS.to_vec();
     if is_set {
@@ -69,15 +69,15 @@ fn table(file: &TensorFile) -> Table {
         table.push(match row {
             EntryRow::Readable { entry: e, shard } => {
                 let mut cells = vec![
-                    render::printable(&e.info.name).into_owned(),
-                    e.info.dtype.name().to_string(),
-                    render::shape(&e.info.shape),
-                    e.nbytes.to_string(),
-                    e.info.kind.name().to_string(),
-                    e.info.layout.describe(),
-                    e.storage.encoding.name().to_string(),
-                    e.storage.len.to_string(),
-                    e.storage.checksum.map(|c| c.to_string()).unwrap_or_default(),
+                    render::printable(e.info().name()).into_owned(),
+                    e.info().dtype().name().to_string(),
+                    render::shape(e.info().shape()),
+                    e.nbytes().to_string(),
+                    e.info().kind().name().to_string(),
+                    e.info().layout().describe(),
+                    e.storage().encoding().name().to_string(),
+                    e.storage().len().to_string(),
+                    e.storage().checksum().map(|c| c.to_string()).unwrap_or_default(),
                 ];
                 if let Some(shard) = shard {
                     // The file name: the shards of a set share a folder, most of the time.
@@ -90,11 +90,11 @@ fn table(file: &TensorFile) -> Table {
                 cells
             }
             EntryRow::Unreadable(u) => vec![
-                render::printable(&u.name).into_owned(),
-                render::printable(&u.dtype).into_owned(),
-                render::shape(&u.shape),
+                render::printable(u.name()).into_owned(),
+                render::printable(u.dtype()).into_owned(),
+                render::shape(u.shape()),
                 "-".into(),
-                format!("unreadable: {}", render::printable(&with_hint(&u.error))),
+                format!("unreadable: {}", render::printable(&with_hint(u.error()))),
             ],
         });
     }

@@ -24,9 +24,8 @@ fn f32s(v: &[f32]) -> Vec<u8> {
 fn sparse(name: &str, indices: Vec<u64>, values: &[f32]) -> (TensorInfo, TensorData) {
     let nnz = values.len() as u64;
     let layout = Layout::Sparse { format: SparseFormat::Coo, nnz };
-    let info = TensorInfo { layout, ..TensorInfo::dense(name, DType::Float32, vec![3, 4]) };
-    let data =
-        SparseData { format: SparseFormat::Coo, nnz, indptr: vec![], indices, values: Bytes::from_vec(f32s(values)) };
+    let info = TensorInfo::dense(name, DType::Float32, vec![3, 4]).with_layout(layout).unwrap();
+    let data = SparseData::new(SparseFormat::Coo, nnz, vec![], indices, Bytes::from_vec(f32s(values))).unwrap();
     (info, TensorData::sparse(data))
 }
 

@@ -7,12 +7,12 @@ use super::{SparseDiff, Unit, ValueDiff};
 use crate::model::{DType, SparseData};
 
 pub(super) fn sparse_diff(dtype: DType, a: &SparseData, b: &SparseData) -> Option<SparseDiff> {
-    let same_nnz = a.nnz == b.nnz;
+    let same_nnz = a.nnz() == b.nnz();
     let d = SparseDiff {
-        nnz: (!same_nnz).then_some((a.nnz, b.nnz)),
-        indptr_differ: a.indptr != b.indptr,
-        indices_differ: a.indices != b.indices,
-        values: if same_nnz { value_diff(dtype, &a.values, &b.values) } else { None },
+        nnz: (!same_nnz).then_some((a.nnz(), b.nnz())),
+        indptr_differ: a.indptr() != b.indptr(),
+        indices_differ: a.indices() != b.indices(),
+        values: if same_nnz { value_diff(dtype, a.values(), b.values()) } else { None },
     };
     (!same_nnz || d.indptr_differ || d.indices_differ || d.values.is_some()).then_some(d)
 }

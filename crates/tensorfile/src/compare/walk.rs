@@ -11,16 +11,16 @@ use crate::model::{DType, Layout, TensorData, TensorInfo};
 /// Compare every entry of `a` with the entry of the same name in `b`.
 pub fn compare(a: &TensorFile, b: &TensorFile) -> Diff {
     let mut diff = Diff::default();
-    let unreadable_a: HashSet<&str> = a.unreadable().iter().map(|u| u.name.as_str()).collect();
-    let unreadable_b: HashSet<&str> = b.unreadable().iter().map(|u| u.name.as_str()).collect();
+    let unreadable_a: HashSet<&str> = a.unreadable().iter().map(|u| u.name()).collect();
+    let unreadable_b: HashSet<&str> = b.unreadable().iter().map(|u| u.name()).collect();
     for u in a.unreadable() {
-        diff.unreadable.push(ReadFailure::new(Side::A, &u.name, &u.error));
+        diff.unreadable.push(ReadFailure::new(Side::A, u.name(), u.error()));
     }
     for u in b.unreadable() {
-        diff.unreadable.push(ReadFailure::new(Side::B, &u.name, &u.error));
+        diff.unreadable.push(ReadFailure::new(Side::B, u.name(), u.error()));
     }
     for (i, entry) in a.entries().iter().enumerate() {
-        let name = entry.info.name.as_str();
+        let name = entry.info().name();
         match b.index_of(name) {
             Some(j) => compare_entry(a, i, b, j, &mut diff),
             None if unreadable_b.contains(name) => {}
@@ -29,29 +29,29 @@ pub fn compare(a: &TensorFile, b: &TensorFile) -> Diff {
     }
     let in_a = |name: &str| a.index_of(name).is_some() || unreadable_a.contains(name);
     let in_b = |name: &str| b.index_of(name).is_some() || unreadable_b.contains(name);
-    diff.only_in_a.extend(a.unreadable().iter().map(|u| u.name.as_str()).filter(|n| !in_b(n)).map(str::to_string));
-    let names_b =
-        b.entries().iter().map(|e| e.info.name.as_str()).chain(b.unreadable().iter().map(|u| u.name.as_str()));
+    diff.only_in_a.extend(a.unreadable().iter().map(|u| u.name()).filter(|n| !in_b(n)).map(str::to_string));
+    let names_b = b.entries().iter().map(|e| e.info().name()).chain(b.unreadable().iter().map(|u| u.name()));
     diff.only_in_b.extend(names_b.filter(|n| !in_a(n)).map(str::to_string));
     diff
 }
 
 /// Compare entry `i` of `a` with entry `j` of `b` (same name), recording the outcome.
 fn compare_entry(a: &TensorFile, i: usize, b: &TensorFile, j: usize, diff: &mut Diff) {
-    let (ia, ib) = (&a.entries()[i].info, &b.entries()[j].info);
+    let (ia, ib) = (&a.entries()[i].info(), &b.entries()[j].info());
     let mut changes = described_changes(ia, ib);
-    let comparable = ia.dtype == ib.dtype && ia.shape == ib.shape && layout_name(&ia.layout) == layout_name(&ib.layout);
+    let comparable =
+        ia.dtype() == ib.dtype() && ia.shape() == ib.shape() && layout_name(ia.layout()) == layout_name(ib.layout());
     if comparable {
         match (a.read_index(i), b.read_index(j)) {
-            (Ok(da), Ok(db)) => changes.extend(data_change(ia.dtype, &da, &db)),
+            (Ok(da), Ok(db)) => changes.extend(data_change(ia.dtype(), &da, &db)),
             (ra, rb) => {
                 for (side, r) in [(Side::A, ra), (Side::B, rb)] {
                     if let Err(e) = r {
-                        diff.unreadable.push(ReadFailure::new(side, &ia.name, &e));
+                        diff.unreadable.push(ReadFailure::new(side, ia.name(), &e));
                     }
                 }
                 if !changes.is_empty() {
-                    diff.changed.push(TensorDiff { name: ia.name.clone(), changes });
+                    diff.changed.push(TensorDiff { name: ia.name().to_string(), changes });
                 }
                 return;
             }
@@ -60,23 +60,23 @@ fn compare_entry(a: &TensorFile, i: usize, b: &TensorFile, j: usize, diff: &mut 
     if changes.is_empty() {
         diff.identical += 1;
     } else {
-        diff.changed.push(TensorDiff { name: ia.name.clone(), changes });
+        diff.changed.push(TensorDiff { name: ia.name().to_string(), changes });
     }
 }
 
 /// Differences in what the files say about a tensor (kind, dtype, shape, layout).
 fn described_changes(a: &TensorInfo, b: &TensorInfo) -> Vec<Change> {
     let mut changes = Vec::new();
-    if a.kind != b.kind {
-        changes.push(Change::Kind { a: a.kind, b: b.kind });
+    if a.kind() != b.kind() {
+        changes.push(Change::Kind { a: a.kind(), b: b.kind() });
     }
-    if a.dtype != b.dtype {
-        changes.push(Change::DType { a: a.dtype, b: b.dtype });
+    if a.dtype() != b.dtype() {
+        changes.push(Change::DType { a: a.dtype(), b: b.dtype() });
     }
-    if a.shape != b.shape {
-        changes.push(Change::Shape { a: a.shape.clone(), b: b.shape.clone() });
+    if a.shape() != b.shape() {
+        changes.push(Change::Shape { a: a.shape().to_vec(), b: b.shape().to_vec() });
     }
-    let (la, lb) = (layout_name(&a.layout), layout_name(&b.layout));
+    let (la, lb) = (layout_name(a.layout()), layout_name(b.layout()));
     if la != lb {
         changes.push(Change::Layout { a: la, b: lb });
     }

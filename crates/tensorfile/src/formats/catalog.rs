@@ -30,7 +30,7 @@ impl Catalog {
     /// An entry the file declares but that cannot be read: its name, its dtype and shape as
     /// the file gives them (empty when unknown), and why.
     pub(crate) fn push_unreadable(&mut self, name: String, dtype: String, shape: Vec<u64>, error: Error) {
-        self.unreadable.push(Unreadable { name, dtype, shape, error });
+        self.unreadable.push(Unreadable::new(name, dtype, shape, error));
     }
 
     /// The readable entries, to adjust what the reader found first (offsets of a file nested
@@ -78,17 +78,10 @@ mod tests {
     fn entries_are_found_by_index_and_an_index_past_the_end_is_an_error() {
         let mut c = Catalog::default();
         let info = TensorInfo::blob("a", 3);
-        let storage = Storage {
-            offset: 0,
-            len: 3,
-            encoding: crate::model::Encoding::Raw,
-            byte_order: crate::model::ByteOrder::Little,
-            checksum: None,
-        };
-        c.push(Entry { info, nbytes: 3, storage });
+        c.push(Entry::new(info, Storage::new(0, 3)).unwrap());
         c.push_unreadable("b".into(), "Q9".into(), vec![2], Error::invalid(Rule::UnknownDType, "Q9"));
-        assert_eq!(c.get(0).unwrap().info.name, "a");
+        assert_eq!(c.get(0).unwrap().info().name(), "a");
         assert!(matches!(c.get(1).unwrap_err().kind(), crate::ErrorKind::Usage(_)));
-        assert_eq!(c.unreadable()[0].name, "b");
+        assert_eq!(c.unreadable()[0].name(), "b");
     }
 }

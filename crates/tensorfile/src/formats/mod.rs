@@ -182,7 +182,7 @@ pub trait FormatWriter {
 /// The bytes a planned tensor handed over in pieces must add up to: its dense size (pieces
 /// are for dense tensors only).
 pub(crate) fn streamed_size(info: &TensorInfo) -> Result<u64> {
-    if info.layout.is_sparse() {
+    if info.layout().is_sparse() {
         return Err(Error::usage("dense pieces for a sparse tensor"));
     }
     info.nbytes()
@@ -193,7 +193,8 @@ pub(crate) fn check_streamed(info: &TensorInfo, got: u64, want: u64) -> Result<(
     if got != want {
         return Err(Error::usage(format!(
             "{got} bytes given in pieces, dtype {} and shape {:?} need {want}",
-            info.dtype, info.shape
+            info.dtype(),
+            info.shape()
         )));
     }
     Ok(())
@@ -201,7 +202,7 @@ pub(crate) fn check_streamed(info: &TensorInfo, got: u64, want: u64) -> Result<(
 
 /// Check that `data` is what `info` promises.
 pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
-    match (&info.layout, data.layout()) {
+    match (info.layout(), data.layout()) {
         (Layout::Sparse { format, nnz }, Layout::Sparse { format: got, nnz: got_nnz }) => {
             if got != format || got_nnz != nnz {
                 return Err(Error::usage(format!(
@@ -211,14 +212,14 @@ pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
                 )));
             }
             let s = data.to_sparse()?;
-            if s.values.len() as u64 != info.dtype.nbytes(*nnz)? {
+            if s.values().len() as u64 != info.dtype().nbytes(*nnz)? {
                 return Err(Error::usage(format!(
                     "{} bytes of sparse values for nnz {nnz} of {}",
-                    s.values.len(),
-                    info.dtype
+                    s.values().len(),
+                    info.dtype()
                 )));
             }
-            s.validate(&info.shape)
+            s.validate(info.shape())
         }
         (Layout::Sparse { .. }, _) => Err(Error::usage("dense data for a sparse tensor")),
         (_, Layout::Sparse { .. }) => Err(Error::usage("sparse data for a dense tensor")),
@@ -229,8 +230,8 @@ pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
                 return Err(Error::usage(format!(
                     "{} bytes given, dtype {} and shape {:?} need {want}",
                     b.len(),
-                    info.dtype,
-                    info.shape
+                    info.dtype(),
+                    info.shape()
                 )));
             }
             Ok(())
@@ -253,9 +254,9 @@ pub fn exercise(data: &[u8], format: Option<Format>) {
     let _ = file.summary();
     let _ = file.verify();
     for (i, entry) in file.entries().iter().enumerate() {
-        let _ = entry.info.nbytes();
+        let _ = entry.info().nbytes();
         if let Ok(d) = file.read_verified(i) {
-            assert_eq!(d.len(), entry.nbytes, "entry {:?} decoded to a different size", entry.info.name);
+            assert_eq!(d.len(), entry.nbytes(), "entry {:?} decoded to a different size", entry.info().name());
         }
     }
 }

@@ -101,7 +101,7 @@ impl TensorData {
             b.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect()
         };
         let values = self.part(VALUES).cloned().unwrap_or_else(|| Bytes::from_vec(Vec::new()));
-        Ok(SparseData { format, nnz, indptr: u64s(INDPTR), indices: u64s(INDICES), values })
+        SparseData::new(format, nnz, u64s(INDPTR), u64s(INDICES), values)
     }
 
     /// Total decoded bytes: the sum of the parts (for sparse: values plus 8 bytes per index).
@@ -144,21 +144,69 @@ pub fn gather(mut chunks: Chunks<'_>) -> Result<Bytes> {
     Ok(Bytes::from_vec(all))
 }
 
-/// A sparse tensor's components, validated against its shape.
+/// A sparse tensor's components: built consistent with their format and nnz
+/// ([`SparseData::new`]), checked against a shape by [`SparseData::validate`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct SparseData {
-    pub format: SparseFormat,
-    pub nnz: u64,
-    /// CSR row pointers (`rows + 1`, non-decreasing, first 0, last nnz); empty for COO.
-    pub indptr: Vec<u64>,
-    /// COO: the `ndim x nnz` index matrix, one dimension after another (as torch's
-    /// `indices()`). CSR: the `nnz` column indices.
-    pub indices: Vec<u64>,
-    /// The `nnz` stored values, little-endian.
-    pub values: Bytes,
+    format: SparseFormat,
+    nnz: u64,
+    indptr: Vec<u64>,
+    indices: Vec<u64>,
+    values: Bytes,
 }
 
 impl SparseData {
+    /// Sparse components, checked for lengths that fit `format` and `nnz` ([`Rule::BadSparse`]
+    /// otherwise): COO has no row pointers and a whole number of rows of `nnz` indices (none
+    /// when `nnz` is 0); CSR has `nnz` column indices. How many row pointers and index rows
+    /// there must be depends on the shape: [`SparseData::validate`] checks those.
+    pub fn new(format: SparseFormat, nnz: u64, indptr: Vec<u64>, indices: Vec<u64>, values: Bytes) -> Result<Self> {
+        let fail = |msg: String| Err(Error::invalid(Rule::BadSparse, msg));
+        let n = indices.len() as u64;
+        match format {
+            SparseFormat::Coo => {
+                if !indptr.is_empty() {
+                    return fail(format!("{} row pointers in a COO tensor", indptr.len()));
+                }
+                if (nnz == 0 && n != 0) || (nnz != 0 && n % nnz != 0) {
+                    return fail(format!("{n} COO indices are no whole number of rows of nnz {nnz}"));
+                }
+            }
+            SparseFormat::Csr => {
+                if n != nnz {
+                    return fail(format!("{n} column indices for nnz {nnz}"));
+                }
+            }
+        }
+        Ok(SparseData { format, nnz, indptr, indices, values })
+    }
+
+    /// The sparse format.
+    pub fn format(&self) -> SparseFormat {
+        self.format
+    }
+
+    /// How many values are stored.
+    pub fn nnz(&self) -> u64 {
+        self.nnz
+    }
+
+    /// CSR row pointers (`rows + 1`, non-decreasing, first 0, last nnz); empty for COO.
+    pub fn indptr(&self) -> &[u64] {
+        &self.indptr
+    }
+
+    /// COO: the `ndim x nnz` index matrix, one dimension after another (as torch's
+    /// `indices()`). CSR: the `nnz` column indices.
+    pub fn indices(&self) -> &[u64] {
+        &self.indices
+    }
+
+    /// The `nnz` stored values, little-endian.
+    pub fn values(&self) -> &Bytes {
+        &self.values
+    }
+
     /// Indices within the shape; CSR row pointers start at 0, never decrease and end at nnz.
     pub fn validate(&self, shape: &[u64]) -> Result<()> {
         let d = self;
@@ -198,5 +246,27 @@ impl SparseData {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_components_must_fit_their_format_and_nnz() {
+        let values = || Bytes::from_vec(vec![0; 8]);
+        let rule = |r: Result<SparseData>| r.unwrap_err().rule();
+        let coo = SparseData::new(SparseFormat::Coo, 2, vec![], vec![0, 1, 2, 3], values()).unwrap();
+        assert_eq!(
+            (coo.format(), coo.nnz(), coo.indices(), coo.indptr()),
+            (SparseFormat::Coo, 2, &[0, 1, 2, 3][..], &[][..])
+        );
+        assert_eq!(rule(SparseData::new(SparseFormat::Coo, 2, vec![0], vec![0, 1], values())), Some(Rule::BadSparse));
+        assert_eq!(rule(SparseData::new(SparseFormat::Coo, 2, vec![], vec![0, 1, 2], values())), Some(Rule::BadSparse));
+        assert_eq!(rule(SparseData::new(SparseFormat::Coo, 0, vec![], vec![0], values())), Some(Rule::BadSparse));
+        assert!(SparseData::new(SparseFormat::Coo, 0, vec![], vec![], values()).is_ok());
+        assert!(SparseData::new(SparseFormat::Csr, 2, vec![0, 2], vec![0, 1], values()).is_ok());
+        assert_eq!(rule(SparseData::new(SparseFormat::Csr, 2, vec![0, 2], vec![0], values())), Some(Rule::BadSparse));
     }
 }

@@ -3,8 +3,9 @@
 use std::fmt;
 
 use crate::checked;
-use crate::error::Result;
-use crate::model::{DType, Layout, MetaValue, PartSpec};
+use crate::error::{Error, Result, Rule};
+use crate::limits::MAX_RANK;
+use crate::model::{DType, Layout, MetaValue, PartSpec, SparseFormat};
 
 /// Whether an entry is a tensor or an opaque blob (bytes with a key and no tensor meaning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,18 +28,59 @@ impl Kind {
 }
 
 /// What a reader knows about a tensor, and what a writer needs to store it.
+///
+/// Built by [`TensorInfo::new`], which checks that the description is one a tensor can have
+/// (see there), or by [`TensorInfo::dense`] and [`TensorInfo::blob`] and the `with_*`
+/// builders.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorInfo {
-    pub name: String,
-    pub kind: Kind,
-    pub dtype: DType,
-    pub shape: Vec<u64>,
-    pub layout: Layout,
-    /// Other per-tensor fields (custom keys of a `.zt` entry...), in file order.
-    pub extra: Vec<(String, MetaValue)>,
+    name: String,
+    kind: Kind,
+    dtype: DType,
+    shape: Vec<u64>,
+    layout: Layout,
+    extra: Vec<(String, MetaValue)>,
 }
 
 impl TensorInfo {
+    /// A tensor description, checked:
+    ///
+    /// - its rank is at most [`MAX_RANK`] (else [`Rule::BadField`]);
+    /// - its element count fits 64 bits ([`Rule::ShapeOverflow`]);
+    /// - a CSR layout has rank 2 ([`Rule::BadSparse`]);
+    /// - a blob is a 1-D `uint8` tensor ([`Rule::BadField`]);
+    /// - its byte size, [`TensorInfo::nbytes`], is computable (the error that gives:
+    ///   [`Rule::ShapeOverflow`], [`Rule::OutOfBounds`], or [`Rule::SizeMismatch`] for
+    ///   sub-byte elements that do not fill whole bytes).
+    pub fn new(name: impl Into<String>, kind: Kind, dtype: DType, shape: Vec<u64>, layout: Layout) -> Result<Self> {
+        TensorInfo::check(kind, dtype, &shape, &layout)?;
+        Ok(TensorInfo { name: name.into(), kind, dtype, shape, layout, extra: Vec::new() })
+    }
+
+    /// What [`TensorInfo::new`] checks, on borrowed parts: the byte size of such a tensor.
+    pub(crate) fn check(kind: Kind, dtype: DType, shape: &[u64], layout: &Layout) -> Result<u64> {
+        if shape.len() > MAX_RANK {
+            return Err(Error::invalid(Rule::BadField, format!("rank {} exceeds {MAX_RANK}", shape.len())));
+        }
+        checked::numel(shape)?;
+        if let Layout::Sparse { format: SparseFormat::Csr, .. } = layout {
+            if shape.len() != 2 {
+                return Err(Error::invalid(Rule::BadSparse, format!("CSR tensor of rank {}, not 2", shape.len())));
+            }
+        }
+        if kind == Kind::Blob && (dtype != DType::UInt8 || shape.len() != 1) {
+            return Err(Error::invalid(Rule::BadField, format!("a blob is 1-D uint8, not {dtype} of shape {shape:?}")));
+        }
+        nbytes(dtype, shape, layout)
+    }
+
+    /// A tensor already checked by [`TensorInfo::check`]: for readers that must keep their
+    /// inputs when the check fails (to report the entry as unreadable).
+    pub(crate) fn checked(name: impl Into<String>, kind: Kind, dtype: DType, shape: Vec<u64>, layout: Layout) -> Self {
+        debug_assert!(TensorInfo::check(kind, dtype, &shape, &layout).is_ok());
+        TensorInfo { name: name.into(), kind, dtype, shape, layout, extra: Vec::new() }
+    }
+
     /// A dense tensor with no extra fields.
     pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<u64>) -> Self {
         TensorInfo { name: name.into(), kind: Kind::Tensor, dtype, shape, layout: Layout::Dense, extra: Vec::new() }
@@ -49,7 +91,59 @@ impl TensorInfo {
         TensorInfo { kind: Kind::Blob, ..TensorInfo::dense(name, DType::UInt8, vec![len]) }
     }
 
-    /// The number of elements: the product of the shape (1 for a scalar), checked for overflow.
+    /// The same tensor in another layout, checked as [`TensorInfo::new`] checks.
+    pub fn with_layout(self, layout: Layout) -> Result<Self> {
+        TensorInfo::check(self.kind, self.dtype, &self.shape, &layout)?;
+        Ok(TensorInfo { layout, ..self })
+    }
+
+    /// The same tensor in the dense layout, unchecked: what a reader hands over for a tensor
+    /// stored in a layout that reads as dense, or a sparse one decoded.
+    pub(crate) fn into_dense_layout(self) -> Self {
+        TensorInfo { layout: Layout::Dense, ..self }
+    }
+
+    /// The same tensor with these extra fields (replacing any it had).
+    pub fn with_extra(self, extra: Vec<(String, MetaValue)>) -> Self {
+        TensorInfo { extra, ..self }
+    }
+
+    /// The same tensor under another name.
+    pub fn with_name(self, name: impl Into<String>) -> Self {
+        TensorInfo { name: name.into(), ..self }
+    }
+
+    /// The tensor's name (key) in its file.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether this is a tensor or a blob.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The logical element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The logical shape, outermost dimension first.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// How the elements are arranged where they are stored.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Other per-tensor fields (custom keys of a `.zt` entry...), in file order.
+    pub fn extra(&self) -> &[(String, MetaValue)] {
+        &self.extra
+    }
+
+    /// The number of elements the shape holds.
     pub fn numel(&self) -> Result<u64> {
         checked::numel(&self.shape)
     }
@@ -57,16 +151,18 @@ impl TensorInfo {
     /// Bytes of the decoded data: the sum of its layout's parts (the dense elements, or for
     /// sparse tensors the values plus their `u64` index arrays).
     pub fn nbytes(&self) -> Result<u64> {
-        self.layout
-            .parts(self.dtype, &self.shape)?
-            .iter()
-            .try_fold(0u64, |sum, p| checked::add(sum, p.nbytes()?, "tensor size"))
+        nbytes(self.dtype, &self.shape, &self.layout)
     }
 
     /// The parts this tensor's data is made of, as its layout names them.
     pub fn parts(&self) -> Result<Vec<PartSpec>> {
         self.layout.parts(self.dtype, &self.shape)
     }
+}
+
+/// Bytes of decoded data of this dtype, shape and layout (see [`TensorInfo::nbytes`]).
+fn nbytes(dtype: DType, shape: &[u64], layout: &Layout) -> Result<u64> {
+    layout.parts(dtype, shape)?.iter().try_fold(0u64, |sum, p| checked::add(sum, p.nbytes()?, "tensor size"))
 }
 
 /// Byte order of stored multi-byte elements.
@@ -237,38 +333,220 @@ impl std::str::FromStr for ChecksumKind {
 /// Where and how an entry's bytes are stored in its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Storage {
+    offset: u64,
+    len: u64,
+    encoding: Encoding,
+    byte_order: ByteOrder,
+    checksum: Option<Checksum>,
+}
+
+impl Storage {
+    /// `len` bytes at `offset`, stored raw, little-endian, without a checksum.
+    pub fn new(offset: u64, len: u64) -> Self {
+        Storage { offset, len, encoding: Encoding::Raw, byte_order: ByteOrder::Little, checksum: None }
+    }
+
+    /// The same bytes, encoded this way.
+    pub fn with_encoding(self, encoding: Encoding) -> Self {
+        Storage { encoding, ..self }
+    }
+
+    /// The same bytes, with multi-byte elements in this order.
+    pub fn with_byte_order(self, byte_order: ByteOrder) -> Self {
+        Storage { byte_order, ..self }
+    }
+
+    /// The same bytes, with this checksum (or none).
+    pub fn with_checksum(self, checksum: Option<Checksum>) -> Self {
+        Storage { checksum, ..self }
+    }
+
+    /// The same encoding and place, `len` stored bytes long.
+    pub(crate) fn with_len(self, len: u64) -> Self {
+        Storage { len, ..self }
+    }
+
     /// Absolute offset of the stored bytes in the file.
-    pub offset: u64,
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Stored length (compressed length when encoded).
-    pub len: u64,
-    pub encoding: Encoding,
-    pub byte_order: ByteOrder,
-    pub checksum: Option<Checksum>,
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether no bytes are stored.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How the stored bytes are encoded.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The order of bytes within stored multi-byte elements.
+    pub fn byte_order(&self) -> ByteOrder {
+        self.byte_order
+    }
+
+    /// The checksum the file gives for the stored bytes, if any.
+    pub fn checksum(&self) -> Option<Checksum> {
+        self.checksum
+    }
 }
 
 /// One readable entry of a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    pub info: TensorInfo,
+    info: TensorInfo,
+    nbytes: u64,
+    storage: Storage,
+}
+
+impl Entry {
+    /// The entry `info` describes, stored as `storage`; its [`Entry::nbytes`] are
+    /// `info.nbytes()`, and an error when those cannot be computed.
+    pub fn new(info: TensorInfo, storage: Storage) -> Result<Self> {
+        let nbytes = info.nbytes()?;
+        Ok(Entry { info, nbytes, storage })
+    }
+
+    /// Move the stored bytes' offset `by` bytes further into the file (an entry of a file
+    /// nested in another, counted from the outer file's start). Both lie within the outer
+    /// file, so the sum is at most its length.
+    pub(crate) fn shift_offset(&mut self, by: u64) {
+        self.storage.offset = self.storage.offset.saturating_add(by);
+    }
+
+    /// An entry whose `nbytes` its reader computed already ([`TensorInfo::check`]).
+    pub(crate) fn checked(info: TensorInfo, nbytes: u64, storage: Storage) -> Self {
+        debug_assert_eq!(info.nbytes().ok(), Some(nbytes));
+        Entry { info, nbytes, storage }
+    }
+
+    /// The same entry under another name.
+    pub(crate) fn with_name(self, name: impl Into<String>) -> Self {
+        Entry { info: self.info.with_name(name), ..self }
+    }
+
+    /// The same entry with these extra fields.
+    pub(crate) fn with_extra(self, extra: Vec<(String, MetaValue)>) -> Self {
+        Entry { info: self.info.with_extra(extra), ..self }
+    }
+
+    /// What the entry holds.
+    pub fn info(&self) -> &TensorInfo {
+        &self.info
+    }
+
     /// Bytes that reading this entry yields (see [`TensorInfo::nbytes`]).
-    pub nbytes: u64,
-    pub storage: Storage,
+    pub fn nbytes(&self) -> u64 {
+        self.nbytes
+    }
+
+    /// Where and how its bytes are stored.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
 }
 
 /// An entry the file declares but that cannot be read (unknown dtype, encoding...), reported
 /// for that entry without refusing the rest of the file.
 #[derive(Debug)]
 pub struct Unreadable {
-    pub name: String,
-    /// The dtype as the file spells it.
-    pub dtype: String,
-    pub shape: Vec<u64>,
-    pub error: crate::Error,
+    name: String,
+    dtype: String,
+    shape: Vec<u64>,
+    error: crate::Error,
+}
+
+impl Unreadable {
+    /// An unreadable entry: its name, its dtype and shape as the file gives them (empty when
+    /// unknown), and why it cannot be read.
+    pub(crate) fn new(name: String, dtype: String, shape: Vec<u64>, error: crate::Error) -> Self {
+        Unreadable { name, dtype, shape, error }
+    }
+
+    /// The entry's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The dtype as the file spells it (empty when unknown).
+    pub fn dtype(&self) -> &str {
+        &self.dtype
+    }
+
+    /// The shape as the file gives it (empty when unknown).
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// Why the entry cannot be read.
+    pub fn error(&self) -> &crate::Error {
+        &self.error
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tensor_infos_are_checked_as_they_are_built() {
+        let rule = |r: Result<TensorInfo>| r.unwrap_err().rule();
+        let info = TensorInfo::new("w", Kind::Tensor, DType::Float32, vec![2, 3], Layout::Dense).unwrap();
+        assert_eq!(
+            (info.name(), info.dtype(), info.shape(), info.nbytes().unwrap()),
+            ("w", DType::Float32, &[2, 3][..], 24)
+        );
+        let deep = vec![1; MAX_RANK + 1];
+        assert_eq!(rule(TensorInfo::new("w", Kind::Tensor, DType::Float32, deep, Layout::Dense)), Some(Rule::BadField));
+        let huge = vec![u64::MAX, 2];
+        assert_eq!(
+            rule(TensorInfo::new("w", Kind::Tensor, DType::UInt8, huge, Layout::Dense)),
+            Some(Rule::ShapeOverflow)
+        );
+        let wide = vec![u64::MAX / 2];
+        assert_eq!(
+            rule(TensorInfo::new("w", Kind::Tensor, DType::Float32, wide, Layout::Dense)),
+            Some(Rule::ShapeOverflow)
+        );
+        let csr = Layout::Sparse { format: SparseFormat::Csr, nnz: 1 };
+        assert_eq!(
+            rule(TensorInfo::new("w", Kind::Tensor, DType::Float32, vec![4], csr.clone())),
+            Some(Rule::BadSparse)
+        );
+        assert_eq!(
+            rule(TensorInfo::dense("w", DType::Float32, vec![4]).with_layout(csr.clone())),
+            Some(Rule::BadSparse)
+        );
+        assert!(TensorInfo::dense("w", DType::Float32, vec![2, 2]).with_layout(csr).is_ok());
+        assert_eq!(
+            rule(TensorInfo::new("b", Kind::Blob, DType::Float32, vec![4], Layout::Dense)),
+            Some(Rule::BadField)
+        );
+        assert_eq!(
+            rule(TensorInfo::new("b", Kind::Blob, DType::UInt8, vec![2, 2], Layout::Dense)),
+            Some(Rule::BadField)
+        );
+        assert_eq!(
+            TensorInfo::new("b", Kind::Blob, DType::UInt8, vec![4], Layout::Dense).unwrap(),
+            TensorInfo::blob("b", 4)
+        );
+    }
+
+    #[test]
+    fn entries_take_their_size_from_their_info() {
+        let storage = Storage::new(8, 6).with_encoding(Encoding::Zstd).with_checksum(Some(Checksum::Crc32c(1)));
+        let e = Entry::new(TensorInfo::dense("w", DType::Float64, vec![3]), storage.clone()).unwrap();
+        assert_eq!((e.nbytes(), e.storage(), e.info().name()), (24, &storage, "w"));
+        assert_eq!((storage.offset(), storage.len(), storage.byte_order()), (8, 6, ByteOrder::Little));
+        let odd = TensorInfo::dense("w", DType::Float4E2M1Fn, vec![3]);
+        assert_eq!(Entry::new(odd, storage).unwrap_err().rule(), Some(Rule::SizeMismatch));
+    }
 
     #[test]
     fn checksums_of_pieces_equal_checksums_of_the_whole() {

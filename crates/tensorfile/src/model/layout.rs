@@ -220,19 +220,19 @@ fn scatter(s: &SparseData, dtype: DType, shape: &[u64], dense: &mut [u8]) -> Res
     }
     for (k, &at) in positions.iter().enumerate() {
         let to = checked::to_usize(at, "dense position")? * width;
-        dense[to..to + width].copy_from_slice(&s.values[k * width..(k + 1) * width]);
+        dense[to..to + width].copy_from_slice(&s.values()[k * width..(k + 1) * width]);
     }
     Ok(())
 }
 
 /// The row-major element index of each stored value (indices checked against the shape).
 fn positions(s: &SparseData, shape: &[u64]) -> Result<Vec<u64>> {
-    let nnz = checked::to_usize(s.nnz, "nnz")?;
-    match s.format {
+    let nnz = checked::to_usize(s.nnz(), "nnz")?;
+    match s.format() {
         SparseFormat::Coo => {
             let mut at = vec![0u64; nnz];
             for (dim, &extent) in shape.iter().enumerate() {
-                let row = &s.indices[dim * nnz..(dim + 1) * nnz];
+                let row = &s.indices()[dim * nnz..(dim + 1) * nnz];
                 for (a, &i) in at.iter_mut().zip(row) {
                     *a = checked::add(checked::mul(*a, extent, "dense position")?, i, "dense position")?;
                 }
@@ -242,9 +242,9 @@ fn positions(s: &SparseData, shape: &[u64]) -> Result<Vec<u64>> {
         SparseFormat::Csr => {
             let cols = shape.get(1).copied().unwrap_or(0);
             let mut at = Vec::with_capacity(nnz);
-            for (row, w) in s.indptr.windows(2).enumerate() {
+            for (row, w) in s.indptr().windows(2).enumerate() {
                 let (from, to) = (checked::to_usize(w[0], "indptr")?, checked::to_usize(w[1], "indptr")?);
-                for &col in &s.indices[from..to] {
+                for &col in &s.indices()[from..to] {
                     at.push(checked::add(checked::mul(row as u64, cols, "dense position")?, col, "dense position")?);
                 }
             }

@@ -109,11 +109,13 @@ impl ShardSet {
         for shard in &shards {
             starts.push(entries.len());
             entries.extend_from_slice(shard.reader.entries());
-            unreadable.extend(shard.reader.unreadable().iter().map(|u| Unreadable {
-                name: u.name.clone(),
-                dtype: u.dtype.clone(),
-                shape: u.shape.clone(),
-                error: u.error.clone().in_file(&shard.path),
+            unreadable.extend(shard.reader.unreadable().iter().map(|u| {
+                Unreadable::new(
+                    u.name().to_string(),
+                    u.dtype().to_string(),
+                    u.shape().to_vec(),
+                    u.error().clone().in_file(&shard.path),
+                )
             }));
             size = size.saturating_add(shard.size);
         }
@@ -252,8 +254,8 @@ fn open_as(path: &Path, bytes: Bytes, format: Format) -> Result<Shard> {
 
 /// Every name a shard declares, readable or not.
 fn names(shard: &Shard) -> impl Iterator<Item = &str> {
-    let readable = shard.reader.entries().iter().map(|e| e.info.name.as_str());
-    readable.chain(shard.reader.unreadable().iter().map(|u| u.name.as_str()))
+    let readable = shard.reader.entries().iter().map(|e| e.info().name());
+    readable.chain(shard.reader.unreadable().iter().map(|u| u.name()))
 }
 
 /// Which shard holds each name; a name in two shards is an error naming both.

@@ -160,7 +160,7 @@ pub fn convert_to_shards(
     let names = ShardNames::of(dest)?;
     let prepared = convert::prepare(src, Format::from_path(dest)?, options)?;
     let tensors = &prepared.plan.tensors;
-    let sizes: Vec<u64> = tensors.iter().map(|(i, _)| src.entries()[*i].nbytes).collect();
+    let sizes: Vec<u64> = tensors.iter().map(|(i, _)| src.entries()[*i].nbytes()).collect();
     let runs = split(&sizes, max_shard_size);
     let count = runs.len();
     if count > MAX_SHARDS {
@@ -180,7 +180,7 @@ pub fn convert_to_shards(
         let part = &tensors[run];
         staged.push(convert::write_staged(src, path, &prepared, part, options.verify, &mut tally)?);
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        weight_map.extend(part.iter().map(|(_, info)| (info.name.clone(), file.clone())));
+        weight_map.extend(part.iter().map(|(_, info)| (info.name().to_string(), file.clone())));
     }
     let index = (count > 1).then(|| names.path(&names.index()));
     if let Some(index) = &index {

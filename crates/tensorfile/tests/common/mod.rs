@@ -14,7 +14,7 @@ pub fn sample_bytes(info: &TensorInfo, seed: u64) -> Vec<u8> {
         .map(|_| {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let b = (state >> 33) as u8;
-            if info.dtype == tensorfile::DType::Bool { b & 1 } else { b }
+            if info.dtype() == tensorfile::DType::Bool { b & 1 } else { b }
         })
         .collect()
 }

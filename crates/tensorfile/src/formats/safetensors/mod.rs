@@ -57,7 +57,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
 /// every tensor aligned to its element size (as the safetensors library does).
 fn write_order(plan: &[TensorInfo]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..plan.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(plan[i].dtype.size().unwrap_or(0).min(8)));
+    order.sort_by_key(|&i| std::cmp::Reverse(plan[i].dtype().size().unwrap_or(0).min(8)));
     order
 }
 
@@ -87,15 +87,15 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 /// Whether a safetensors file can store `info`: dense, of a dtype safetensors names, and a
 /// blob only as a 1-D uint8 array; the error says why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if dtype_name(info.dtype).is_none() {
-        return Err(Error::unsupported(format!("safetensors has no dtype {}", info.dtype)));
+    if dtype_name(info.dtype()).is_none() {
+        return Err(Error::unsupported(format!("safetensors has no dtype {}", info.dtype())));
     }
-    if info.layout.is_sparse() {
+    if info.layout().is_sparse() {
         return Err(Error::unsupported("safetensors holds dense tensors only, not sparse ones"));
     }
-    if info.kind == Kind::Blob && !(info.dtype == DType::UInt8 && info.shape.len() == 1) {
+    if info.kind() == Kind::Blob && !(info.dtype() == DType::UInt8 && info.shape().len() == 1) {
         return Err(Error::unsupported("blob that is not a 1-D uint8 array"));
     }
-    debug_assert!(!matches!(info.layout, Layout::Sparse { .. }));
+    debug_assert!(!matches!(info.layout(), Layout::Sparse { .. }));
     Ok(())
 }

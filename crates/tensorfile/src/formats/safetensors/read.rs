@@ -10,7 +10,7 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::limits::{MAX_RANK, MAX_SAFETENSORS_HEADER};
-use crate::model::{ByteOrder, Encoding, Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::model::{Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{SPECULATIVE_READ, Source};
 
 /// An opened safetensors file.
@@ -194,7 +194,7 @@ impl SafetensorsReader {
                 Ok(e) => entries.push(e),
                 Err(failed) => {
                     let (d, error) = *failed;
-                    unreadable.push(Unreadable { name: d.name, dtype: d.dtype.into_owned(), shape: d.shape, error });
+                    unreadable.push(Unreadable::new(d.name, d.dtype.into_owned(), d.shape, error));
                 }
             }
         }
@@ -210,23 +210,17 @@ fn entry(d: Declared, data_start: u64) -> Result<Entry, Box<(Declared, Error)>> 
     };
     match checked_entry(dtype, &d, data_start) {
         Ok((nbytes, storage)) => {
-            let info = TensorInfo {
-                name: d.name,
-                kind: Kind::Tensor,
-                dtype,
-                shape: d.shape,
-                layout: Layout::Dense,
-                extra: d.extra,
-            };
-            Ok(Entry { info, nbytes, storage })
+            // Checked by checked_entry, which keeps `d` to report it when the check fails.
+            let info = TensorInfo::checked(d.name, Kind::Tensor, dtype, d.shape, Layout::Dense).with_extra(d.extra);
+            Ok(Entry::checked(info, nbytes, storage))
         }
         Err(e) => Err(Box::new((d, e))),
     }
 }
 
 fn checked_entry(dtype: crate::DType, d: &Declared, data_start: u64) -> Result<(u64, Storage)> {
-    let numel = checked::numel(&d.shape)?;
-    let nbytes = dtype.nbytes(numel)?;
+    // The rank is checked as the header is parsed; then what TensorInfo::new checks.
+    let nbytes = TensorInfo::check(Kind::Tensor, dtype, &d.shape, &Layout::Dense)?;
     if nbytes != d.end - d.begin {
         return Err(Error::invalid(
             Rule::SizeMismatch,
@@ -237,13 +231,7 @@ fn checked_entry(dtype: crate::DType, d: &Declared, data_start: u64) -> Result<(
             ),
         ));
     }
-    let storage = Storage {
-        offset: checked::add(data_start, d.begin, "tensor offset")?,
-        len: nbytes,
-        encoding: Encoding::Raw,
-        byte_order: ByteOrder::Little,
-        checksum: None,
-    };
+    let storage = Storage::new(checked::add(data_start, d.begin, "tensor offset")?, nbytes);
     Ok((nbytes, storage))
 }
 
@@ -271,6 +259,6 @@ impl FormatReader for SafetensorsReader {
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
         let e = self.catalog.get(index)?;
-        Ok(TensorData::dense(self.src.range(e.storage.offset, e.storage.len)?))
+        Ok(TensorData::dense(self.src.range(e.storage().offset(), e.storage().len())?))
     }
 }

@@ -28,14 +28,14 @@ pub fn header(plan: &[TensorInfo], metadata: &[(String, String)]) -> Result<Vec<
     }
     let mut offset = 0u64;
     for info in plan {
-        let dtype = dtype_name(info.dtype)
-            .ok_or_else(|| Error::unsupported(format!("safetensors has no dtype {}", info.dtype)))?;
+        let dtype = dtype_name(info.dtype())
+            .ok_or_else(|| Error::unsupported(format!("safetensors has no dtype {}", info.dtype())))?;
         let end = offset
             .checked_add(info.nbytes()?)
             .ok_or_else(|| Error::invalid(Rule::OutOfBounds, "total size overflows"))?;
-        let entry = json!({ "dtype": dtype, "shape": info.shape, "data_offsets": [offset, end] });
-        if top.insert(info.name.clone(), entry).is_some() {
-            return Err(Error::usage(format!("two tensors named {:?}", info.name)));
+        let entry = json!({ "dtype": dtype, "shape": info.shape(), "data_offsets": [offset, end] });
+        if top.insert(info.name().to_string(), entry).is_some() {
+            return Err(Error::usage(format!("two tensors named {:?}", info.name())));
         }
         offset = end;
     }
@@ -54,7 +54,7 @@ impl<'w> SafetensorsWriter<'w> {
     /// A writer for the tensors of `plan`; errors naming the first one safetensors cannot hold.
     pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
         for info in plan {
-            check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+            check_supported(info).map_err(|e| e.for_tensor(info.name()))?;
         }
         let header = header(plan, &options.metadata)?;
         out.write_all(&(header.len() as u64).to_le_bytes())?;
@@ -66,7 +66,7 @@ impl<'w> SafetensorsWriter<'w> {
 impl FormatWriter for SafetensorsWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
-        check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
+        check_data(info, data).map_err(|e| e.for_tensor(info.name()))?;
         self.out.write_all(data.as_dense()?)?;
         self.next += 1;
         Ok(())
@@ -74,7 +74,7 @@ impl FormatWriter for SafetensorsWriter<'_> {
 
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
-        let want = streamed_size(info).map_err(|e| e.for_tensor(&info.name))?;
+        let want = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
         let mut got = 0u64;
         for chunk in open()? {
             let chunk = chunk?;
@@ -84,7 +84,7 @@ impl FormatWriter for SafetensorsWriter<'_> {
             }
             self.out.write_all(&chunk)?;
         }
-        check_streamed(info, got, want).map_err(|e| e.for_tensor(&info.name))?;
+        check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
         self.next += 1;
         Ok(())
     }

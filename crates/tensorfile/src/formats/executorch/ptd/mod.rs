@@ -40,19 +40,19 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 /// Whether a `.ptd` file can store `info`: a blob, or a dense tensor of a dtype ExecuTorch
 /// has, of rank at most 16 with 32-bit sizes; the error says why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if info.layout.is_sparse() {
+    if info.layout().is_sparse() {
         return Err(Error::unsupported(".ptd holds dense tensors and blobs, not sparse tensors"));
     }
-    if info.kind == Kind::Blob {
+    if info.kind() == Kind::Blob {
         return Ok(());
     }
-    if scalar_type_of(info.dtype).is_none() {
-        return Err(Error::unsupported(format!("ExecuTorch has no scalar type for {}", info.dtype)));
+    if scalar_type_of(info.dtype()).is_none() {
+        return Err(Error::unsupported(format!("ExecuTorch has no scalar type for {}", info.dtype())));
     }
-    if info.shape.len() > MAX_RANK {
-        return Err(Error::unsupported(format!("rank {} exceeds ExecuTorch's {MAX_RANK}", info.shape.len())));
+    if info.shape().len() > MAX_RANK {
+        return Err(Error::unsupported(format!("rank {} exceeds ExecuTorch's {MAX_RANK}", info.shape().len())));
     }
-    if let Some(d) = info.shape.iter().find(|&&d| i32::try_from(d).is_err()) {
+    if let Some(d) = info.shape().iter().find(|&&d| i32::try_from(d).is_err()) {
         return Err(Error::unsupported(format!("dimension {d} does not fit ExecuTorch's 32-bit sizes")));
     }
     Ok(())

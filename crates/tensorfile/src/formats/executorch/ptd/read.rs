@@ -8,7 +8,7 @@ use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Table};
 use crate::formats::executorch::{TensorLayout, flat_tensor_schema, prefix};
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
-use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
+use crate::model::{Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{Bytes, SPECULATIVE_READ, Source};
 
 /// An opened `.ptd` file.
@@ -82,7 +82,7 @@ impl PtdReader {
                     entries.push(e);
                     layouts.push(l);
                 }
-                Err(error) => unreadable.push(Unreadable { name: key, dtype: String::new(), shape: Vec::new(), error }),
+                Err(error) => unreadable.push(Unreadable::new(key, String::new(), Vec::new(), error)),
             }
         }
         Ok(PtdReader { src, flatbuffer: fb, header, root, catalog: (entries, unreadable).into(), layouts })
@@ -110,7 +110,7 @@ fn entry(nd: &Table, key: &str, segments: &[Segment]) -> Result<(Entry, Option<T
     let seg = usize::try_from(index).ok().and_then(|i| segments.get(i)).ok_or_else(|| {
         Error::invalid(Rule::OutOfBounds, format!("segment_index {index} out of range ({} segments)", segments.len()))
     })?;
-    let (info, nbytes, layout) = match nd.table("tensor_layout")? {
+    let (info, layout) = match nd.table("tensor_layout")? {
         Some(t) => {
             let l = TensorLayout::from_table(t)?;
             let nbytes = l.nbytes()?;
@@ -121,19 +121,12 @@ fn entry(nd: &Table, key: &str, segments: &[Segment]) -> Result<(Entry, Option<T
                 ));
             }
             let layout = if l.is_contiguous() { Layout::Dense } else { Layout::DimOrder(l.dim_order.clone()) };
-            let info = TensorInfo { layout, ..TensorInfo::dense(key, l.dtype, l.shape.clone()) };
-            (info, nbytes, Some(l))
+            (TensorInfo::new(key, Kind::Tensor, l.dtype, l.shape.clone(), layout)?, Some(l))
         }
-        None => (TensorInfo::blob(key, seg.size), seg.size, None),
+        None => (TensorInfo::blob(key, seg.size), None),
     };
-    let storage = Storage {
-        offset: seg.offset,
-        len: nbytes,
-        encoding: Encoding::Raw,
-        byte_order: ByteOrder::Little,
-        checksum: None,
-    };
-    Ok((Entry { info, nbytes, storage }, layout.filter(|l| !l.is_contiguous())))
+    let storage = Storage::new(seg.offset, info.nbytes()?);
+    Ok((Entry::new(info, storage)?, layout.filter(|l| !l.is_contiguous())))
 }
 
 impl FormatReader for PtdReader {
@@ -164,7 +157,7 @@ impl FormatReader for PtdReader {
 
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
         let e = self.catalog.get(index)?;
-        let (offset, len) = (e.storage.offset, e.storage.len);
+        let (offset, len) = (e.storage().offset(), e.storage().len());
         let stored = match offset.checked_add(len) {
             // Segments follow the flatbuffer, but a hostile file may place one inside it.
             Some(end) if end <= self.flatbuffer.len() as u64 => self.flatbuffer.slice(offset, len)?,

@@ -39,13 +39,13 @@ fn named_data_opens_with_its_flatbuffer_only_and_reads_each_entry_by_its_bytes()
         for (i, e) in local.entries().iter().enumerate() {
             let ours = local.read(i, true).unwrap();
             let ours = ours.as_dense().unwrap();
-            if !matches!(e.info.layout, crate::model::Layout::DimOrder(_)) {
-                assert!(ours.is_mapped() && ours.shares_owner(&map), "{what}: {} copied", e.info.name);
+            if !matches!(e.info().layout(), crate::model::Layout::DimOrder(_)) {
+                assert!(ours.is_mapped() && ours.shares_owner(&map), "{what}: {} copied", e.info().name());
             }
             let before = src.bytes_fetched();
             let theirs = remote.read(i, true).unwrap();
-            assert_eq!(theirs.as_dense().unwrap(), ours, "{what}: {}", e.info.name);
-            assert_eq!(src.bytes_fetched() - before, e.storage.len, "{what}: {}", e.info.name);
+            assert_eq!(theirs.as_dense().unwrap(), ours, "{what}: {}", e.info().name());
+            assert_eq!(src.bytes_fetched() - before, e.storage().len(), "{what}: {}", e.info().name());
         }
     }
 }

@@ -58,14 +58,14 @@ fn flat_tensor(plan: &[TensorInfo], segments: &[(u64, u64)], segment_of: &[usize
     let mut named = Vec::with_capacity(plan.len());
     for (info, &seg) in plan.iter().zip(segment_of) {
         let mut nd = new_table(schema, "NamedData");
-        nd.set("key", Some(Value::Str(info.name.clone())));
+        nd.set("key", Some(Value::Str(info.name().to_string())));
         nd.set("segment_index", Some(Value::UInt(seg as u64)));
-        if info.kind == Kind::Tensor {
-            let st = scalar_type_of(info.dtype)
-                .ok_or_else(|| Error::unsupported(format!("ExecuTorch has no scalar type for {}", info.dtype)))?;
+        if info.kind() == Kind::Tensor {
+            let st = scalar_type_of(info.dtype())
+                .ok_or_else(|| Error::unsupported(format!("ExecuTorch has no scalar type for {}", info.dtype())))?;
             let mut l = new_table(schema, "TensorLayout");
             l.set("scalar_type", Some(Value::Int(st)));
-            let sizes = info.shape.iter().map(|&d| Value::UInt(d)).collect();
+            let sizes = info.shape().iter().map(|&d| Value::UInt(d)).collect();
             l.set("sizes", Some(Value::Vector(sizes)));
             l.set("dim_order", Some(Value::Bytes(Bytes::from_vec(dim_order(info)))));
             nd.set("tensor_layout", Some(Value::Table(l)));
@@ -78,9 +78,9 @@ fn flat_tensor(plan: &[TensorInfo], segments: &[(u64, u64)], segment_of: &[usize
 
 /// The order a tensor's dimensions are stored in: as its layout says, else row-major.
 fn dim_order(info: &TensorInfo) -> Vec<u8> {
-    match &info.layout {
+    match info.layout() {
         Layout::DimOrder(order) => order.clone(),
-        _ => (0..info.shape.len()).map(|d| d as u8).collect(),
+        _ => (0..info.shape().len()).map(|d| d as u8).collect(),
     }
 }
 
@@ -93,7 +93,7 @@ impl<'w> PtdWriter<'w> {
     /// Writing options do not apply: `.ptd` stores no checksums and no compression.
     pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], _options: &WriteOptions) -> Result<Self> {
         for info in plan {
-            check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+            check_supported(info).map_err(|e| e.for_tensor(info.name()))?;
         }
         // The largest flatbuffer: one segment per tensor, offsets and sizes at their widest.
         let widest: Vec<(u64, u64)> = plan.iter().map(|_| (u64::MAX, u64::MAX)).collect();
@@ -144,12 +144,12 @@ impl FormatWriter for PtdWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
         let info =
             self.plan.get(self.segment_of.len()).ok_or_else(|| Error::usage("more tensors written than planned"))?;
-        check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
+        check_data(info, data).map_err(|e| e.for_tensor(info.name()))?;
         let row_major = data.as_dense()?;
         // Tensors with a dim order are stored in that order, as the program expects them.
-        let permuted = match &info.layout {
+        let permuted = match info.layout() {
             Layout::DimOrder(order) => Some(
-                TensorLayout { dtype: info.dtype, shape: info.shape.clone(), dim_order: order.clone() }
+                TensorLayout { dtype: info.dtype(), shape: info.shape().to_vec(), dim_order: order.clone() }
                     .from_row_major(row_major),
             ),
             _ => None,
@@ -167,12 +167,12 @@ impl FormatWriter for PtdWriter<'_> {
         let Some(info) = self.plan.get(self.segment_of.len()) else {
             return Err(Error::usage("more tensors written than planned"));
         };
-        if matches!(info.layout, Layout::DimOrder(_)) {
+        if matches!(info.layout(), Layout::DimOrder(_)) {
             // Permuting needs the whole tensor.
             let data = gather(open()?)?;
             return self.write(&TensorData::dense(data));
         }
-        let name = info.name.clone();
+        let name = info.name().to_string();
         let want = streamed_size(info).map_err(|e| e.for_tensor(&name))?;
         let mut hasher = Sha256::new();
         let (mut got, mut kept, mut kept_owned, mut keep) = (0u64, Vec::new(), 0u64, true);

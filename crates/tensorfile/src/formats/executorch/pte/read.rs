@@ -8,7 +8,7 @@ use crate::error::{Error, Hint, Result, Rule};
 use crate::formats::executorch::TensorLayout;
 use crate::formats::executorch::ptd::PtdReader;
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
-use crate::model::{ByteOrder, Encoding, Entry, Layout, MetaValue, Storage, TensorData, TensorInfo};
+use crate::model::{Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo};
 use crate::source::{self as src, Bytes};
 
 /// An opened `.pte` file, with the `.ptd` holding its external tensors when one is given.
@@ -25,7 +25,7 @@ pub struct PteReader {
 }
 
 fn storage(offset: u64, len: u64) -> Storage {
-    Storage { offset, len, encoding: Encoding::Raw, byte_order: ByteOrder::Little, checksum: None }
+    Storage::new(offset, len)
 }
 
 fn layout_of(l: &TensorLayout) -> Layout {
@@ -131,17 +131,17 @@ impl PteReader {
     }
 
     fn entry(&self, t: &ProgramTensor) -> Result<Entry> {
-        let (info, nbytes, store) = match (&t.source, &t.layout) {
+        let (info, store) = match (&t.source, &t.layout) {
             (Origin::NamedData { key }, _) => {
                 let (offset, size) = self.program.named_data_segment(key)?;
-                (TensorInfo::blob(key, size), size, storage(offset, size))
+                (TensorInfo::blob(key, size), storage(offset, size))
             }
             (Origin::External { fqn }, Some(l)) => {
                 let data = self.data.as_ref().ok_or_else(|| {
                     Error::unsupported("external tensor: its bytes are in a .ptd file").with_hint(Hint::ProgramData)
                 })?;
                 let e = external_entry(data, fqn, l)?;
-                (e.info.clone(), e.nbytes, e.storage.clone())
+                (e.info().clone(), e.storage().clone())
             }
             (source, Some(l)) => {
                 let nbytes = l.nbytes()?;
@@ -153,14 +153,12 @@ impl PteReader {
                     Origin::Mutable { list, buffer } => self.program.mutable_range(*list, *buffer, nbytes)?.0,
                     _ => unreachable!("named data and external handled above"),
                 };
-                let info = TensorInfo { layout: layout_of(l), ..TensorInfo::dense(&t.name, l.dtype, l.shape.clone()) };
-                (info, nbytes, storage(offset, nbytes))
+                let info = TensorInfo::new(&t.name, Kind::Tensor, l.dtype, l.shape.clone(), layout_of(l))?;
+                (info, storage(offset, nbytes))
             }
             (_, None) => return Err(Error::invalid(Rule::MissingField, "tensor without a layout")),
         };
-        let mut info = TensorInfo { name: t.name.clone(), ..info };
-        info.extra = provenance(t);
-        Ok(Entry { info, nbytes, storage: store })
+        Entry::new(info.with_name(t.name.clone()).with_extra(provenance(t)), store)
     }
 }
 
@@ -188,18 +186,22 @@ fn external_entry<'a>(data: &'a PtdReader, fqn: &str, l: &TensorLayout) -> Resul
     let e = data
         .entries()
         .iter()
-        .find(|e| e.info.name == fqn)
+        .find(|e| e.info().name() == fqn)
         .ok_or_else(|| Error::invalid(Rule::MissingField, format!("the .ptd has no entry {fqn:?}")))?;
-    let dim_order: Vec<u8> = match &e.info.layout {
+    let dim_order: Vec<u8> = match e.info().layout() {
         Layout::DimOrder(o) => o.clone(),
-        _ => (0..e.info.shape.len() as u8).collect(),
+        _ => (0..e.info().shape().len() as u8).collect(),
     };
-    if e.info.dtype != l.dtype || e.info.shape != l.shape || dim_order != l.dim_order {
+    if e.info().dtype() != l.dtype || e.info().shape() != l.shape || dim_order != l.dim_order {
         return Err(Error::invalid(
             Rule::SizeMismatch,
             format!(
                 "the .ptd holds {} {:?} (dim order {dim_order:?}), the program expects {} {:?} (dim order {:?})",
-                e.info.dtype, e.info.shape, l.dtype, l.shape, l.dim_order
+                e.info().dtype(),
+                e.info().shape(),
+                l.dtype,
+                l.shape,
+                l.dim_order
             ),
         ));
     }
@@ -241,10 +243,10 @@ impl FormatReader for PteReader {
             .ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         if let Origin::External { fqn } = &t.source {
             let data = self.data.as_ref().ok_or_else(|| Error::unsupported("external tensor without its .ptd"))?;
-            let i = data.entries().iter().position(|d| &d.info.name == fqn).ok_or_else(|| Error::not_found(fqn))?;
+            let i = data.entries().iter().position(|d| d.info().name() == fqn).ok_or_else(|| Error::not_found(fqn))?;
             return data.read(i, verify);
         }
-        let stored = self.range(e.storage.offset, e.storage.len)?;
+        let stored = self.range(e.storage().offset(), e.storage().len())?;
         Ok(TensorData::dense(match &t.layout {
             Some(l) if !l.is_contiguous() => Bytes::from_vec(l.to_row_major(&stored)),
             _ => stored,

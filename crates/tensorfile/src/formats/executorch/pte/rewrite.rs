@@ -33,7 +33,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
     let reader = pte.reader_as::<PteReader>().ok_or_else(|| Error::usage("update needs a .pte program"))?;
     let mut patches = Vec::new();
     for (wi, w) in weights.entries().iter().enumerate() {
-        let name = &w.info.name;
+        let name = w.info().name();
         let Some(pi) = pte.index_of(name) else {
             if skip_unknown {
                 continue;
@@ -46,18 +46,21 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
         if matches!(tensor.source, Origin::External { .. }) {
             return Err(Error::usage("this tensor is external: update its .ptd instead").for_tensor(name));
         }
-        let fits = match entry.info.kind {
-            Kind::Blob => w.nbytes == entry.nbytes,
-            Kind::Tensor => w.info.dtype == entry.info.dtype && w.info.shape == entry.info.shape,
+        let fits = match entry.info().kind() {
+            Kind::Blob => w.nbytes() == entry.nbytes(),
+            Kind::Tensor => w.info().dtype() == entry.info().dtype() && w.info().shape() == entry.info().shape(),
         };
         if !fits {
             return Err(Error::usage(format!(
                 "new {} {:?} does not match the program's {} {:?}",
-                w.info.dtype, w.info.shape, entry.info.dtype, entry.info.shape
+                w.info().dtype(),
+                w.info().shape(),
+                entry.info().dtype(),
+                entry.info().shape()
             ))
             .for_tensor(name));
         }
-        patches.push((entry.storage.offset, entry.storage.len, wi, tensor.layout.clone()));
+        patches.push((entry.storage().offset(), entry.storage().len(), wi, tensor.layout.clone()));
     }
     patches.sort_by_key(|p| p.0);
     if patches.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
@@ -81,7 +84,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
             debug_assert_eq!(stored.len() as u64, *len);
             w.write_all(&stored)?;
             pos = offset + len;
-            report.replaced.push(weights.entries()[*wi].info.name.clone());
+            report.replaced.push(weights.entries()[*wi].info().name().to_string());
         }
         w.write_all(&original.range(pos, original.len() - pos)?)?;
         w.flush()?;
@@ -119,7 +122,7 @@ pub fn externalize(programs: &[(&TensorFile, PathBuf)], data: &Path) -> Result<V
     for (p, (reader, prefix)) in plans.iter().enumerate() {
         for (i, (t, e)) in reader.program_tensors().iter().zip(reader.entries()).enumerate() {
             if let Origin::Constant { .. } = t.source {
-                let info = TensorInfo { name: format!("{prefix}{}", t.name), ..e.info.clone() };
+                let info = e.info().clone().with_name(format!("{prefix}{}", t.name));
                 tensors.push((info, p, i));
             }
         }
@@ -314,8 +317,8 @@ pub fn reopen_check(pte: &Path, data: Option<&Path>) -> Result<()> {
     };
     let reader = PteReader::open(bytes, ptd).map_err(|e| e.in_file(pte))?;
     if let Some(u) = reader.unreadable().first() {
-        return Err(Error::invalid(u.error.rule().unwrap_or(Rule::BadField), u.error.detail())
-            .for_tensor(&u.name)
+        return Err(Error::invalid(u.error().rule().unwrap_or(Rule::BadField), u.error().detail())
+            .for_tensor(u.name())
             .in_file(pte));
     }
     for i in 0..reader.entries().len() {

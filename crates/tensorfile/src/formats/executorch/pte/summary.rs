@@ -157,14 +157,14 @@ fn to_json(r: &PteReader) -> crate::Result<Json> {
     for (t, e) in r.program_tensors().iter().zip(r.entries()) {
         let slot = data.entry(t.source.kind()).or_default();
         slot.0 += 1;
-        slot.1 += e.nbytes;
+        slot.1 += e.nbytes();
         if let Origin::External { fqn } = &t.source {
             external.push(fqn.clone());
         }
     }
     for u in r.unreadable() {
-        if u.error.message().contains("external tensor") {
-            external.push(u.name.clone());
+        if u.error().message().contains("external tensor") {
+            external.push(u.name().to_string());
         }
     }
     let data: BTreeMap<&str, Json> =

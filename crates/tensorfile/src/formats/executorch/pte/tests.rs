@@ -69,7 +69,7 @@ fn programs_open_with_their_flatbuffer_only_and_read_each_tensor_by_its_bytes() 
         assert_eq!(remote.entries(), local.entries(), "{what}");
         assert_eq!(remote.unreadable().len(), local.unreadable().len(), "{what}");
         for (i, (e, t)) in local.entries().iter().zip(local.program_tensors()).enumerate() {
-            let name = &e.info.name;
+            let name = e.info().name();
             let ours = local.read(i, true).unwrap();
             let ours = ours.as_dense().unwrap();
             let contiguous = t.layout.as_ref().is_none_or(|l| l.is_contiguous());
@@ -84,12 +84,12 @@ fn programs_open_with_their_flatbuffer_only_and_read_each_tensor_by_its_bytes() 
             let fetched = src.bytes_fetched() - before;
             let ptd_fetched = ptd_src.as_ref().map_or(0, Source::bytes_fetched) - ptd_before;
             if is_external(t) {
-                assert_eq!((fetched, ptd_fetched), (0, e.storage.len), "{what}: {name}");
-            } else if e.storage.offset + e.storage.len <= program_size {
+                assert_eq!((fetched, ptd_fetched), (0, e.storage().len()), "{what}: {name}");
+            } else if e.storage().offset() + e.storage().len() <= program_size {
                 // Inline in the flatbuffer (the deprecated constant_buffer): already read.
                 assert_eq!((fetched, ptd_fetched), (0, 0), "{what}: {name}");
             } else {
-                assert_eq!((fetched, ptd_fetched), (e.storage.len, 0), "{what}: {name}");
+                assert_eq!((fetched, ptd_fetched), (e.storage().len(), 0), "{what}: {name}");
                 read_from_segments += 1;
             }
         }
@@ -123,9 +123,9 @@ fn a_large_program_opens_fetching_a_small_part() {
     let reader = PteReader::open(src.clone(), None).unwrap();
     let at_open = src.bytes_fetched();
     assert!(at_open * 10 < map.len() as u64, "{at_open} of {} bytes fetched at open", map.len());
-    let biggest = (0..reader.entries().len()).max_by_key(|&i| reader.entries()[i].nbytes).unwrap();
+    let biggest = (0..reader.entries().len()).max_by_key(|&i| reader.entries()[i].nbytes()).unwrap();
     reader.read(biggest, false).unwrap();
-    assert_eq!(src.bytes_fetched() - at_open, reader.entries()[biggest].nbytes);
+    assert_eq!(src.bytes_fetched() - at_open, reader.entries()[biggest].nbytes());
 }
 
 #[test]
@@ -156,7 +156,8 @@ type Outcome = Result<(Vec<crate::model::Entry>, Vec<String>, Vec<Vec<u8>>), Str
 fn outcome(reader: crate::Result<Box<dyn FormatReader>>) -> Outcome {
     let show = |e: &crate::Error| format!("{:?}: {}", e.rule(), e.detail());
     let r = reader.map_err(|e| show(&e))?;
-    let mut problems: Vec<String> = r.unreadable().iter().map(|u| format!("{}: {}", u.name, show(&u.error))).collect();
+    let mut problems: Vec<String> =
+        r.unreadable().iter().map(|u| format!("{}: {}", u.name(), show(u.error()))).collect();
     problems.extend(r.check().iter().map(show));
     let data = (0..r.entries().len())
         .map(|i| r.read(i, true).map_or_else(|e| show(&e).into_bytes(), |d| d.as_dense().unwrap().to_vec()))

@@ -37,11 +37,11 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
 /// Whether a `torch.save` file can store `info`: dense, of a dtype torch has; the error says
 /// why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if info.layout.is_sparse() {
+    if info.layout().is_sparse() {
         return Err(Error::unsupported("tensorfile writes dense tensors into torch.save files"));
     }
-    if !torch_has(info.dtype) {
-        return Err(Error::unsupported(format!("torch has no dtype {}", info.dtype)));
+    if !torch_has(info.dtype()) {
+        return Err(Error::unsupported(format!("torch has no dtype {}", info.dtype())));
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::pytorch::View;
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::DType;
-use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo};
+use crate::model::{ByteOrder, Encoding, Entry, Kind, MetaValue, Storage, TensorData, TensorInfo};
 use crate::pickle::{self, Pickled, TensorRef};
 use crate::source::{Bytes, Source};
 use crate::swap;
@@ -101,8 +101,7 @@ impl PtReader {
     /// offset always says where its bytes are in the file that was opened.
     fn based_at(mut self, base: u64) -> Self {
         for entry in self.catalog.entries_mut() {
-            // Both lie within the outer file: their sum is at most its length.
-            entry.storage.offset = entry.storage.offset.saturating_add(base);
+            entry.shift_offset(base);
         }
         self
     }
@@ -223,16 +222,12 @@ impl PtReader {
             storage_offset: t.storage_offset,
         };
         let (start, _) = view.check_within(storage_bytes)?;
-        let info = TensorInfo { layout: view.layout(), ..TensorInfo::dense(name, t.dtype, t.shape.clone()) };
+        let info = TensorInfo::new(name, Kind::Tensor, t.dtype, t.shape.clone(), view.layout())?;
         let nbytes = info.nbytes()?;
-        let storage = Storage {
-            offset: data_offset + start,
-            len: nbytes,
-            encoding: if deflated { Encoding::Deflate } else { Encoding::Raw },
-            byte_order: if self.big_endian { ByteOrder::Big } else { ByteOrder::Little },
-            checksum: None,
-        };
-        Ok((Entry { info, nbytes, storage }, PtTensor { tensor: t.clone(), view, storage: source }))
+        let storage = Storage::new(data_offset + start, nbytes)
+            .with_encoding(if deflated { Encoding::Deflate } else { Encoding::Raw })
+            .with_byte_order(if self.big_endian { ByteOrder::Big } else { ByteOrder::Little });
+        Ok((Entry::new(info, storage)?, PtTensor { tensor: t.clone(), view, storage: source }))
     }
 
     /// The tensor behind each entry (same order as `entries`).

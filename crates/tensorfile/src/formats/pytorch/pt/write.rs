@@ -81,7 +81,7 @@ impl Pickler {
     /// `name: _rebuild_tensor_v2/v3(storage key, 0, shape, strides, False, OrderedDict())`.
     fn tensor(&mut self, info: &TensorInfo, key: &str) -> Result<()> {
         let numel: u64 = info.numel()?;
-        let class = storage_class(info.dtype);
+        let class = storage_class(info.dtype());
         self.global("torch._utils", if class.is_some() { "_rebuild_tensor_v2" } else { "_rebuild_tensor_v3" });
         self.out.push(b'(');
         // The storage: a persistent id ('storage', type, key, location, size).
@@ -103,13 +103,13 @@ impl Pickler {
         }
         self.out.extend_from_slice(b"tQ");
         self.int(0);
-        self.tuple(&info.shape);
-        self.tuple(&row_major_strides(&info.shape));
+        self.tuple(info.shape());
+        self.tuple(&row_major_strides(info.shape()));
         self.out.push(0x89); // requires_grad False
         self.global("collections", "OrderedDict");
         self.out.extend_from_slice(b")R");
         if class.is_none() {
-            self.global("torch", info.dtype.name());
+            self.global("torch", info.dtype().name());
         }
         self.out.extend_from_slice(b"tR");
         Ok(())
@@ -122,7 +122,7 @@ fn data_pkl(plan: &[TensorInfo]) -> Result<Vec<u8>> {
     if !plan.is_empty() {
         p.out.push(b'(');
         for (i, info) in plan.iter().enumerate() {
-            p.str(&info.name);
+            p.str(info.name());
             p.tensor(info, &i.to_string())?;
         }
         p.out.push(b'u');
@@ -136,7 +136,7 @@ impl<'w> PtWriter<'w> {
     /// hold. Writing options do not apply: the zip's records are stored uncompressed.
     pub fn new(out: Box<dyn Output + 'w>, plan: &[TensorInfo], _options: &WriteOptions) -> Result<Self> {
         for info in plan {
-            check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
+            check_supported(info).map_err(|e| e.for_tensor(info.name()))?;
         }
         let mut zip = ZipWriter::new(out, ROOT);
         zip.add("data.pkl", &data_pkl(plan)?)?;
@@ -148,7 +148,7 @@ impl<'w> PtWriter<'w> {
 impl FormatWriter for PtWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
-        check_data(info, data).map_err(|e| e.for_tensor(&info.name))?;
+        check_data(info, data).map_err(|e| e.for_tensor(info.name()))?;
         let zip = self.zip.as_mut().ok_or_else(|| Error::usage("writer already finished"))?;
         zip.add(&format!("data/{}", self.next), data.as_dense()?)?;
         self.next += 1;
@@ -157,9 +157,9 @@ impl FormatWriter for PtWriter<'_> {
 
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
-        let size = streamed_size(info).map_err(|e| e.for_tensor(&info.name))?;
+        let size = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
         let zip = self.zip.as_mut().ok_or_else(|| Error::usage("writer already finished"))?;
-        zip.add_streamed(&format!("data/{}", self.next), size, open()?).map_err(|e| e.for_tensor(&info.name))?;
+        zip.add_streamed(&format!("data/{}", self.next), size, open()?).map_err(|e| e.for_tensor(info.name()))?;
         self.next += 1;
         Ok(())
     }

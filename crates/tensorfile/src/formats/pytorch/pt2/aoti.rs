@@ -8,7 +8,7 @@ use crate::error::{Error, Result, Rule};
 use crate::formats::FormatReader;
 use crate::formats::pytorch::View;
 use crate::formats::pytorch::pt::StorageSource;
-use crate::model::{Entry, Storage, TensorInfo};
+use crate::model::{Entry, Kind, TensorInfo};
 
 impl Pt2Reader {
     /// AOTInductor's weights stored on disk (`package_constants_on_disk_format` =
@@ -29,7 +29,7 @@ impl Pt2Reader {
                         kind: "weight",
                         source: TensorSource::Pickled { nested, index: 0, view: Some(view) },
                     };
-                    let e = Entry { info: TensorInfo { name: fqn.clone(), ..e.info }, ..e };
+                    let e = e.with_name(fqn.clone());
                     self.push(prefix, t, e);
                 }
                 Err(error) => self.unreadable(format!("{prefix}{fqn}"), error),
@@ -64,11 +64,10 @@ impl Pt2Reader {
             StorageSource::Raw { len, .. } => *len,
         };
         view.check_within(storage_bytes)?;
-        let info =
-            TensorInfo { layout: view.layout(), ..TensorInfo::dense(String::new(), view.dtype, view.shape.clone()) };
+        let info = TensorInfo::new(String::new(), Kind::Tensor, view.dtype, view.shape.clone(), view.layout())?;
         let nbytes = info.nbytes()?;
-        let stored = reader.entries()[0].storage.clone();
-        Ok((nested, Entry { info, nbytes, storage: Storage { len: nbytes, ..stored } }, view))
+        let stored = reader.entries()[0].storage().clone().with_len(nbytes);
+        Ok((nested, Entry::new(info, stored)?, view))
     }
 
     /// The target of an AOTInductor model: the wrapper's metadata JSON (device, platform,

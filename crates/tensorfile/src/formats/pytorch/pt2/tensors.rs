@@ -12,16 +12,12 @@ use super::read::{Model, Pt2Reader, Pt2Tensor, TensorSource};
 use crate::error::{Error, Result, Rule};
 use crate::formats::FormatReader;
 use crate::formats::pytorch::pt::PtReader;
-use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorInfo};
+use crate::model::{ByteOrder, Encoding, Entry, Kind, MetaValue, Storage, TensorInfo};
 
 fn storage(offset: u64, len: u64, method: u16, big_endian: bool) -> Storage {
-    Storage {
-        offset,
-        len,
-        encoding: if method == 0 { Encoding::Raw } else { Encoding::Deflate },
-        byte_order: if big_endian { ByteOrder::Big } else { ByteOrder::Little },
-        checksum: None,
-    }
+    Storage::new(offset, len)
+        .with_encoding(if method == 0 { Encoding::Raw } else { Encoding::Deflate })
+        .with_byte_order(if big_endian { ByteOrder::Big } else { ByteOrder::Little })
 }
 
 impl Pt2Reader {
@@ -55,7 +51,7 @@ impl Pt2Reader {
                 let nested = self.open_nested(&pickled)?;
                 let reader = &self.nested[nested].1;
                 let found: Vec<(String, Entry)> =
-                    reader.entries().iter().map(|e| (e.info.name.clone(), e.clone())).collect();
+                    reader.entries().iter().map(|e| (e.info().name().to_string(), e.clone())).collect();
                 for (index, (fqn, e)) in found.into_iter().enumerate() {
                     let kind = kinds.get(&fqn).copied().unwrap_or(default_kind);
                     let t = Pt2Tensor {
@@ -91,10 +87,11 @@ impl Pt2Reader {
         self.catalog.push_unreadable(name, String::new(), Vec::new(), error);
     }
 
-    pub(super) fn push(&mut self, prefix: &str, t: Pt2Tensor, mut e: Entry) {
-        e.info.name = format!("{prefix}{}", t.fqn);
-        e.info.extra =
-            vec![("source".into(), MetaValue::from(t.kind)), ("model".into(), MetaValue::from(t.model.as_str()))];
+    pub(super) fn push(&mut self, prefix: &str, t: Pt2Tensor, e: Entry) {
+        let e = e.with_name(format!("{prefix}{}", t.fqn)).with_extra(vec![
+            ("source".into(), MetaValue::from(t.kind)),
+            ("model".into(), MetaValue::from(t.model.as_str())),
+        ]);
         self.catalog.push(e);
         self.tensors.push(t);
     }
@@ -203,14 +200,9 @@ impl Pt2Reader {
             ));
         }
         let (start, _) = view.check_within(record.size)?;
-        let info =
-            TensorInfo { layout: view.layout(), ..TensorInfo::dense(p.fqn.clone(), view.dtype, view.shape.clone()) };
+        let info = TensorInfo::new(p.fqn.clone(), Kind::Tensor, view.dtype, view.shape.clone(), view.layout())?;
         let nbytes = info.nbytes()?;
-        let e = Entry {
-            info,
-            nbytes,
-            storage: storage(record.data_offset + start, nbytes, record.method, self.big_endian),
-        };
+        let e = Entry::new(info, storage(record.data_offset + start, nbytes, record.method, self.big_endian))?;
         let t =
             Pt2Tensor { model: model.into(), fqn: p.fqn.clone(), kind, source: TensorSource::Record { record, view } };
         Ok((t, e))
@@ -226,7 +218,9 @@ impl Pt2Reader {
                 .1
                 .entries()
                 .iter()
-                .map(|e| json!({ "name": e.info.name, "dtype": e.info.dtype.name(), "shape": e.info.shape }))
+                .map(
+                    |e| json!({ "name": e.info().name(), "dtype": e.info().dtype().name(), "shape": e.info().shape() }),
+                )
                 .collect(),
             Err(e) => vec![json!({ "error": e.message() })],
         }

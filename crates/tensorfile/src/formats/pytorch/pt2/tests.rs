@@ -134,7 +134,7 @@ fn open_and_read_all(bytes: &[u8], format: Format) -> u64 {
         assert_eq!(src.bytes_fetched() - before, storage_of(counted.as_ref(), i).1);
         assert_eq!(got.as_dense().unwrap(), local.read(i, true).unwrap().as_dense().unwrap());
     }
-    let big = counted.entries().iter().position(|e| e.info.name.ends_with("big")).unwrap();
+    let big = counted.entries().iter().position(|e| e.info().name().ends_with("big")).unwrap();
     let before = src.bytes_fetched();
     counted.read(big, false).unwrap();
     assert_eq!(src.bytes_fetched() - before, 4 << 20);

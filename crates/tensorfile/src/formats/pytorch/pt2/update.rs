@@ -78,7 +78,7 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
     let mut patches = Patches::default();
     let mut report = UpdateReport::default();
     for (wi, w) in weights.entries().iter().enumerate() {
-        let name = &w.info.name;
+        let name = w.info().name();
         let Some(i) = file.index_of(name) else {
             if skip_unknown {
                 continue;
@@ -86,17 +86,20 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
             return Err(Error::usage(format!("the file has no tensor {name:?} (ls lists its names)")).for_tensor(name));
         };
         let e = &file.entries()[i];
-        if (w.info.dtype, &w.info.shape) != (e.info.dtype, &e.info.shape) {
+        if (w.info().dtype(), w.info().shape()) != (e.info().dtype(), e.info().shape()) {
             return Err(Error::usage(format!(
                 "new {} {:?} does not match the file's {} {:?}",
-                w.info.dtype, w.info.shape, e.info.dtype, e.info.shape
+                w.info().dtype(),
+                w.info().shape(),
+                e.info().dtype(),
+                e.info().shape()
             ))
             .for_tensor(name));
         }
         if let Some(pt2) = file.reader_as::<Pt2Reader>() {
             match &pt2.tensors()[i].source {
                 TensorSource::Record { record, view } => {
-                    let p = Patch { name: name.clone(), view: view.clone(), source: wi };
+                    let p = Patch { name: name.to_string(), view: view.clone(), source: wi };
                     patches.records.entry(record.name.clone()).or_default().push(p);
                 }
                 TensorSource::Pickled { nested, index, view } => {
@@ -116,7 +119,7 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
         } else {
             return Err(Error::usage("this update is for .pt2 archives and torch.save files"));
         }
-        report.replaced.push(name.clone());
+        report.replaced.push(name.to_string());
     }
     report.unchanged = file.entries().len() - report.replaced.len();
     let (archive, big_endian) = match (file.reader_as::<Pt2Reader>(), file.reader_as::<PtReader>()) {

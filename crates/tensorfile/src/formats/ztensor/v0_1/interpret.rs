@@ -108,11 +108,9 @@ pub fn interpret(e: &mut RawEntry<'_>, stored: impl FnOnce() -> Result<Bytes>) -
         }
         Some(other) => return Err(Error::invalid(Rule::UnknownLayout, format!("unknown layout {other:?}"))),
     };
-    if let Layout::Sparse { format: SparseFormat::Csr, .. } = layout {
-        if shape.len() != 2 {
-            return Err(Error::invalid(Rule::BadSparse, format!("CSR tensor of rank {}, not 2", shape.len())));
-        }
-    }
+    // Rank and element count are checked by shape() above; the CSR rank and the byte size
+    // here, before the shape is taken from the entry (it stays there to report the entry).
+    let nbytes = TensorInfo::check(Kind::Tensor, dtype, &shape, &layout)?;
     let extra = e
         .rest
         .iter()
@@ -130,33 +128,40 @@ pub fn interpret(e: &mut RawEntry<'_>, stored: impl FnOnce() -> Result<Bytes>) -
             _ => Vec::new(), // (a borrowed shape is always a found one)
         },
     };
-    let info = TensorInfo { name: e.name.to_string(), kind: Kind::Tensor, dtype, shape, layout, extra };
-    match nbytes(e, &info, form, encoding) {
-        Ok(nbytes) => {
-            let storage = Storage { offset: e.offset, len: e.size, encoding, byte_order, checksum };
+    let info = TensorInfo::checked(e.name.to_string(), Kind::Tensor, dtype, shape, layout).with_extra(extra);
+    match check_size(e, &info, form, encoding, nbytes) {
+        Ok(()) => {
+            let storage = Storage::new(e.offset, e.size)
+                .with_encoding(encoding)
+                .with_byte_order(byte_order)
+                .with_checksum(checksum);
             Ok(Interpreted { info, storage, nbytes, form, unknown_checksum })
         }
         Err(error) => {
             // Given back (a shape converted from a generic array is the same numbers).
-            e.shape = Some(Typed::Found(info.shape));
+            e.shape = Some(Typed::Found(info.shape().to_vec()));
             Err(error)
         }
     }
 }
 
-/// The bytes reading `info` yields, once the entry's stored size is checked against them.
-fn nbytes(e: &RawEntry<'_>, info: &TensorInfo, form: BlobForm, encoding: Encoding) -> Result<u64> {
-    let nbytes = info.nbytes()?;
+/// The entry's stored size checked against the `nbytes` reading `info` yields.
+fn check_size(e: &RawEntry<'_>, info: &TensorInfo, form: BlobForm, encoding: Encoding, nbytes: u64) -> Result<()> {
     if encoding == Encoding::Raw {
         let needed = stored_len_raw(info, form, nbytes)?;
         if e.size != needed {
             return Err(Error::invalid(
                 Rule::SizeMismatch,
-                format!("size is {} bytes but dtype {} and shape {:?} need {needed}", e.size, info.dtype, info.shape),
+                format!(
+                    "size is {} bytes but dtype {} and shape {:?} need {needed}",
+                    e.size,
+                    info.dtype(),
+                    info.shape()
+                ),
             ));
         }
     }
-    Ok(nbytes)
+    Ok(())
 }
 
 /// The entry's shape: borrowed when it was read as one, else converted from the array found.
@@ -191,9 +196,9 @@ fn shape<'e>(e: &'e RawEntry<'_>) -> Result<Cow<'e, [u64]>> {
 
 /// Stored bytes of a raw blob: dense bytes, or for the reference's sparse records their size.
 fn stored_len_raw(info: &TensorInfo, form: BlobForm, nbytes: u64) -> Result<u64> {
-    match (form, &info.layout) {
+    match (form, info.layout()) {
         (BlobForm::ReferenceSparse, Layout::Sparse { format, nnz }) => {
-            reference_len(*format, info.dtype, &info.shape, *nnz)
+            reference_len(*format, info.dtype(), info.shape(), *nnz)
         }
         _ => Ok(nbytes),
     }
@@ -290,10 +295,10 @@ mod tests {
         let bytes = index(&[fields]);
         let mut entries = parse(&bytes).unwrap();
         let info = interpret(&mut entries[0], || Ok(Bytes::from_vec(vec![0; 8]))).unwrap().info;
-        let keys: Vec<&str> = info.extra.iter().map(|(k, _)| k.as_str()).collect();
+        let keys: Vec<&str> = info.extra().iter().map(|(k, _)| k.as_str()).collect();
         // Not a sparse layout: its fields are custom ones here.
         assert_eq!(keys, ["a", "sparse_format", "b", "nnz"]);
-        assert_eq!(info.shape, [2]);
+        assert_eq!(info.shape(), [2]);
     }
 
     #[test]

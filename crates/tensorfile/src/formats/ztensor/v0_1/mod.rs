@@ -80,11 +80,11 @@ pub fn dtype_from_name(name: &str) -> Option<DType> {
 
 /// Whether a `.zt` file can store `info`.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if dtype_name(info.dtype).is_none() {
-        return Err(Error::unsupported(format!("zTensor 0.1 has no dtype {}", info.dtype)));
+    if dtype_name(info.dtype()).is_none() {
+        return Err(Error::unsupported(format!("zTensor 0.1 has no dtype {}", info.dtype())));
     }
-    if let Layout::Sparse { format: crate::model::SparseFormat::Csr, .. } = info.layout {
-        if info.shape.len() != 2 {
+    if let Layout::Sparse { format: crate::model::SparseFormat::Csr, .. } = info.layout() {
+        if info.shape().len() != 2 {
             return Err(Error::unsupported("CSR tensors must be 2-D"));
         }
     }

@@ -64,7 +64,7 @@ impl ZtReader {
             let (offset, size) = (e.offset, e.size);
             match interpret::interpret(e, || src.range(offset, size)) {
                 Ok(Interpreted { info, storage, nbytes, form, unknown_checksum }) => {
-                    entries.push(Entry { info, nbytes, storage });
+                    entries.push(Entry::checked(info, nbytes, storage));
                     forms.push((form, unknown_checksum));
                 }
                 Err(error) => unreadable.push(describe_unreadable(&e.plain(), error)),
@@ -80,19 +80,19 @@ impl ZtReader {
 
     /// An entry's stored bytes (for zstd: compressed).
     fn stored(&self, entry: &Entry) -> Result<Bytes> {
-        self.src.range(entry.storage.offset, entry.storage.len)
+        self.src.range(entry.storage().offset(), entry.storage().len())
     }
 
     fn decoded_blob(&self, entry: &Entry, form: BlobForm, stored: Bytes) -> Result<Bytes> {
         // zTensor blobs are raw or zstd (index.rs accepts no other encoding).
-        match entry.storage.encoding {
+        match entry.storage().encoding() {
             Encoding::Raw | Encoding::Deflate => Ok(stored),
             Encoding::Zstd => {
-                let expected = match (form, &entry.info.layout) {
+                let expected = match (form, entry.info().layout()) {
                     (BlobForm::ReferenceSparse, Layout::Sparse { format, nnz }) => {
-                        interpret::reference_len(*format, entry.info.dtype, &entry.info.shape, *nnz)?
+                        interpret::reference_len(*format, entry.info().dtype(), entry.info().shape(), *nnz)?
                     }
-                    _ => entry.nbytes,
+                    _ => entry.nbytes(),
                 };
                 Ok(Bytes::from_vec(zstd_frames::decompress(&stored, expected)?))
             }
@@ -120,7 +120,7 @@ impl ZtReader {
 
 /// `stored` against the entry's checksum; a checksum of an unknown algorithm cannot pass.
 fn check_sum(entry: &Entry, unknown_checksum: &Option<String>, stored: &[u8]) -> Result<()> {
-    if let Some(c) = &entry.storage.checksum {
+    if let Some(c) = &entry.storage().checksum() {
         if !c.matches(stored) {
             return Err(Error::invalid(Rule::ChecksumMismatch, format!("stored bytes do not match {c}")));
         }
@@ -144,7 +144,7 @@ fn describe_unreadable(e: &IndexEntry, error: Error) -> Unreadable {
         }
         _ => Vec::new(),
     };
-    Unreadable { name: e.name.clone(), dtype, shape, error }
+    Unreadable::new(e.name.clone(), dtype, shape, error)
 }
 
 impl FormatReader for ZtReader {
@@ -172,15 +172,19 @@ impl FormatReader for ZtReader {
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let (entry, form, stored) = self.checked_entry(index, verify)?;
         let blob = self.decoded_blob(entry, form, stored)?;
-        let order = entry.storage.byte_order;
-        match &entry.info.layout {
+        let order = entry.storage().byte_order();
+        match entry.info().layout() {
             Layout::Sparse { format, nnz } => {
-                let shape =
-                    SparseShape { format: *format, dtype: entry.info.dtype, shape: &entry.info.shape, nnz: *nnz };
+                let shape = SparseShape {
+                    format: *format,
+                    dtype: entry.info().dtype(),
+                    shape: entry.info().shape(),
+                    nnz: *nnz,
+                };
                 Ok(TensorData::sparse(sparse::decode(&blob, form, order, &shape)?))
             }
             _ => {
-                let unit = entry.info.dtype.swap_unit();
+                let unit = entry.info().dtype().swap_unit();
                 if order == ByteOrder::Big && unit > 1 {
                     Ok(TensorData::dense(Bytes::from_vec(swap::swapped(&blob, unit))))
                 } else {
@@ -195,12 +199,12 @@ impl FormatReader for ZtReader {
         let mut problems = Vec::new();
         let mut checked = 0;
         for (entry, (_, unknown_checksum)) in self.catalog.entries().iter().zip(&self.forms) {
-            if entry.storage.checksum.is_none() && unknown_checksum.is_none() {
+            if entry.storage().checksum().is_none() && unknown_checksum.is_none() {
                 continue;
             }
             match self.stored(entry).and_then(|stored| check_sum(entry, unknown_checksum, &stored)) {
                 Ok(()) => checked += 1,
-                Err(e) => problems.push(e.for_tensor(&entry.info.name)),
+                Err(e) => problems.push(e.for_tensor(entry.info().name())),
             }
         }
         (problems, checked)
@@ -210,13 +214,13 @@ impl FormatReader for ZtReader {
     /// at a time; raw little-endian ones come whole from the map.
     fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
         let (entry, _, stored) = self.checked_entry(index, verify)?;
-        if entry.info.layout.is_sparse() {
+        if entry.info().layout().is_sparse() {
             return Err(Error::unsupported("a sparse tensor read as dense pieces"));
         }
-        let unit = entry.info.dtype.swap_unit();
-        match entry.storage.encoding {
-            Encoding::Zstd => zstd_frames::decompress_pieces(stored, entry.nbytes),
-            _ if entry.storage.byte_order == ByteOrder::Big && unit > 1 => {
+        let unit = entry.info().dtype().swap_unit();
+        match entry.storage().encoding() {
+            Encoding::Zstd => zstd_frames::decompress_pieces(stored, entry.nbytes()),
+            _ if entry.storage().byte_order() == ByteOrder::Big && unit > 1 => {
                 let pieces = (0..stored.len()).step_by(zstd_frames::CHUNK).map(move |start| {
                     let end = stored.len().min(start + zstd_frames::CHUNK);
                     Ok(Bytes::from_vec(swap::swapped(&stored[start..end], unit)))

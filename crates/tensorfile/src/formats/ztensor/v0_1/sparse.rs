@@ -74,7 +74,7 @@ pub fn decode(blob: &Bytes, form: BlobForm, order: ByteOrder, s: &SparseShape<'_
         ByteOrder::Little => values,
         ByteOrder::Big => Bytes::from_vec(swap::swapped(&values, s.dtype.swap_unit())),
     };
-    let data = SparseData { format: s.format, nnz: s.nnz, indptr, indices, values };
+    let data = SparseData::new(s.format, s.nnz, indptr, indices, values)?;
     data.validate(s.shape)?;
     Ok(data)
 }
@@ -91,16 +91,16 @@ fn expect_len(blob: &[u8], need: u64) -> Result<()> {
 
 /// The spec-form blob of `d`: index arrays then values, all in `order`.
 pub fn encode(d: &SparseData, dtype: DType, order: ByteOrder) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 * (d.indptr.len() + d.indices.len()) + d.values.len());
-    for &i in d.indptr.iter().chain(&d.indices) {
+    let mut out = Vec::with_capacity(8 * (d.indptr().len() + d.indices().len()) + d.values().len());
+    for &i in d.indptr().iter().chain(d.indices()) {
         match order {
             ByteOrder::Little => out.extend_from_slice(&i.to_le_bytes()),
             ByteOrder::Big => out.extend_from_slice(&i.to_be_bytes()),
         }
     }
     match order {
-        ByteOrder::Little => out.extend_from_slice(&d.values),
-        ByteOrder::Big => out.extend_from_slice(&swap::swapped(&d.values, dtype.swap_unit())),
+        ByteOrder::Little => out.extend_from_slice(d.values()),
+        ByteOrder::Big => out.extend_from_slice(&swap::swapped(d.values(), dtype.swap_unit())),
     }
     out
 }

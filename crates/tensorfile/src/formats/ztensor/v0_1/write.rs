@@ -94,8 +94,8 @@ impl<'w> ZtWriter<'w> {
         let dtype_names = plan
             .iter()
             .map(|info| {
-                check_supported(info).map_err(|e| e.for_tensor(&info.name))?;
-                dtype_name(info.dtype).ok_or_else(|| Error::unsupported(format!("no zTensor dtype {}", info.dtype)))
+                check_supported(info).map_err(|e| e.for_tensor(info.name()))?;
+                dtype_name(info.dtype()).ok_or_else(|| Error::unsupported(format!("no zTensor dtype {}", info.dtype())))
             })
             .collect::<Result<Vec<_>>>()?;
         out.write_all(MAGIC)?;
@@ -235,7 +235,7 @@ impl<'w> ZtWriter<'w> {
         self.spawn(Job::Tensors, input_bytes, move || {
             batch
                 .iter()
-                .map(|(info, data)| compressed(&options, info, data).map_err(|e| e.for_tensor(&info.name)))
+                .map(|(info, data)| compressed(&options, info, data).map_err(|e| e.for_tensor(info.name())))
                 .collect()
         })
     }
@@ -253,7 +253,7 @@ impl<'w> ZtWriter<'w> {
     /// Write a raw dense tensor of `want` bytes from its pieces, swapped to big-endian a
     /// piece at a time when asked.
     fn write_raw_pieces(&mut self, info: &TensorInfo, want: u64, pieces: Chunks<'_>) -> Result<()> {
-        let unit = info.dtype.swap_unit();
+        let unit = info.dtype().swap_unit();
         let swap = self.options.byte_order == ByteOrder::Big && unit > 1;
         self.begin_blob()?;
         let mut got = 0u64;
@@ -338,7 +338,7 @@ impl<'w> ZtWriter<'w> {
         for ((info, w), dtype) in self.plan.iter().zip(&self.written).zip(&self.dtype_names) {
             e.map_begin_indefinite();
             e.text("name");
-            e.text(&info.name);
+            e.text(info.name());
             e.text("offset");
             e.uint(w.offset);
             e.text("size");
@@ -346,13 +346,13 @@ impl<'w> ZtWriter<'w> {
             e.text("dtype");
             e.text(dtype);
             e.text("layout");
-            e.text(if info.layout.is_sparse() { "sparse" } else { "dense" });
+            e.text(if info.layout().is_sparse() { "sparse" } else { "dense" });
             e.text("shape");
-            e.array_header(info.shape.len() as u64);
-            info.shape.iter().for_each(|&d| e.uint(d));
+            e.array_header(info.shape().len() as u64);
+            info.shape().iter().for_each(|&d| e.uint(d));
             e.text("encoding");
             e.text(if w.raw { "raw" } else { "zstd" });
-            if w.raw && (info.dtype.swap_unit() > 1 || info.layout.is_sparse()) {
+            if w.raw && (info.dtype().swap_unit() > 1 || info.layout().is_sparse()) {
                 e.text("data_endianness");
                 e.text(self.options.byte_order.name());
             }
@@ -361,10 +361,10 @@ impl<'w> ZtWriter<'w> {
                 e.text(&c.to_string());
             }
             let mut rest: Vec<(String, MetaValue)> =
-                info.extra.iter().filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
-            if let Layout::Sparse { format, nnz } = info.layout {
+                info.extra().iter().filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
+            if let Layout::Sparse { format, nnz } = info.layout() {
                 rest.push(("sparse_format".into(), format.name().into()));
-                rest.push(("nnz".into(), MetaValue::Int(i128::from(nnz))));
+                rest.push(("nnz".into(), MetaValue::Int(i128::from(*nnz))));
             }
             rest.sort_by(|a, b| a.0.cmp(&b.0));
             for (k, v) in &rest {
@@ -405,14 +405,14 @@ impl ZtWriter<'_> {
 impl FormatWriter for ZtWriter<'_> {
     fn write(&mut self, data: &TensorData) -> Result<()> {
         let info = self.accept()?;
-        let name = info.name.clone();
+        let name = info.name().to_string();
         check_data(&info, data).map_err(|e| e.for_tensor(&name))?;
         let done = if let Ok(bytes) = data.as_dense() {
             self.write_dense(&info, bytes.len() as u64, Box::new(std::iter::once(Ok(bytes.clone()))))
         } else if self.compressing() {
             self.add_to_batch(info, data.clone())
         } else {
-            let stored = sparse::encode(&data.to_sparse()?, info.dtype, self.options.byte_order);
+            let stored = sparse::encode(&data.to_sparse()?, info.dtype(), self.options.byte_order);
             let checksum = Checksum::compute(self.options.checksum, &stored);
             self.emit(&stored, checksum)
         };
@@ -421,9 +421,9 @@ impl FormatWriter for ZtWriter<'_> {
 
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let info = self.accept()?;
-        let want = streamed_size(&info).map_err(|e| e.for_tensor(&info.name))?;
+        let want = streamed_size(&info).map_err(|e| e.for_tensor(info.name()))?;
         let pieces = open()?;
-        self.write_dense(&info, want, pieces).map_err(|e| e.for_tensor(&info.name))
+        self.write_dense(&info, want, pieces).map_err(|e| e.for_tensor(info.name()))
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
@@ -432,7 +432,7 @@ impl FormatWriter for ZtWriter<'_> {
             self.emit_oldest()?;
         }
         if self.written.len() != self.plan.len() || self.open_blob.is_some() {
-            let missing = self.plan.get(self.written.len()).map_or("", |i| i.name.as_str());
+            let missing = self.plan.get(self.written.len()).map_or("", |i| i.name());
             return Err(Error::usage(format!(
                 "writer finished after {} of {} tensors (next: {missing:?})",
                 self.written.len(),
@@ -454,7 +454,7 @@ fn compressed(options: &WriteOptions, info: &TensorInfo, data: &TensorData) -> R
     };
     let stored = match data.as_dense() {
         Ok(bytes) => zstd_frames::compress(bytes, level)?,
-        Err(_) => zstd_frames::compress(&sparse::encode(&data.to_sparse()?, info.dtype, ByteOrder::Little), level)?,
+        Err(_) => zstd_frames::compress(&sparse::encode(&data.to_sparse()?, info.dtype(), ByteOrder::Little), level)?,
     };
     let checksum = Checksum::compute(options.checksum, &stored);
     Ok((stored, checksum))
