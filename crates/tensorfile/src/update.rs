@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
+use crate::model::TensorInfo;
 
 /// How [`update`] treats the weights file.
 #[derive(Debug, Clone, Default)]
@@ -70,4 +71,36 @@ pub fn update(
         (None, Some(w)) => e.in_file(w),
         _ => e,
     })
+}
+
+/// The tensors of `weights` matched by name to those of `file`: (index in `weights`, index in
+/// `file`), in the weights file's order. A name `file` lacks is an error unless
+/// `skip_unknown`, which leaves it out.
+pub(crate) fn matched(file: &TensorFile, weights: &TensorFile, skip_unknown: bool) -> Result<Vec<(usize, usize)>> {
+    let mut pairs = Vec::with_capacity(weights.entries().len());
+    for (wi, w) in weights.entries().iter().enumerate() {
+        let name = w.info().name();
+        match file.index_of(name) {
+            Some(i) => pairs.push((wi, i)),
+            None if skip_unknown => {}
+            None => {
+                return Err(Error::usage(format!("the file has no tensor {name:?} (ls lists its names)"))
+                    .for_tensor(name)
+                    .with_hint(Hint::SkipUnknown));
+            }
+        }
+    }
+    Ok(pairs)
+}
+
+/// Why a new tensor cannot take the place of an old one: its dtype or shape differs.
+pub(crate) fn mismatch(new: &TensorInfo, old: &TensorInfo) -> Error {
+    Error::usage(format!(
+        "new {} {:?} does not match the file's {} {:?}",
+        new.dtype(),
+        new.shape(),
+        old.dtype(),
+        old.shape()
+    ))
+    .for_tensor(new.name())
 }

@@ -32,16 +32,9 @@ use crate::update::UpdateReport;
 pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
     let reader = pte.reader_as::<PteReader>().ok_or_else(|| Error::usage("update needs a .pte program"))?;
     let mut patches = Vec::new();
-    for (wi, w) in weights.entries().iter().enumerate() {
+    for (wi, pi) in crate::update::matched(pte, weights, skip_unknown)? {
+        let w = &weights.entries()[wi];
         let name = w.info().name();
-        let Some(pi) = pte.index_of(name) else {
-            if skip_unknown {
-                continue;
-            }
-            return Err(
-                Error::usage(format!("the program has no tensor {name:?} (ls lists its names)")).for_tensor(name)
-            );
-        };
         let (entry, tensor) = (&pte.entries()[pi], &reader.program_tensors()[pi]);
         if matches!(tensor.source, Origin::External { .. }) {
             return Err(Error::usage("this tensor is external: update its .ptd instead").for_tensor(name));
@@ -51,14 +44,7 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
             Kind::Tensor => w.info().dtype() == entry.info().dtype() && w.info().shape() == entry.info().shape(),
         };
         if !fits {
-            return Err(Error::usage(format!(
-                "new {} {:?} does not match the program's {} {:?}",
-                w.info().dtype(),
-                w.info().shape(),
-                entry.info().dtype(),
-                entry.info().shape()
-            ))
-            .for_tensor(name));
+            return Err(crate::update::mismatch(w.info(), entry.info()));
         }
         patches.push((entry.storage().offset(), entry.storage().len(), wi, tensor.layout.clone()));
     }

@@ -77,24 +77,12 @@ pub(crate) fn update_checked(
 pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
     let mut patches = Patches::default();
     let mut report = UpdateReport::default();
-    for (wi, w) in weights.entries().iter().enumerate() {
+    for (wi, i) in crate::update::matched(file, weights, skip_unknown)? {
+        let w = &weights.entries()[wi];
         let name = w.info().name();
-        let Some(i) = file.index_of(name) else {
-            if skip_unknown {
-                continue;
-            }
-            return Err(Error::usage(format!("the file has no tensor {name:?} (ls lists its names)")).for_tensor(name));
-        };
         let e = &file.entries()[i];
         if (w.info().dtype(), w.info().shape()) != (e.info().dtype(), e.info().shape()) {
-            return Err(Error::usage(format!(
-                "new {} {:?} does not match the file's {} {:?}",
-                w.info().dtype(),
-                w.info().shape(),
-                e.info().dtype(),
-                e.info().shape()
-            ))
-            .for_tensor(name));
+            return Err(crate::update::mismatch(w.info(), e.info()));
         }
         if let Some(pt2) = file.reader_as::<Pt2Reader>() {
             match &pt2.tensors()[i].source {
