@@ -80,14 +80,19 @@ VIEW_FIXTURES = [
 ]
 
 
+def _dense_tensors(f):
+    """The tensors of `f` with bytes to view: dense and not empty, with their names."""
+    for tensor_name in f:
+        tensor = f[tensor_name]
+        if tensor.nbytes and not tensor.is_sparse:
+            yield tensor_name, tensor
+
+
 @pytest.mark.parametrize("name", VIEW_FIXTURES)
 def test_raw_little_endian_arrays_are_views_of_the_map(name):
     with tensorfile.open(FIXTURES / name) as f:
         checked = 0
-        for tensor_name in f:
-            tensor = f[tensor_name]
-            if tensor.nbytes == 0 or tensor.is_sparse:
-                continue
+        for tensor_name, tensor in _dense_tensors(f):
             mapped, address, map_start, map_end = tensor.memory()
             if not mapped:
                 continue  # decoded (zstd, big-endian, strided): an owned buffer
@@ -240,10 +245,7 @@ def test_array_interface_and_dlpack():
 def test_asarray_is_a_read_only_view_held_by_the_tensor(name):
     with tensorfile.open(FIXTURES / name) as f:
         checked = 0
-        for tensor_name in f:
-            tensor = f[tensor_name]
-            if tensor.nbytes == 0 or tensor.is_sparse:
-                continue
+        for tensor_name, tensor in _dense_tensors(f):
             array = np.asarray(tensor)
             mapped, address, _, _ = tensor.memory()
             assert array.ctypes.data == address, tensor_name  # zero-copy: the tensor's own bytes
