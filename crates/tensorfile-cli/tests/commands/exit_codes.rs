@@ -1,9 +1,7 @@
 //! Exit codes of every command: 0 for success, 1 for a failure the file caused, 2 for usage. Run
 //! on small files made in a temporary folder and on committed fixtures.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::WriteOptions;
 
 #[test]

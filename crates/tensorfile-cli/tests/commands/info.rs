@@ -1,9 +1,7 @@
 //! `tensorfile info`: counts, metadata, and an ExecuTorch program's structure. Run on small files
 //! made in a temporary folder and on committed fixtures.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::WriteOptions;
 
 #[test]

@@ -2,11 +2,9 @@
 //! (`tests/fixtures/sharded/mobilenet`) listed, described and verified through its index and
 //! its folder; `convert --max-shard-size` writing shards and their index.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value as Json;
 
 fn fixture() -> PathBuf {

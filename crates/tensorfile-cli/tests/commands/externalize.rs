@@ -2,9 +2,7 @@
 //! with their `.ptd`, several programs sharing one. Run on small files made in a temporary folder
 //! and on committed fixtures.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::{DType, WriteOptions};
 
 #[test]

@@ -2,11 +2,9 @@
 //! components, reported paths, and an ExecuTorch program's delegate payloads. Run on small files
 //! made in a temporary folder and on committed fixtures.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::*;
+use crate::common::*;
 use tensorfile::model::{ByteOrder, Kind, Layout, SparseData, SparseFormat};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, TensorData, TensorInfo, WriteOptions};

@@ -1,9 +1,7 @@
 //! `tensorfile verify`: checksums, `--deep` decoding, and the CRCs of a torch archive. Run on
 //! small files made in a temporary folder.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::model::ChecksumKind;
 use tensorfile::source::Bytes;
 use tensorfile::{Compression, DType, Format, TensorFile, WriteOptions};

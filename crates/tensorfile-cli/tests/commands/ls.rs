@@ -2,11 +2,9 @@
 //! entries, custom fields, and external tensors with and without their data file. Run on small
 //! files made in a temporary folder and on committed fixtures.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value as Json;
 use tensorfile::model::ChecksumKind;
 use tensorfile::source::Bytes;

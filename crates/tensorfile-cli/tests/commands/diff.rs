@@ -1,9 +1,7 @@
 //! `tensorfile diff`: changed values with the largest difference. Run on small files made in a
 //! temporary folder.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::{DType, WriteOptions};
 
 #[test]

@@ -1,11 +1,9 @@
 //! What the shells render of the library's decisions: the formats list, ignored write options
 //! worded as flags, and unreadable rows with their hint.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::*;
+use crate::common::*;
 
 fn fixture(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(path)

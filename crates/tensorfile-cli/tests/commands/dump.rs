@@ -1,9 +1,7 @@
 //! `tensorfile dump`: flatbuffer formats printed as JSON, enums by name. Run on small files made
 //! in a temporary folder and on committed fixtures.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::{DType, WriteOptions};
 
 #[test]

@@ -1,9 +1,7 @@
 //! `tensorfile completions SHELL` and `tensorfile man`: generated from the command line's
 //! definition, they cover every subcommand and option.
 
-mod common;
-
-use common::{code, ok, stderr, stdout, tensorfile};
+use crate::common::{code, ok, stderr, stdout, tensorfile};
 
 /// Every subcommand a user can type (not clap's own `help`).
 const COMMANDS: [&str; 11] =

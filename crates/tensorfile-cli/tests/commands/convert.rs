@@ -1,9 +1,7 @@
 //! `tensorfile convert`: round trips between formats, and dtypes a format cannot hold. Run on
 //! small files made in a temporary folder.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tensorfile::{DType, WriteOptions};
 
 #[test]

@@ -1,0 +1,19 @@
+//! The command line's tests, one module per command (run as one test binary: one link of
+//! the library instead of one per command). The binary is the one cargo builds for this
+//! package; the helpers that run it are in `common`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod convert;
+mod diff;
+mod dump;
+mod exit_codes;
+mod externalize;
+mod extract;
+mod generate;
+mod info;
+mod ls;
+mod shards;
+mod shells;
+mod verify;
