@@ -140,9 +140,14 @@ pub fn write_option(option: tensorfile::formats::WriteOption) -> &'static str {
 /// An error as this tool prints it: the library's message, then its hint in this tool's
 /// terms.
 pub fn error(err: &tensorfile::Error) -> String {
-    match err.hint() {
-        Some(h) => format!("{err} ({})", hint(h)),
-        None => err.to_string(),
+    hinted(err.to_string(), err.hint())
+}
+
+/// `text` (an error's message), followed by `hint` in this tool's terms when there is one.
+pub fn hinted(text: String, hint_given: Option<tensorfile::Hint>) -> String {
+    match hint_given {
+        Some(h) => format!("{text} ({})", hint(h)),
+        None => text,
     }
 }
 

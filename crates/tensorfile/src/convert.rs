@@ -84,8 +84,8 @@ pub struct Plan {
 
 impl Plan {
     /// Names of the planned tensors written decoded to dense.
-    pub fn decoded(&self) -> Vec<String> {
-        self.decoded.clone()
+    pub fn decoded(&self) -> &[String] {
+        &self.decoded
     }
 }
 
@@ -198,7 +198,7 @@ impl Prepared {
             format: self.format,
             tensors: self.plan.tensors.len(),
             bytes: done_bytes,
-            decoded: self.plan.decoded(),
+            decoded: self.plan.decoded,
             skipped: self.plan.skipped,
             dropped_metadata: self.dropped_metadata,
         }
@@ -235,14 +235,12 @@ pub(crate) fn write_tensors(
     if src.is_remote() {
         // Fetched ahead of the writer, each tensor whole (a remote read fetches it whole).
         let indices: Vec<usize> = tensors.iter().map(|(index, _)| *index).collect();
-        let mut next = tensors.iter();
         let mut planned = tensors.iter();
         src.read_each(&indices, verify, &mut |index, data| {
             let info = planned.next().map(|(_, info)| info).ok_or_else(|| Error::usage("more tensors than planned"))?;
             writer.write(&as_planned(src, index, info, data?)?)?;
             tally.done += src.entries()[index].nbytes();
-            let name = next.next().map_or("", |(_, info)| info.name());
-            (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: name });
+            (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: info.name() });
             Ok(())
         })?;
         return writer.finish();

@@ -43,6 +43,7 @@ impl FileFacts {
     pub fn of(file: &TensorFile) -> FileFacts {
         let summary = file.summary();
         let entries = file.entries();
+        let (tensors, blobs) = file.kind_counts();
         let mut dtypes = BTreeMap::new();
         for e in entries.iter().filter(|e| e.info().kind() == Kind::Tensor) {
             *dtypes.entry(e.info().dtype()).or_insert(0) += 1;
@@ -51,8 +52,8 @@ impl FileFacts {
             format: file.format().name(),
             version: summary.version,
             file_bytes: file.size(),
-            tensors: entries.iter().filter(|e| e.info().kind() == Kind::Tensor).count(),
-            blobs: entries.iter().filter(|e| e.info().kind() == Kind::Blob).count(),
+            tensors,
+            blobs,
             unreadable: file.unreadable().len(),
             data_bytes: entries.iter().map(|e| e.nbytes()).sum(),
             stored_bytes: entries.iter().map(|e| e.storage().len()).sum(),

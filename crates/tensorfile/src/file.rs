@@ -174,6 +174,12 @@ impl TensorFile {
         self.path.as_deref()
     }
 
+    /// How many readable entries are tensors, and how many are blobs.
+    pub fn kind_counts(&self) -> (usize, usize) {
+        let tensors = self.entries().iter().filter(|e| e.info().kind() == Kind::Tensor).count();
+        (tensors, self.entries().len() - tensors)
+    }
+
     /// Whether this is a set of files (a sharded checkpoint, or a list of files).
     pub fn is_set(&self) -> bool {
         self.reader_as::<ShardSet>().is_some()
@@ -384,17 +390,8 @@ impl TensorFile {
                 }
             }
         }
-        let entries = self.entries();
-        let tensors = entries.iter().filter(|e| e.info().kind() == Kind::Tensor).count();
-        Verification {
-            problems,
-            checksums,
-            decoded_bytes,
-            depth,
-            tensors,
-            blobs: entries.len() - tensors,
-            unreadable: self.unreadable().len(),
-        }
+        let (tensors, blobs) = self.kind_counts();
+        Verification { problems, checksums, decoded_bytes, depth, tensors, blobs, unreadable: self.unreadable().len() }
     }
 }
 

@@ -96,6 +96,14 @@ fn repeated_coordinates_and_out_of_range_indices_are_refused_not_guessed() {
 }
 
 #[test]
+fn values_too_short_for_their_count_are_an_error_not_a_panic() {
+    // Two coordinates, one value's bytes: nothing to place at the second.
+    let data = SparseData::new(SparseFormat::Coo, 2, vec![], vec![0, 1], Bytes::from_vec(f32s(&[1.0]))).unwrap();
+    let err = TensorData::sparse(data).to_dense(DType::Float32, &[2]).unwrap_err();
+    assert_eq!(err.rule(), Some(Rule::BadSparse), "{err}");
+}
+
+#[test]
 fn decoding_cannot_make_a_few_stored_bytes_into_terabytes() {
     // One value in a 2^20 x 2^20 float32 matrix: 4 TiB dense, from a few bytes.
     let (info, data) = sparse("huge", vec![1 << 20, 1 << 20], SparseFormat::Coo, vec![], vec![7, 9], &[1.0]);

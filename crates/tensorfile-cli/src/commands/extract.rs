@@ -84,8 +84,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         return delegates(&file, &args, out);
     }
     let (selected, mut failures) = select(&file, &args.file, &args.names)?;
-    let plans: Vec<(usize, Vec<OutputFile>)> =
-        selected.into_iter().map(|i| (i, output_files(&file.entries()[i], &args.output, args.dense))).collect();
+    let plans: Vec<(usize, Vec<OutputFile>)> = selected
+        .into_iter()
+        .map(|i| Ok((i, output_files(&file.entries()[i], &args.output, args.dense)?)))
+        .collect::<tensorfile::Result<_>>()
+        .map_err(|e| e.in_file(&args.file))?;
     check_distinct(&file, &args.file, &plans)?;
     super::output_folder(&args.output)?;
     let mut written = Vec::new();
@@ -192,22 +195,22 @@ fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Resul
 /// The files an entry becomes: one per part of its layout (`<name>.npy` for dense data,
 /// `<name>.<part>.npy` for each part of any other layout), or one of the entry decoded to
 /// dense.
-fn output_files(entry: &Entry, dir: &Path, dense: bool) -> Vec<OutputFile> {
+fn output_files(entry: &Entry, dir: &Path, dense: bool) -> tensorfile::Result<Vec<OutputFile>> {
     let base = safe_name(entry.info().name());
     // Data of a dtype NumPy has goes into .npy; any other into raw .<dtype>.bin.
     let file = |suffix: String, dtype: DType, part: Option<PartSpec>| match numpy_descr(dtype) {
         Some(_) => OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true },
         None => OutputFile { path: dir.join(format!("{base}{suffix}.{dtype}.bin")), part, npy: false },
     };
-    let parts = entry.info().parts().unwrap_or_default();
-    match (entry.info().kind(), parts.as_slice()) {
+    let parts = entry.info().parts().map_err(|e| e.for_tensor(entry.info().name()))?;
+    Ok(match (entry.info().kind(), parts.as_slice()) {
         (Kind::Blob, _) => {
             vec![OutputFile { path: dir.join(format!("{base}.bin")), part: parts.first().cloned(), npy: false }]
         }
         (_, [_]) => vec![file(String::new(), entry.info().dtype(), parts.first().cloned())],
         _ if dense => vec![file(String::new(), entry.info().dtype(), None)],
         _ => parts.into_iter().map(|p| file(format!(".{}", p.name()), p.dtype(), Some(p))).collect(),
-    }
+    })
 }
 
 /// Refuse to write two entries' data into the same file (`a.indices` dense and `a` sparse...).
@@ -258,7 +261,11 @@ mod tests {
     }
 
     fn names(info: TensorInfo) -> Vec<String> {
-        output_files(&entry(info), Path::new("d"), false).iter().map(|f| f.path.display().to_string()).collect()
+        output_files(&entry(info), Path::new("d"), false)
+            .unwrap()
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
     }
 
     #[test]

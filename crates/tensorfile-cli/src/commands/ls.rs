@@ -94,17 +94,9 @@ fn table(file: &TensorFile) -> Table {
                 render::printable(u.dtype()).into_owned(),
                 render::shape(u.shape()),
                 "-".into(),
-                format!("unreadable: {}", render::printable(&with_hint(u.error()))),
+                format!("unreadable: {}", render::printable(&render::hinted(u.error().message(), u.error().hint()))),
             ],
         });
     }
     table
-}
-
-/// An entry's error with the library's hint in this tool's terms.
-fn with_hint(e: &tensorfile::Error) -> String {
-    match e.hint() {
-        Some(h) => format!("{} ({})", e.message(), render::hint(h)),
-        None => e.message(),
-    }
 }

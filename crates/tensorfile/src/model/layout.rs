@@ -188,6 +188,13 @@ impl Layout {
         }
         let sparse = data.to_sparse()?;
         sparse.validate(shape)?;
+        let values = dtype.nbytes(sparse.nnz())?;
+        if sparse.values().len() as u64 != values {
+            return Err(Error::invalid(
+                Rule::BadSparse,
+                format!("{} bytes of values for {} stored {dtype} values", sparse.values().len(), sparse.nnz()),
+            ));
+        }
         let dense_len = dtype.nbytes(checked::numel(shape)?)?;
         // Zeros cost nothing to store sparse: bound what a small file can make us allocate.
         let justified = MAX_VIEW_EXPANSION.max(data.len().saturating_mul(MAX_DENSE_EXPANSION));
