@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
-use crate::model::{LayoutKind, MetaValue, TensorData, TensorInfo};
+use crate::model::{LayoutKind, MetaValue, TensorData, TensorInfo, quant};
 use crate::output::{AtomicFile, StagedFile};
 
 /// How to convert.
@@ -67,7 +67,7 @@ pub struct Progress<'a> {
 /// dense layouts that were strided or dim-ordered in the source become plain dense.
 pub fn as_written(info: &TensorInfo) -> TensorInfo {
     let info = info.clone();
-    if info.layout().is_sparse() { info } else { info.into_dense_layout() }
+    if info.layout().reads_dense() { info.into_dense_layout() } else { info }
 }
 
 /// Which entries of a source go into a target, in the order the target stores them.
@@ -102,14 +102,13 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     }
     let mut chosen = Vec::with_capacity(src.entries().len());
     for (i, e) in src.entries().iter().enumerate() {
-        let info = fitted(format, as_written(e.info()));
-        match format.check_supported(&info) {
-            Ok(()) => chosen.push((i, info)),
-            Err(err) if skip_unsupported => {
-                skipped.push(Skipped { name: info.name().to_string(), reason: err.detail() })
-            }
+        let fitted = fitted(format, as_written(e.info()));
+        let name = e.info().name();
+        match fitted.and_then(|info| format.check_supported(&info).map(|()| info)) {
+            Ok(info) => chosen.push((i, info)),
+            Err(err) if skip_unsupported => skipped.push(Skipped { name: name.to_string(), reason: err.detail() }),
             Err(err) => {
-                return Err(Error::unsupported(err.detail()).for_tensor(info.name()).with_hint(Hint::SkipUnsupported));
+                return Err(Error::unsupported(err.detail()).for_tensor(name).with_hint(Hint::SkipUnsupported));
             }
         }
     }
@@ -124,14 +123,22 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
 }
 
 /// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in
-/// decoded to dense, when the format holds it so (its dtype, dense).
-fn fitted(format: Format, info: TensorInfo) -> TensorInfo {
+/// decoded to dense, when the format holds it so (its dtype, dense). Quantized blocks without
+/// a reference dequantization cannot be decoded: an error unless the format holds them.
+fn fitted(format: Format, info: TensorInfo) -> Result<TensorInfo> {
     let caps = format.caps();
     if info.layout().reads_dense() || caps.holds_layout(info.layout().kind()) || !caps.holds_layout(LayoutKind::Dense) {
-        return info;
+        return Ok(info);
+    }
+    if let Some(q) = info.layout().quant().filter(|q| !quant::can_dequantize(q)) {
+        return Err(Error::unsupported(format!(
+            "{} has no reference dequantization, and {} files cannot hold its blocks as they are",
+            q.describe(),
+            format.unit().title
+        )));
     }
     let dense = info.clone().into_dense_layout();
-    if format.check_supported(&dense).is_ok() { dense } else { info }
+    Ok(if format.check_supported(&dense).is_ok() { dense } else { info })
 }
 
 /// The data of entry `index` of `src` as the plan writes it (`planned`): as read, or decoded
@@ -145,22 +152,30 @@ fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: Tensor
     Ok(data)
 }
 
-/// File-level metadata to carry into the target: the source's text values, unless the
-/// options name some.
-fn carried_metadata(src: &TensorFile, options: &WriteOptions) -> WriteOptions {
+/// File-level metadata to carry into the target, unless the options name some: every value
+/// for a format that keeps typed values; otherwise text, and numbers and booleans as their
+/// text. The keys left out (arrays and maps for a text-only format, everything for a format
+/// without metadata) come back with it.
+fn carried_metadata(src: &TensorFile, format: Format, options: &WriteOptions) -> (WriteOptions, Vec<String>) {
     let mut w = options.clone();
-    if w.metadata.is_empty() {
-        w.metadata = src
-            .summary()
-            .metadata
-            .into_iter()
-            .filter_map(|(k, v)| match v {
-                MetaValue::Text(s) => Some((k, s)),
-                _ => None,
-            })
-            .collect();
+    let mut dropped = Vec::new();
+    if !w.metadata.is_empty() {
+        return (w, dropped);
     }
-    w
+    let caps = format.caps();
+    for (k, v) in src.summary().metadata {
+        if !caps.file_metadata() {
+            dropped.push(k);
+        } else if caps.typed_metadata() {
+            w.metadata.push((k, v));
+        } else {
+            match v.scalar_text() {
+                Some(text) => w.metadata.push((k, MetaValue::Text(text))),
+                None => dropped.push(k),
+            }
+        }
+    }
+    (w, dropped)
 }
 
 /// A conversion decided: what goes into the target, and how it is written.
@@ -178,12 +193,8 @@ pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions
         Some(p) => e.in_file(p),
         None => e,
     })?;
-    let dropped_metadata = if format.holds_file_metadata() {
-        Vec::new()
-    } else {
-        src.summary().metadata.into_iter().map(|(k, _)| k).collect()
-    };
-    Ok(Prepared { format, plan, write: carried_metadata(src, &options.write), dropped_metadata })
+    let (write, dropped_metadata) = carried_metadata(src, format, &options.write);
+    Ok(Prepared { format, plan, write, dropped_metadata })
 }
 
 impl Prepared {

@@ -84,6 +84,9 @@ pub enum Rule {
     /// disagree (the index puts a tensor in a shard that does not hold it, or a shard holds a
     /// tensor the index does not list), or the shards are of different formats.
     ShardMismatch,
+    /// A quantized layout that does not fit its tensor: blocks or groups that do not divide the
+    /// shape, parameters the scheme does not allow, parts of the wrong size.
+    BadQuantization,
 }
 
 impl Rule {
@@ -123,6 +126,7 @@ impl Rule {
             Rule::UnsafePath => "unsafe-path",
             Rule::ExpansionTooLarge => "expansion-too-large",
             Rule::ShardMismatch => "shard-mismatch",
+            Rule::BadQuantization => "bad-quantization",
         }
     }
 
@@ -132,7 +136,7 @@ impl Rule {
     }
 
     /// Every rule, in declaration order.
-    pub const ALL: [Rule; 33] = [
+    pub const ALL: [Rule; 34] = [
         Rule::Truncated,
         Rule::BadMagic,
         Rule::UnknownFormat,
@@ -166,6 +170,7 @@ impl Rule {
         Rule::UnsafePath,
         Rule::ExpansionTooLarge,
         Rule::ShardMismatch,
+        Rule::BadQuantization,
     ];
 }
 
@@ -440,6 +445,7 @@ mod tests {
             Rule::UnsafePath => 30,
             Rule::ExpansionTooLarge => 31,
             Rule::ShardMismatch => 32,
+            Rule::BadQuantization => 33,
         }
     }
 

@@ -269,8 +269,11 @@ impl TensorFile {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
         let fail = |e: Error| self.context(e.for_tensor(entry.info().name()));
-        if entry.info().layout().is_sparse() {
-            return Err(fail(Error::unsupported("rows of a sparse tensor cannot be read alone: read it whole")));
+        if !entry.info().layout().reads_dense() {
+            return Err(fail(Error::unsupported(format!(
+                "rows of a {} tensor cannot be read alone: read it whole",
+                entry.info().layout().describe()
+            ))));
         }
         let Some(&count) = entry.info().shape().first() else {
             return Err(fail(Error::usage("a scalar has no rows")));
@@ -378,7 +381,7 @@ impl TensorFile {
         } else if depth == Depth::Deep {
             for (i, entry) in self.entries().iter().enumerate() {
                 // Checksums were checked above: decode only.
-                let decoded = if entry.info().layout().is_sparse() {
+                let decoded = if !entry.info().layout().reads_dense() {
                     self.read_index(i).map(|d| d.len())
                 } else {
                     self.read_chunks(i, false)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tensorfile::convert::{ConvertOptions, convert_file};
-use tensorfile::model::{ChecksumKind, TensorData};
+use tensorfile::model::{ChecksumKind, MetaValue, TensorData};
 use tensorfile::shards::{ShardedReport, convert_to_shards};
 use tensorfile::{Compression, DType, ErrorKind, Format, Rule, TensorFile, TensorInfo, WriteOptions};
 
@@ -199,7 +199,7 @@ fn shards_hold_at_most_the_size_asked_and_a_larger_tensor_goes_alone() {
     // 400 bytes each, but `big` (4000 bytes) in the middle.
     let mut tensors: Vec<_> = (0..6).map(|i| f32_tensor(&format!("t{i}"), &[100], i)).collect();
     tensors.insert(3, f32_tensor("big", &[1000], 99));
-    let metadata = vec![("format".to_string(), "pt".to_string())];
+    let metadata = vec![("format".to_string(), MetaValue::from("pt"))];
     write(&src_path, &tensors, &WriteOptions { metadata, ..WriteOptions::default() });
     let src = TensorFile::open(&src_path).unwrap();
     let out = dir.path().join("out/model.safetensors");

@@ -140,13 +140,16 @@ pub enum Change {
         /// The shape in file B.
         b: Vec<u64>,
     },
-    /// `dense`, `sparse_coo` or `sparse_csr`.
+    /// `dense`, `sparse_coo`, `sparse_csr`, or a quantized layout's description.
     Layout {
         /// The layout in file A.
-        a: &'static str,
+        a: String,
         /// The layout in file B.
-        b: &'static str,
+        b: String,
     },
+    /// Stored parts of a quantized tensor differ (named) where the scheme has no
+    /// dequantization to compare values by.
+    Parts(Vec<&'static str>),
     /// The dense data differs.
     Values(ValueDiff),
     /// The components of a sparse tensor differ.

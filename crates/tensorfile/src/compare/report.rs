@@ -38,6 +38,7 @@ impl Change {
             Change::DType { a, b } => json!({ "what": "dtype", "a": a.name(), "b": b.name() }),
             Change::Shape { a, b } => json!({ "what": "shape", "a": a, "b": b }),
             Change::Layout { a, b } => json!({ "what": "layout", "a": a, "b": b }),
+            Change::Parts(parts) => json!({ "what": "parts", "parts": parts }),
             Change::Values(v) => {
                 let mut j = json!({ "what": "values" });
                 if let (Some(all), Json::Object(fields)) = (j.as_object_mut(), v.to_json()) {
@@ -92,6 +93,7 @@ impl fmt::Display for Change {
             Change::DType { a, b } => write!(f, "dtype {a} -> {b}"),
             Change::Shape { a, b } => write!(f, "shape {a:?} -> {b:?}"),
             Change::Layout { a, b } => write!(f, "layout {a} -> {b}"),
+            Change::Parts(parts) => write!(f, "stored parts differ: {}", parts.join(", ")),
             Change::Values(v) => v.fmt(f),
             Change::Sparse(s) => {
                 let mut parts = Vec::new();

@@ -139,7 +139,7 @@ fn sparse_components() {
     assert_eq!((t.nnz, t.indices_differ, t.values.is_none()), (Some((1, 2)), true, true));
     let dense_s = file(Format::Zt, &[dense("s", DType::Float32, &[3, 4], vec![0; 48])]);
     let diff = compare(&a, &dense_s);
-    assert_eq!(diff.changed[0].changes, [Change::Layout { a: "sparse_coo", b: "dense" }]);
+    assert_eq!(diff.changed[0].changes, [Change::Layout { a: "sparse_coo".into(), b: "dense".into() }]);
 }
 
 #[test]

@@ -43,7 +43,7 @@ fn compare_entry(a: &TensorFile, i: usize, b: &TensorFile, j: usize, diff: &mut 
         ia.dtype() == ib.dtype() && ia.shape() == ib.shape() && layout_name(ia.layout()) == layout_name(ib.layout());
     if comparable {
         match (a.read_index(i), b.read_index(j)) {
-            (Ok(da), Ok(db)) => changes.extend(data_change(ia.dtype(), &da, &db)),
+            (Ok(da), Ok(db)) => changes.extend(data_change(ia.dtype(), ia.shape(), &da, &db)),
             (ra, rb) => {
                 for (side, r) in [(Side::A, ra), (Side::B, rb)] {
                     if let Err(e) = r {
@@ -85,19 +85,30 @@ fn described_changes(a: &TensorInfo, b: &TensorInfo) -> Vec<Change> {
 
 /// The layout as far as decoded data is concerned: readers give every dense layout
 /// (strided, dim-ordered) as contiguous row-major bytes.
-fn layout_name(layout: &Layout) -> &'static str {
-    match layout {
-        Layout::Sparse { format: crate::model::SparseFormat::Coo, .. } => "sparse_coo",
-        Layout::Sparse { format: crate::model::SparseFormat::Csr, .. } => "sparse_csr",
-        Layout::Dense | Layout::DimOrder(_) | Layout::Strided { .. } => "dense",
+fn layout_name(layout: &Layout) -> String {
+    if layout.reads_dense() { "dense".to_string() } else { layout.describe() }
+}
+
+/// How two tensors quantized the same way differ: by their dequantized values when the scheme
+/// has a dequantization, else by which stored parts differ.
+fn quantized_change(a: &TensorData, b: &TensorData, shape: &[u64]) -> Option<Change> {
+    let differing: Vec<&'static str> =
+        a.parts().iter().zip(b.parts()).filter(|(x, y)| x.bytes() != y.bytes()).map(|(x, _)| x.name()).collect();
+    if differing.is_empty() {
+        return None;
+    }
+    match (a.to_dense(DType::Float32, shape), b.to_dense(DType::Float32, shape)) {
+        (Ok(x), Ok(y)) => value_diff(DType::Float32, &x, &y).map(Change::Values),
+        _ => Some(Change::Parts(differing)),
     }
 }
 
 /// How the decoded data of two tensors of the same dtype, shape and layout differ.
-fn data_change(dtype: DType, a: &TensorData, b: &TensorData) -> Option<Change> {
+fn data_change(dtype: DType, shape: &[u64], a: &TensorData, b: &TensorData) -> Option<Change> {
     match (a.as_dense(), b.as_dense(), a.to_sparse(), b.to_sparse()) {
         (Ok(x), Ok(y), _, _) => value_diff(dtype, x, y).map(Change::Values),
         (_, _, Ok(x), Ok(y)) => sparse_diff(dtype, &x, &y).map(Change::Sparse),
+        _ if a.layout() == b.layout() && a.layout().quant().is_some() => quantized_change(a, b, shape),
         _ => Some(Change::Layout { a: layout_name(a.layout()), b: layout_name(b.layout()) }),
     }
 }

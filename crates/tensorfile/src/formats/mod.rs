@@ -140,8 +140,9 @@ pub struct WriteOptions {
     /// Checksum stored with each tensor, for formats that store them (`.zt`); CRC-32C by
     /// default.
     pub checksum: ChecksumKind,
-    /// File-level metadata (safetensors `__metadata__`).
-    pub metadata: Vec<(String, String)>,
+    /// File-level metadata (safetensors `__metadata__`, GGUF key/values): typed values for
+    /// formats whose [`Caps::typed_metadata`] keeps them, text for the others.
+    pub metadata: Vec<(String, MetaValue)>,
     /// Byte order of raw multi-byte data, for formats that can choose (`.zt`); compressed
     /// zTensor data is always little-endian.
     pub byte_order: ByteOrder,
@@ -182,8 +183,8 @@ pub trait FormatWriter {
 /// The bytes a planned tensor handed over in pieces must add up to: its dense size (pieces
 /// are for dense tensors only).
 pub(crate) fn streamed_size(info: &TensorInfo) -> Result<u64> {
-    if info.layout().is_sparse() {
-        return Err(Error::usage("dense pieces for a sparse tensor"));
+    if !info.layout().reads_dense() {
+        return Err(Error::usage(format!("dense pieces for a {} tensor", info.layout().describe())));
     }
     info.nbytes()
 }
@@ -221,6 +222,25 @@ pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
             }
             s.validate(info.shape())
         }
+        (Layout::Quantized(q), got) => {
+            if got != info.layout() {
+                return Err(Error::usage(format!("{} data for a {} tensor", got.describe(), q.describe())));
+            }
+            for spec in info.parts()? {
+                let have = data.part(spec.name()).map_or(0, |b| b.len() as u64);
+                if have != spec.nbytes()? {
+                    return Err(Error::usage(format!(
+                        "{have} bytes given for part {} of a {} tensor of shape {:?}, which needs {}",
+                        spec.name(),
+                        q.describe(),
+                        info.shape(),
+                        spec.nbytes()?
+                    )));
+                }
+            }
+            Ok(())
+        }
+        (_, Layout::Quantized(q)) => Err(Error::usage(format!("{} data for a dense tensor", q.describe()))),
         (Layout::Sparse { .. }, _) => Err(Error::usage("dense data for a sparse tensor")),
         (_, Layout::Sparse { .. }) => Err(Error::usage("sparse data for a dense tensor")),
         _ => {

@@ -4,7 +4,7 @@
 
 use super::{Compression, Format, WriteOptions};
 use crate::error::Result;
-use crate::model::{ByteOrder, ChecksumKind};
+use crate::model::{ByteOrder, ChecksumKind, MetaValue};
 
 /// The options a caller gave for a write; `None` (or empty metadata) is "not given": the
 /// library's default ([`WriteOptions::default`]) applies.
@@ -61,7 +61,10 @@ impl WriteRequest {
         WriteOptions {
             compression: self.compression.unwrap_or(default.compression),
             checksum: self.checksum.unwrap_or(default.checksum),
-            metadata: self.metadata.clone().unwrap_or(default.metadata),
+            metadata: match &self.metadata {
+                Some(m) => m.iter().map(|(k, v)| (k.clone(), MetaValue::Text(v.clone()))).collect(),
+                None => default.metadata,
+            },
             byte_order: self.byte_order.unwrap_or(default.byte_order),
         }
     }

@@ -105,6 +105,7 @@ pub struct Caps {
     pub(crate) layouts: &'static [LayoutKind],
     pub(crate) blobs: bool,
     pub(crate) file_metadata: bool,
+    pub(crate) typed_metadata: bool,
     pub(crate) tensor_fields: bool,
     pub(crate) checksums: &'static [ChecksumKind],
     pub(crate) compression: bool,
@@ -143,6 +144,12 @@ impl Caps {
         self.file_metadata
     }
 
+    /// Whether file metadata keeps typed values (numbers of a width, arrays, maps) rather
+    /// than text only.
+    pub fn typed_metadata(&self) -> bool {
+        self.typed_metadata
+    }
+
     /// Whether entries carry fields of their own beside dtype and shape.
     pub fn tensor_fields(&self) -> bool {
         self.tensor_fields
@@ -170,6 +177,7 @@ impl Caps {
             "layouts": self.layouts.iter().map(|l| l.name()).collect::<Vec<_>>(),
             "blobs": self.blobs,
             "file_metadata": self.file_metadata,
+            "typed_metadata": self.typed_metadata,
             "tensor_fields": self.tensor_fields,
             "checksums": self.checksums.iter().map(|c| c.name()).collect::<Vec<_>>(),
             "compression": self.compression,
@@ -190,6 +198,7 @@ impl Caps {
         layouts: DENSE,
         blobs: false,
         file_metadata: false,
+        typed_metadata: false,
         tensor_fields: false,
         checksums: &[],
         compression: false,

@@ -57,6 +57,15 @@ impl TensorData {
         TensorData { layout: Layout::Sparse { format: s.format, nnz: s.nnz }, parts }
     }
 
+    /// Quantized data: its stored parts (see [`crate::model::quant`]), named as the layout's
+    /// [`Layout::parts`] name them. Their sizes are checked when the data is dequantized.
+    pub fn quantized(quant: crate::model::quant::Quant, parts: Vec<(&'static str, Bytes)>) -> Self {
+        TensorData {
+            layout: Layout::Quantized(quant),
+            parts: parts.into_iter().map(|(name, bytes)| Part { name, bytes }).collect(),
+        }
+    }
+
     /// The layout the parts are in: [`Layout::Dense`] for any dense data.
     pub fn layout(&self) -> &Layout {
         &self.layout

@@ -68,6 +68,12 @@ impl TensorInfo {
                 return Err(Error::invalid(Rule::BadSparse, format!("CSR tensor of rank {}, not 2", shape.len())));
             }
         }
+        if layout.quant().is_some() && dtype != DType::Float32 {
+            return Err(Error::invalid(
+                Rule::BadQuantization,
+                format!("a {} tensor dequantizes to float32, not {dtype}", layout.describe()),
+            ));
+        }
         if kind == Kind::Blob && (dtype != DType::UInt8 || shape.len() != 1) {
             return Err(Error::invalid(Rule::BadField, format!("a blob is 1-D uint8, not {dtype} of shape {shape:?}")));
         }

@@ -9,6 +9,7 @@
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::limits::{MAX_DENSE_EXPANSION, MAX_VIEW_EXPANSION};
+use crate::model::quant::{self, Quant};
 use crate::model::{DType, SparseData, TensorData};
 use crate::source::Bytes;
 
@@ -54,6 +55,8 @@ pub enum Layout {
         /// How many values are stored.
         nnz: u64,
     },
+    /// Quantized: codes and scales, dequantized on demand to the tensor's dtype (`float32`).
+    Quantized(Quant),
 }
 
 /// A layout without its parameters: what a format's [`crate::formats::Caps`] lists.
@@ -70,10 +73,17 @@ pub enum LayoutKind {
     SparseCoo,
     /// Sparse compressed rows.
     SparseCsr,
+    /// ggml's quantized blocks (GGUF).
+    GgmlBlocks,
+    /// Affine group quantization.
+    GroupQuant,
+    /// OCP Microscaling.
+    Mx,
 }
 
 impl LayoutKind {
-    /// `dense`, `dim_order`, `strided`, `sparse_coo`, `sparse_csr`.
+    /// `dense`, `dim_order`, `strided`, `sparse_coo`, `sparse_csr`, `ggml_blocks`,
+    /// `quant_group`, `mx`.
     pub fn name(self) -> &'static str {
         match self {
             LayoutKind::Dense => "dense",
@@ -81,6 +91,9 @@ impl LayoutKind {
             LayoutKind::Strided => "strided",
             LayoutKind::SparseCoo => "sparse_coo",
             LayoutKind::SparseCsr => "sparse_csr",
+            LayoutKind::GgmlBlocks => "ggml_blocks",
+            LayoutKind::GroupQuant => "quant_group",
+            LayoutKind::Mx => "mx",
         }
     }
 }
@@ -137,6 +150,17 @@ impl Layout {
             Layout::Strided { .. } => LayoutKind::Strided,
             Layout::Sparse { format: SparseFormat::Coo, .. } => LayoutKind::SparseCoo,
             Layout::Sparse { format: SparseFormat::Csr, .. } => LayoutKind::SparseCsr,
+            Layout::Quantized(Quant::Ggml(_)) => LayoutKind::GgmlBlocks,
+            Layout::Quantized(Quant::Group(_)) => LayoutKind::GroupQuant,
+            Layout::Quantized(Quant::Mx(_)) => LayoutKind::Mx,
+        }
+    }
+
+    /// The quantization scheme, for a quantized layout.
+    pub fn quant(&self) -> Option<&Quant> {
+        match self {
+            Layout::Quantized(q) => Some(q),
+            _ => None,
         }
     }
 
@@ -147,16 +171,18 @@ impl Layout {
 
     /// Whether reading a tensor of this layout yields dense data (one `data` part).
     pub fn reads_dense(&self) -> bool {
-        !self.is_sparse()
+        matches!(self, Layout::Dense | Layout::DimOrder(_) | Layout::Strided { .. })
     }
 
-    /// A short description: `dense`, `dim_order[0,2,1]`, `strided`, `sparse_coo`, `sparse_csr`.
+    /// A short description: `dense`, `dim_order[0,2,1]`, `strided`, `sparse_coo`, `sparse_csr`,
+    /// `ggml.q4_k`, `quant_group.4bit.g128`, `mx.f4_e2m1`.
     pub fn describe(&self) -> String {
         match self {
             Layout::Dense => "dense".into(),
             Layout::DimOrder(order) => format!("dim_order{order:?}"),
             Layout::Strided { .. } => "strided".into(),
             Layout::Sparse { format, .. } => format!("sparse_{}", format.name()),
+            Layout::Quantized(q) => q.describe(),
         }
     }
 
@@ -175,16 +201,23 @@ impl Layout {
                     PartSpec::new(VALUES, dtype, vec![*nnz]),
                 ])
             }
+            Layout::Quantized(q) => {
+                Ok(q.parts(shape)?.into_iter().map(|p| PartSpec::new(p.name, p.dtype, vec![p.count])).collect())
+            }
             _ => Ok(vec![PartSpec::new(DATA, dtype, shape.to_vec())]),
         }
     }
 
     /// Decode data read in this layout to dense bytes (contiguous, row-major,
     /// little-endian) of `dtype` and `shape`: dense data as it is (no copy); sparse values
-    /// scattered into zeros, as torch's `to_dense()` places them.
+    /// scattered into zeros, as torch's `to_dense()` places them; quantized data dequantized
+    /// to `float32` (an error for a scheme without a reference dequantization).
     pub fn decode_dense(&self, dtype: DType, shape: &[u64], data: &TensorData) -> Result<Bytes> {
         if self.reads_dense() {
             return data.as_dense().cloned();
+        }
+        if let Layout::Quantized(q) = self {
+            return quant::dequantize(q, shape, data).map(Bytes::from_vec);
         }
         let sparse = data.to_sparse()?;
         sparse.validate(shape)?;

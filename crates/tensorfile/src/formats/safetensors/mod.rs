@@ -12,7 +12,7 @@ pub use write::SafetensorsWriter;
 
 use crate::error::{Error, Result};
 use crate::formats::{Caps, FormatUnit};
-use crate::model::{DType, Kind, Layout, TensorInfo};
+use crate::model::{DType, Kind, TensorInfo};
 
 const TABLE: [(&str, DType); 22] = [
     ("BOOL", DType::Bool),
@@ -90,12 +90,14 @@ pub fn check_supported(info: &TensorInfo) -> Result<()> {
     if dtype_name(info.dtype()).is_none() {
         return Err(Error::unsupported(format!("safetensors has no dtype {}", info.dtype())));
     }
-    if info.layout().is_sparse() {
-        return Err(Error::unsupported("safetensors holds dense tensors only, not sparse ones"));
+    if !info.layout().reads_dense() {
+        return Err(Error::unsupported(format!(
+            "safetensors holds dense tensors only, not {} ones",
+            info.layout().describe()
+        )));
     }
     if info.kind() == Kind::Blob && !(info.dtype() == DType::UInt8 && info.shape().len() == 1) {
         return Err(Error::unsupported("blob that is not a 1-D uint8 array"));
     }
-    debug_assert!(!matches!(info.layout(), Layout::Sparse { .. }));
     Ok(())
 }

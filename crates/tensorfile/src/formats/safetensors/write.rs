@@ -9,7 +9,7 @@ use super::{check_supported, dtype_name};
 use crate::error::{Error, Result, Rule};
 use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
 use crate::limits::MAX_SAFETENSORS_HEADER;
-use crate::model::{Chunks, TensorData, TensorInfo};
+use crate::model::{Chunks, MetaValue, TensorData, TensorInfo};
 
 /// A streaming safetensors writer.
 pub struct SafetensorsWriter<'w> {
@@ -20,10 +20,19 @@ pub struct SafetensorsWriter<'w> {
 
 /// The header of a file holding `plan` in that order, padded with spaces to a multiple of 8
 /// bytes (as the safetensors library does) so the data region starts aligned.
-pub fn header(plan: &[TensorInfo], metadata: &[(String, String)]) -> Result<Vec<u8>> {
+pub fn header(plan: &[TensorInfo], metadata: &[(String, MetaValue)]) -> Result<Vec<u8>> {
     let mut top = Map::new();
     if !metadata.is_empty() {
-        let m: Map<String, Value> = metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let m: Map<String, Value> = metadata
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    MetaValue::Text(s) => s.clone(),
+                    other => other.to_json().to_string(),
+                };
+                (k.clone(), Value::String(text))
+            })
+            .collect();
         top.insert("__metadata__".into(), Value::Object(m));
     }
     let mut offset = 0u64;

@@ -40,8 +40,11 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 /// Whether a `.ptd` file can store `info`: a blob, or a dense tensor of a dtype ExecuTorch
 /// has, of rank at most 16 with 32-bit sizes; the error says why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if info.layout().is_sparse() {
-        return Err(Error::unsupported(".ptd holds dense tensors and blobs, not sparse tensors"));
+    if !info.layout().reads_dense() {
+        return Err(Error::unsupported(format!(
+            ".ptd holds dense tensors and blobs, not {} tensors",
+            info.layout().describe()
+        )));
     }
     if info.kind() == Kind::Blob {
         return Ok(());

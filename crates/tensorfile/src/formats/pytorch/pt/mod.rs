@@ -37,8 +37,11 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
 /// Whether a `torch.save` file can store `info`: dense, of a dtype torch has; the error says
 /// why not.
 pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if info.layout().is_sparse() {
-        return Err(Error::unsupported("tensorfile writes dense tensors into torch.save files"));
+    if !info.layout().reads_dense() {
+        return Err(Error::unsupported(format!(
+            "tensorfile writes dense tensors into torch.save files, not {} ones",
+            info.layout().describe()
+        )));
     }
     if !torch_has(info.dtype()) {
         return Err(Error::unsupported(format!("torch has no dtype {}", info.dtype())));
