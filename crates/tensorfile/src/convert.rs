@@ -153,9 +153,8 @@ fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: Tensor
 }
 
 /// File-level metadata to carry into the target, unless the options name some: every value
-/// for a format that keeps typed values; otherwise text, and numbers and booleans as their
-/// text. The keys left out (arrays and maps for a text-only format, everything for a format
-/// without metadata) come back with it.
+/// for a format that keeps typed values; otherwise the text values. The keys left out (other
+/// values for a text-only format, everything for a format without metadata) come back with it.
 fn carried_metadata(src: &TensorFile, format: Format, options: &WriteOptions) -> (WriteOptions, Vec<String>) {
     let mut w = options.clone();
     let mut dropped = Vec::new();
@@ -169,9 +168,9 @@ fn carried_metadata(src: &TensorFile, format: Format, options: &WriteOptions) ->
         } else if caps.typed_metadata() {
             w.metadata.push((k, v));
         } else {
-            match v.scalar_text() {
-                Some(text) => w.metadata.push((k, MetaValue::Text(text))),
-                None => dropped.push(k),
+            match v {
+                MetaValue::Text(_) => w.metadata.push((k, v)),
+                _ => dropped.push(k),
             }
         }
     }

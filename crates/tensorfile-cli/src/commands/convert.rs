@@ -123,8 +123,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     if !report.dropped_metadata.is_empty() {
         warn(format_args!(
-            "file metadata left out ({} has no place for it): {}",
+            "file metadata left out ({} {}): {}",
             report.format,
+            if report.format.caps().file_metadata() { "keeps text values only" } else { "has no place for it" },
             report.dropped_metadata.join(", ")
         ));
     }

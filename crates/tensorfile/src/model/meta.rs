@@ -39,16 +39,6 @@ impl MetaValue {
         }
     }
 
-    /// The value as one line of text, when it is a scalar: text as it is, numbers and
-    /// booleans as written in JSON; `None` for arrays, maps, bytes and tags.
-    pub fn scalar_text(&self) -> Option<String> {
-        match self {
-            MetaValue::Text(s) => Some(s.clone()),
-            MetaValue::Bool(_) | MetaValue::Int(_) | MetaValue::Float(_) => Some(self.to_json().to_string()),
-            _ => None,
-        }
-    }
-
     /// A JSON value as metadata: integers as `Int`, other numbers as `Float`, objects as maps
     /// with text keys.
     pub fn from_json(v: &Json) -> MetaValue {

@@ -1,7 +1,7 @@
 //! Sparse tensors in `.zt`: our spec form (docs/zt-sparse.md) written and read in every
 //! encoding and byte order, and the reference's `sparsecoo`/`sparsecsr` records read.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::io::Cursor;

@@ -2,7 +2,7 @@
 //! (raw little-endian: a slice of the map, or of a remote file only that range), else decoded
 //! and sliced; bounds checked, sparse refused.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

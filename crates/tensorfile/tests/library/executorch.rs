@@ -4,7 +4,7 @@
 //! is listed by us under its documented name with identical bytes, and the program summary
 //! agrees with the program's methods.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

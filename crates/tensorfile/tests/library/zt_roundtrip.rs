@@ -1,7 +1,7 @@
 //! Every zTensor dtype x encoding x byte order x checksum, written by us and read back by us
 //! and by the reference crate (`ztensor =0.1.0`).
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::io::Cursor;

@@ -1,7 +1,7 @@
 //! safetensors: every dtype round trips, files agree with the `safetensors` crate both ways,
 //! and each broken rule is refused with its own error.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tensorfile::formats::{Format, WriteOptions};

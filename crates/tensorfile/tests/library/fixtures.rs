@@ -3,7 +3,7 @@
 //! read every tensor with the dtype, shape and bytes the producer reports, and converting them
 //! to safetensors keeps those bytes.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

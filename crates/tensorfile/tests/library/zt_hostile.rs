@@ -1,7 +1,7 @@
 //! Hostile `.zt` files: each is refused (or its bad entry reported) with the exact rule it
 //! breaks, never a panic, a hang or a wrong tensor.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_cbor::Value as C;

@@ -5,7 +5,7 @@
 //! split at the size asked; and sets whose files do not fit together are refused with the
 //! rule they break, naming the files involved.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! so conversion into a format that cannot hold a layout writes the tensor decoded, and
 //! consumers that know no layout get dense bytes.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tensorfile::convert::{ConvertOptions, convert_to_writer};

@@ -1,7 +1,7 @@
 //! Compatibility with the zTensor 0.1 reference crate, both ways: what it writes we read
 //! exactly, and for dense tensors we write the very bytes it writes.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::collections::BTreeMap;

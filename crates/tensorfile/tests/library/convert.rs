@@ -1,7 +1,7 @@
 //! Conversion: every tensor carried exactly, unsupported ones named or skipped, and the
 //! destination replaced atomically.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tensorfile::convert::{ConvertOptions, convert_file};

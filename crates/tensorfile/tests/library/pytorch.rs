@@ -5,7 +5,7 @@
 //! model summaries agree with the exported programs; it converts with the same bytes; and
 //! the pickles torch itself refuses are refused with the global named.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Large tensors travel in pieces: a compressed `.zt` tensor is decoded a piece at a time,
 //! every writer takes pieces, and what is written does not depend on how the data was cut.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tensorfile::convert::{ConvertOptions, convert_to_writer};

@@ -5,7 +5,7 @@
 //! it against real ones). Every fixture also reads the same through a counted source as
 //! through its map.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `.ptd` named data: what we write is laid out as ExecuTorch lays it out and reads back
 //! exactly; each broken rule is refused with its own error.
 
-mod common;
+use crate::common;
 
 use common::*;
 use tensorfile::formats::Format;
