@@ -2,6 +2,7 @@
 //! magnitudes, one byte per value (value `k` in byte `k`, least significant first).
 
 /// IQ3_XXS rows (magnitudes 4 to 62), indexed by an 8-bit code.
+#[rustfmt::skip]
 pub(super) const IQ3XXS_GRID: [u32; 256] = [
     0x04040404, 0x04040414, 0x04040424, 0x04040c0c, 0x04040c1c, 0x04040c3e, 0x04041404, 0x04041414, 0x04041c0c,
     0x04042414, 0x04043e1c, 0x04043e2c, 0x040c040c, 0x040c041c, 0x040c0c04, 0x040c0c14, 0x040c140c, 0x040c142c,
@@ -35,6 +36,7 @@ pub(super) const IQ3XXS_GRID: [u32; 256] = [
 ];
 
 /// IQ3_S rows (odd magnitudes 1 to 15), indexed by a 9-bit code.
+#[rustfmt::skip]
 pub(super) const IQ3S_GRID: [u32; 512] = [
     0x01010101, 0x01010103, 0x01010105, 0x0101010b, 0x0101010f, 0x01010301, 0x01010303, 0x01010305, 0x01010309,
     0x0101030d, 0x01010501, 0x01010503, 0x0101050b, 0x01010707, 0x01010901, 0x01010905, 0x0101090b, 0x0101090f,

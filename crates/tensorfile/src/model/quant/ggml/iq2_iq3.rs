@@ -1,11 +1,13 @@
 //! The 2- and 3-bit i-quants: codes index rows of a codebook ([`super::grid_iq2`],
 //! [`super::grid_iq3`]), each row of 8 or 4 magnitudes, with sign bits (stored, or an index
 //! into ggml's even-parity sign patterns) and a half-precision scale refined per sub-block.
-//! Each value is `(db * magnitude) * ±1`.
+//!
+//! The reference computes `(db * magnitude) * ±1`; here `db * (±magnitude)`, which is the same
+//! bits: rounding is symmetric in sign, and a NaN `db` comes out of either product unchanged.
 
 use super::grid_iq2::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID};
 use super::grid_iq3::{IQ3S_GRID, IQ3XXS_GRID};
-use super::{each_block, f16_at, grid_byte, ksigns, signed, u16_at, u32_at};
+use super::{KSIGNS, each_block, f16_at, grid_byte, signed_magnitude, u16_at, u32_at};
 
 /// The sub-block scale of the 2-bit types from a 4-bit field: `d * (0.5 + s) * 0.25`.
 #[inline(always)]
@@ -13,11 +15,11 @@ fn db_iq2(d: f32, s: u32) -> f32 {
     d * (0.5 + s as f32) * 0.25
 }
 
-/// Eight values from a row of 8 magnitudes: `(db * magnitude) * ±1` by the bits of `signs`.
+/// Eight values from a row of 8 magnitudes, negative where `signs` has its bit set.
 #[inline(always)]
-fn row8(v: &mut [f32], db: f32, row: u64, signs: u32) {
+fn row8(v: &mut [f32], db: f32, row: u64, signs: u8) {
     for (k, v) in v.iter_mut().take(8).enumerate() {
-        *v = signed(db * f32::from(grid_byte(row, k)), (signs >> k) & 1 != 0);
+        *v = db * signed_magnitude(grid_byte(row, k), signs >> k);
     }
 }
 
@@ -33,7 +35,7 @@ pub(super) fn iq2_xxs(blocks: &[u8], out: &mut [u8]) {
             for l in 0..4 {
                 let row = IQ2XXS_GRID[usize::from(b[at + l])];
                 let e = 32 * g + 8 * l;
-                row8(&mut v[e..e + 8], db, row, ksigns(aux >> (7 * l)));
+                row8(&mut v[e..e + 8], db, row, KSIGNS[((aux >> (7 * l)) & 0x7F) as usize]);
             }
         }
     });
@@ -48,7 +50,7 @@ pub(super) fn iq2_xs(blocks: &[u8], out: &mut [u8]) {
             let code = u16_at(b, 2 + 2 * j);
             let s = (b[66 + j / 4] >> (4 * ((j / 2) % 2))) & 0x0F;
             let row = IQ2XS_GRID[usize::from(code & 511)];
-            row8(&mut v[8 * j..8 * j + 8], db_iq2(d, u32::from(s)), row, ksigns(u32::from(code >> 9)));
+            row8(&mut v[8 * j..8 * j + 8], db_iq2(d, u32::from(s)), row, KSIGNS[usize::from(code >> 9)]);
         }
     });
 }
@@ -62,7 +64,7 @@ pub(super) fn iq2_s(blocks: &[u8], out: &mut [u8]) {
             let high = (b[66 + j / 4] >> (2 * (j % 4))) & 3;
             let index = usize::from(b[2 + j]) | (usize::from(high) << 8);
             let s = (b[74 + j / 4] >> (4 * ((j / 2) % 2))) & 0x0F;
-            row8(&mut v[8 * j..8 * j + 8], db_iq2(d, u32::from(s)), IQ2S_GRID[index], u32::from(b[34 + j]));
+            row8(&mut v[8 * j..8 * j + 8], db_iq2(d, u32::from(s)), IQ2S_GRID[index], b[34 + j]);
         }
     });
 }
@@ -77,13 +79,13 @@ pub(super) fn iq3_xxs(blocks: &[u8], out: &mut [u8]) {
             let aux = u32_at(b, 66 + 4 * g);
             let db = d * (0.5 + (aux >> 28) as f32) * 0.5;
             for l in 0..4 {
-                let signs = ksigns(aux >> (7 * l));
+                let signs = KSIGNS[((aux >> (7 * l)) & 0x7F) as usize];
                 let rows =
                     [IQ3XXS_GRID[usize::from(b[2 + 8 * g + 2 * l])], IQ3XXS_GRID[usize::from(b[3 + 8 * g + 2 * l])]];
                 let e = 32 * g + 8 * l;
                 for (k, v) in v[e..e + 8].iter_mut().enumerate() {
                     let magnitude = (rows[k / 4] >> (8 * (k % 4))) as u8;
-                    *v = signed(db * f32::from(magnitude), (signs >> k) & 1 != 0);
+                    *v = db * signed_magnitude(magnitude, signs >> k);
                 }
             }
         }
@@ -104,7 +106,7 @@ pub(super) fn iq3_s(blocks: &[u8], out: &mut [u8]) {
                 let signs = b[74 + r / 2] >> (4 * (r % 2));
                 for (k, v) in v[4 * r..4 * r + 4].iter_mut().enumerate() {
                     let magnitude = (row >> (8 * k)) as u8;
-                    *v = signed(db * f32::from(magnitude), (signs >> k) & 1 != 0);
+                    *v = db * signed_magnitude(magnitude, signs >> k);
                 }
             }
         }

@@ -106,7 +106,9 @@ pub(super) fn q5_k(blocks: &[u8], out: &mut [u8]) {
 }
 
 /// Q6_K (210 bytes: 128 low-nibble bytes, 64 high-bit bytes, 16 signed scales, `d`): sub-block
-/// `i` of 16 is `d * scale * (q - 32)`.
+/// `i` of 16 is `d * scale * (q - 32)`. In each half `h`, byte `l` of the 32 high-bit bytes
+/// tops elements `l`, `32 + l`, `64 + l`, `96 + l`, whose low nibbles are the low and high
+/// nibbles of low-nibble bytes `l` and `32 + l`.
 pub(super) fn q6_k(blocks: &[u8], out: &mut [u8]) {
     each_block::<210, 256>(blocks, out, |b, v| {
         let d = f16_at(b, 208);
@@ -114,13 +116,19 @@ pub(super) fn q6_k(blocks: &[u8], out: &mut [u8]) {
         for (i, dl) in dl.iter_mut().enumerate() {
             *dl = d * f32::from(b[192 + i] as i8);
         }
-        let (ql, qh) = (&b[0..128], &b[128..192]);
         for h in 0..2 {
-            for r in 0..128 {
-                let low = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0F;
-                let high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-                let e = 128 * h + r;
-                v[e] = dl[e / 16] * (i32::from(low | (high << 4)) - 32) as f32;
+            let (ql, qh) = (&b[64 * h..64 * h + 64], &b[128 + 32 * h..160 + 32 * h]);
+            let (v, dl) = (&mut v[128 * h..128 * h + 128], &dl[8 * h..8 * h + 8]);
+            for half in 0..2 {
+                let dl = [dl[half], dl[2 + half], dl[4 + half], dl[6 + half]];
+                for l in 16 * half..16 * half + 16 {
+                    let (lo, hi, top) = (ql[l], ql[32 + l], qh[l]);
+                    let q = [lo & 0x0F, hi & 0x0F, lo >> 4, hi >> 4];
+                    for (k, q) in q.into_iter().enumerate() {
+                        let q = i32::from(q | (((top >> (2 * k)) & 3) << 4)) - 32;
+                        v[32 * k + l] = dl[k] * q as f32;
+                    }
+                }
             }
         }
     });

@@ -134,21 +134,23 @@ fn u32_at(block: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([block[at], block[at + 1], block[at + 2], block[at + 3]])
 }
 
-/// `v` times -1 when `negative`, as the reference multiplies: a NaN comes out as it is (x86
-/// returns a NaN operand unchanged), everything else with its sign flipped.
+/// `magnitude` as `f32`, negative when bit 0 of `sign` is set.
 #[inline(always)]
-fn signed(v: f32, negative: bool) -> f32 {
-    let flip = u32::from(negative & !v.is_nan()) << 31;
-    f32::from_bits(v.to_bits() ^ flip)
+fn signed_magnitude(magnitude: u8, sign: u8) -> f32 {
+    f32::from_bits(f32::from(magnitude).to_bits() | (u32::from(sign & 1) << 31))
 }
 
 /// ggml's sign patterns (`ksigns_iq2xs`): seven stored sign bits and an eighth that makes the
 /// count of negative signs even.
-#[inline(always)]
-fn ksigns(i: u32) -> u32 {
-    let i = i & 0x7F;
-    i | ((i.count_ones() & 1) << 7)
-}
+const KSIGNS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = i as u8 | (((i as u32).count_ones() as u8 & 1) << 7);
+        i += 1;
+    }
+    t
+};
 
 /// The byte of a grid row holding value `k`.
 #[inline(always)]
@@ -162,20 +164,16 @@ mod tests {
 
     #[test]
     fn sign_patterns_have_an_even_count_of_negatives() {
-        assert_eq!(ksigns(0), 0);
-        assert_eq!(ksigns(1), 0x81);
-        assert_eq!(ksigns(3), 0x03);
-        assert_eq!(ksigns(0x7F), 0xFF);
-        assert!((0..128).all(|i| ksigns(i).count_ones() % 2 == 0));
+        assert_eq!(KSIGNS[..4], [0x00, 0x81, 0x82, 0x03]);
+        assert_eq!(KSIGNS[127], 0xFF);
+        assert!(KSIGNS.iter().all(|s| s.count_ones() % 2 == 0));
     }
 
     #[test]
-    fn a_negative_sign_keeps_a_nan_and_flips_the_rest() {
-        let nan = f32::from_bits(0x7FC0_1234);
-        assert_eq!(signed(nan, true).to_bits(), nan.to_bits());
-        assert_eq!(signed(0.0, true).to_bits(), (-0.0f32).to_bits());
-        assert_eq!(signed(f32::INFINITY, true), f32::NEG_INFINITY);
-        assert_eq!(signed(2.5, false), 2.5);
+    fn signed_magnitudes_are_exact() {
+        assert_eq!(signed_magnitude(43, 1), -43.0);
+        assert_eq!(signed_magnitude(43, 2), 43.0);
+        assert_eq!(signed_magnitude(0, 1).to_bits(), (-0.0f32).to_bits());
     }
 
     #[test]

@@ -6,10 +6,12 @@ use super::{each_block, f16_at};
 /// Powers of three: TQ1_0 packs five (or four) ternary digits a byte as a fixed-point fraction.
 const POW3: [u8; 5] = [1, 3, 9, 27, 81];
 
-/// The ternary digit the byte `x` holds in its top: `(x * 3) >> 8`, less one.
+/// Digit `pow = 3^p` of the byte `x`: the top of `x * 3^p` (mod 256), `(y * 3) >> 8`, less one
+/// (in 16-bit arithmetic, which vectorizes).
 #[inline(always)]
-fn trit(x: u8) -> i32 {
-    ((u32::from(x) * 3) >> 8) as i32 - 1
+fn trit(x: u8, pow: u8) -> i32 {
+    let y = (u16::from(x) * u16::from(pow)) & 0xFF;
+    i32::from((y * 3) >> 8) - 1
 }
 
 /// TQ1_0 (54 bytes: 48 bytes of five digits, 4 bytes of four, `d`): `d * t`. Digit `p` of a
@@ -19,16 +21,16 @@ pub(super) fn tq1_0(blocks: &[u8], out: &mut [u8]) {
     each_block::<54, 256>(blocks, out, |b, v| {
         let d = f16_at(b, 52);
         for (p, &pow) in POW3.iter().enumerate() {
-            for j in 0..32 {
-                v[32 * p + j] = d * trit(b[j].wrapping_mul(pow)) as f32;
+            for (v, &x) in v[32 * p..32 * p + 32].iter_mut().zip(&b[..32]) {
+                *v = d * trit(x, pow) as f32;
             }
-            for j in 0..16 {
-                v[160 + 16 * p + j] = d * trit(b[32 + j].wrapping_mul(pow)) as f32;
+            for (v, &x) in v[160 + 16 * p..176 + 16 * p].iter_mut().zip(&b[32..48]) {
+                *v = d * trit(x, pow) as f32;
             }
         }
         for (p, &pow) in POW3[..4].iter().enumerate() {
-            for j in 0..4 {
-                v[240 + 4 * p + j] = d * trit(b[48 + j].wrapping_mul(pow)) as f32;
+            for (v, &x) in v[240 + 4 * p..244 + 4 * p].iter_mut().zip(&b[48..52]) {
+                *v = d * trit(x, pow) as f32;
             }
         }
     });
@@ -40,11 +42,12 @@ pub(super) fn tq2_0(blocks: &[u8], out: &mut [u8]) {
     each_block::<66, 256>(blocks, out, |b, v| {
         let d = f16_at(b, 64);
         for h in 0..2 {
-            for s in 0..4 {
-                for j in 0..32 {
-                    let q = (b[32 * h + j] >> (2 * s)) & 3;
-                    v[128 * h + 32 * s + j] = d * (i32::from(q) - 1) as f32;
-                }
+            let v = &mut v[128 * h..128 * h + 128];
+            for (j, &q) in b[32 * h..32 * h + 32].iter().enumerate() {
+                v[j] = d * (i32::from(q & 3) - 1) as f32;
+                v[32 + j] = d * (i32::from((q >> 2) & 3) - 1) as f32;
+                v[64 + j] = d * (i32::from((q >> 4) & 3) - 1) as f32;
+                v[96 + j] = d * (i32::from(q >> 6) - 1) as f32;
             }
         }
     });
