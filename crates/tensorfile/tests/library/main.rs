@@ -7,6 +7,7 @@ mod common;
 mod conformance;
 mod convert;
 mod convert_pieces;
+mod dequantize;
 mod executorch;
 mod fixtures;
 mod fuzz_regressions;

@@ -3,13 +3,13 @@
 //! `scripts/fixturegen/gguf_quants.py`, special scales included), and every quantized type
 //! either matches them or refuses clearly.
 
-mod common;
-
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tensorfile::model::quant::{self, BLOCKS, GgmlType, Quant};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, TensorData};
+
+use crate::common;
 
 struct Case {
     t: GgmlType,
