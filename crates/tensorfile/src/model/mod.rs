@@ -5,6 +5,7 @@ mod dtype;
 mod entry;
 mod layout;
 mod meta;
+pub mod cast;
 pub mod quant;
 
 pub use data::{Chunks, Part, SparseData, TensorData, gather};
