@@ -6,9 +6,13 @@ use std::path::Path;
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
-use crate::model::{DType, Kind, LayoutKind, MetaValue, SparseData, TensorData, TensorInfo, cast, quant};
+use crate::model::{DType, LayoutKind, MetaValue, TensorData, TensorInfo, cast, quant};
 use crate::output::{AtomicFile, StagedFile};
-use crate::source::Bytes;
+
+mod casting;
+
+use casting::{as_cast, cast_data};
+pub(crate) use casting::written_bytes;
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -149,29 +153,6 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Opt
     Ok(Plan { tensors, skipped, decoded, cast })
 }
 
-/// `info` as a cast to `dtype` makes it, and whether it is cast: a floating tensor of another
-/// dtype takes `dtype`, a quantized one becomes dense of `dtype` (an error when it has no
-/// reference dequantization); other entries stay as they are.
-fn as_cast(info: TensorInfo, dtype: Option<DType>) -> Result<(TensorInfo, bool)> {
-    let Some(to) = dtype.filter(|_| info.kind() == Kind::Tensor) else {
-        return Ok((info, false));
-    };
-    let quantized = info.layout().quant();
-    if let Some(q) = quantized.filter(|q| !quant::can_dequantize(q)) {
-        return Err(Error::unsupported(format!(
-            "cannot cast to {to}: {} has no reference dequantization",
-            q.describe()
-        )));
-    }
-    if quantized.is_none() && (info.dtype() == to || !cast::can_cast_from(info.dtype())) {
-        return Ok((info, false));
-    }
-    let layout = if quantized.is_some() { crate::model::Layout::Dense } else { info.layout().clone() };
-    let extra = info.extra().to_vec();
-    let cast = TensorInfo::new(info.name(), info.kind(), to, info.shape().to_vec(), layout)?.with_extra(extra);
-    Ok((cast, true))
-}
-
 /// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in
 /// decoded to dense, when the format holds it so (its dtype, dense). Quantized blocks without
 /// a reference dequantization cannot be decoded: an error unless the format holds them.
@@ -205,17 +186,6 @@ fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: Tensor
         return Ok(data);
     }
     cast_data(data, read_as.dtype(), planned.dtype()).map_err(|e| e.for_tensor(read_as.name()))
-}
-
-/// Dense or sparse `data` of `from` with its elements (the values of sparse data) cast to `to`.
-fn cast_data(data: TensorData, from: DType, to: DType) -> Result<TensorData> {
-    if data.is_dense() {
-        return Ok(TensorData::dense(Bytes::from_vec(cast::cast(data.as_dense()?, from, to)?)));
-    }
-    let s = data.to_sparse()?;
-    let values = Bytes::from_vec(cast::cast(s.values(), from, to)?);
-    let cast = SparseData::new(s.format(), s.nnz(), s.indptr().to_vec(), s.indices().to_vec(), values)?;
-    Ok(TensorData::sparse(cast))
 }
 
 /// File-level metadata to carry into the target, unless the options name some: every value
@@ -281,16 +251,6 @@ impl Prepared {
             dropped_metadata: self.dropped_metadata,
         }
     }
-}
-
-/// Bytes planned entry `index` of `src` gives the target: what reading it yields, or for a
-/// tensor cast to another dtype, its size in that dtype.
-pub(crate) fn written_bytes(src: &TensorFile, index: usize, planned: &TensorInfo) -> u64 {
-    let entry = &src.entries()[index];
-    if planned.dtype() == entry.info().dtype() {
-        return entry.nbytes();
-    }
-    planned.nbytes().unwrap_or(entry.nbytes())
 }
 
 /// The progress of a conversion over one or several files: bytes done, reported after each

@@ -10,10 +10,12 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tensorfile::DType;
-use tensorfile::convert::{ConvertOptions, convert_to_writer};
+use tensorfile::convert::{ConvertOptions, ConvertReport, convert_to_writer};
+use tensorfile::formats::{Compression, WriteOptions};
 use tensorfile::model::cast::{self, SOURCES, TARGETS};
-use tensorfile::{Format, TensorFile};
+use tensorfile::model::{ByteOrder, ChecksumKind, Kind, Layout, SparseData, SparseFormat, TensorData, TensorInfo};
+use tensorfile::source::Bytes;
+use tensorfile::{DType, ErrorKind, Format, Hint, TensorFile};
 
 fn dir() -> PathBuf {
     common::fixtures_dir().join("cast")
@@ -120,4 +122,91 @@ fn converting_a_safetensors_fixture_gives_torchs_bytes() {
         reported.sort();
         assert_eq!(reported, cast_names, "{target}: the tensors reported cast");
     }
+}
+
+/// `src` converted into `format` in memory with `dtype`, and what the conversion reports.
+fn convert(src: &TensorFile, format: Format, dtype: DType, skip: bool) -> tensorfile::Result<(ConvertReport, TensorFile)> {
+    let options = ConvertOptions { dtype: Some(dtype), skip_unsupported: skip, ..ConvertOptions::default() };
+    let mut out = std::io::Cursor::new(Vec::new());
+    let report = convert_to_writer(src, &mut out, format, &options, &mut |_| {})?;
+    Ok((report, common::open(out.into_inner())))
+}
+
+#[test]
+fn a_compressed_tensor_is_cast_in_pieces_as_whole() {
+    // Over two zstd frames of 4 MiB: decoded, and cast, a piece at a time.
+    let large = common::dense(TensorInfo::dense("large", DType::Float32, vec![2 * 1024 + 3, 1024]), 1);
+    let ints = common::dense(TensorInfo::dense("ints", DType::Int16, vec![5]), 2);
+    let want_large = cast::cast(large.1.as_dense().unwrap(), DType::Float32, DType::Float16).unwrap();
+    let want_ints = ints.1.as_dense().unwrap().to_vec();
+    let opts = common::options(Compression::Zstd(1), ChecksumKind::Crc32c, ByteOrder::Little);
+    let src = common::open(common::write(Format::Zt, &[large, ints], &opts));
+    assert!(src.read_chunks(0, true).unwrap().count() > 1, "the tensor comes in several pieces");
+    for format in [Format::Safetensors, Format::Zt, Format::Pt] {
+        let (report, out) = convert(&src, format, DType::Float16, false).unwrap();
+        assert_eq!(report.cast, ["large"], "{format:?}");
+        assert_eq!(report.bytes, want_large.len() as u64 + 10, "{format:?}: bytes in the target dtype");
+        assert_eq!(out.entry("large").unwrap().info().dtype(), DType::Float16);
+        assert!(**out.read("large").unwrap().as_dense().unwrap() == *want_large, "{format:?}");
+        assert_eq!(out.entry("ints").unwrap().info().dtype(), DType::Int16, "integers are kept");
+        assert_eq!(**out.read("ints").unwrap().as_dense().unwrap(), *want_ints, "{format:?}");
+    }
+}
+
+#[test]
+fn sparse_values_are_cast_kept_sparse_or_decoded() {
+    let values: Vec<u8> = [1.0f64, -3.5, f64::MAX].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let layout = Layout::Sparse { format: SparseFormat::Coo, nnz: 3 };
+    let info = TensorInfo::new("coo", Kind::Tensor, DType::Float64, vec![2, 3], layout.clone()).unwrap();
+    let data = SparseData::new(SparseFormat::Coo, 3, vec![], vec![0, 1, 1, 2, 0, 1], Bytes::from_vec(values)).unwrap();
+    let data = TensorData::sparse(data);
+    let dense = data.to_dense(DType::Float64, &[2, 3]).unwrap();
+    let src = common::open(common::write(Format::Zt, &[(info, data)], &WriteOptions::default()));
+    // .zt holds sparse tensors: the values are cast, the indices kept.
+    let (report, out) = convert(&src, Format::Zt, DType::BFloat16, false).unwrap();
+    assert!(report.decoded.is_empty());
+    assert_eq!(out.entries()[0].info().layout(), &layout);
+    let sparse = out.read("coo").unwrap().to_sparse().unwrap();
+    assert_eq!(sparse.indices(), &[0, 1, 1, 2, 0, 1]);
+    assert_eq!(&sparse.values()[..], &[0x80, 0x3F, 0x60, 0xC0, 0x80, 0x7F]);
+    // safetensors does not: decoded to dense, then cast.
+    let (report, out) = convert(&src, Format::Safetensors, DType::BFloat16, false).unwrap();
+    assert_eq!((report.decoded.as_slice(), report.cast.as_slice()), (&["coo".to_string()][..], &["coo".to_string()][..]));
+    let want = cast::cast(&dense, DType::Float64, DType::BFloat16).unwrap();
+    assert_eq!(**out.read("coo").unwrap().as_dense().unwrap(), *want);
+}
+
+#[test]
+fn a_target_that_cannot_hold_the_dtype_is_an_error_or_skipped() {
+    let tensors = [
+        common::dense(TensorInfo::dense("w", DType::Float32, vec![4]), 1),
+        common::dense(TensorInfo::dense("steps", DType::Int64, vec![2]), 2),
+    ];
+    let src = common::open(common::write(Format::Safetensors, &tensors, &WriteOptions::default()));
+    // zTensor 0.1 has no float8.
+    let err = convert(&src, Format::Zt, DType::Float8E4M3Fn, false).err().expect("no float8 in .zt");
+    assert!(matches!(err.kind(), ErrorKind::Unsupported(_)), "{err}");
+    assert_eq!((err.tensor(), err.hint()), (Some("w"), Some(Hint::SkipUnsupported)));
+    let (report, out) = convert(&src, Format::Zt, DType::Float8E4M3Fn, true).unwrap();
+    assert_eq!((report.skipped.len(), report.skipped[0].name.as_str(), report.cast.len()), (1, "w", 0));
+    assert_eq!(out.entries().len(), 1);
+    // A dtype that is no cast target is refused before anything is read.
+    let err = convert(&src, Format::Safetensors, DType::Float64, false).err().expect("float64 is no target");
+    assert!(matches!(err.kind(), ErrorKind::Usage(_)), "{err}");
+    assert!(err.to_string().contains("float8_e5m2"), "{err}");
+}
+
+#[test]
+fn shards_are_sized_in_the_target_dtype() {
+    let tensors: Vec<_> =
+        (0..4).map(|k| common::dense(TensorInfo::dense(format!("t{k}"), DType::Float32, vec![250]), k)).collect();
+    let src = common::open(common::write(Format::Safetensors, &tensors, &WriteOptions::default()));
+    let dir = tempfile::tempdir().unwrap();
+    let options = ConvertOptions { dtype: Some(DType::BFloat16), ..ConvertOptions::default() };
+    let dest = dir.path().join("model.safetensors");
+    // 500 bytes each in bfloat16: two to a shard of at most 1000.
+    let report = tensorfile::shards::convert_to_shards(&src, &dest, 1000, &options, &mut |_| {}).unwrap();
+    assert_eq!((report.files.len(), report.conversion.bytes, report.conversion.cast.len()), (2, 2000, 4));
+    let index: Value = serde_json::from_slice(&std::fs::read(report.index.unwrap()).unwrap()).unwrap();
+    assert_eq!(index["metadata"]["total_size"], 2000);
 }
