@@ -1,6 +1,7 @@
 """Reference records for casting floating-point tensors (`tensorfile convert --dtype`): values of
 each floating source dtype and what torch's `Tensor.to(target)` makes of them on the CPU, as raw
-little-endian files under tests/fixtures/cast/ with one record, `cast.expected.json`.
+little-endian files under tests/fixtures/cast/ with one record, `record.json` (not an
+`X.expected.json`: it records no one fixture file).
 
 Inputs, per source dtype: for the 8-bit dtypes every bit pattern; for the wider ones special
 values (zeros, infinities, NaNs with various signs and payloads, the source's own extremes)
@@ -86,7 +87,7 @@ def generate(out: Path, safetensors_dir: Path) -> None:
             del entry["dtype"]
             record["pairs"].append(entry)
     record["safetensors"] = converted(safetensors_dir / "dtypes.safetensors")
-    path = out / "cast.expected.json"
+    path = out / "record.json"
     path.write_text(pretty_json(record) + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(Path.cwd())}", flush=True)
 

@@ -11,8 +11,8 @@ use crate::output::{AtomicFile, StagedFile};
 
 mod casting;
 
-use casting::{as_cast, cast_data};
 pub(crate) use casting::written_bytes;
+use casting::{as_cast, cast_data};
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -110,9 +110,8 @@ impl Plan {
 /// Decide which entries of `src` go into a file of `format`, in the order it will store them,
 /// with floating tensors cast to `dtype` when one is given (see [`ConvertOptions::dtype`]).
 pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Option<DType>) -> Result<Plan> {
-    if let Some(to) = dtype.filter(|&d| !cast::can_cast_to(d)) {
-        let names: Vec<&str> = cast::TARGETS.iter().map(|d| d.name()).collect();
-        return Err(Error::usage(format!("cannot cast to {to}: the target dtype is one of {}", names.join(", "))));
+    if let Some(to) = dtype {
+        cast::target(to.name())?;
     }
     let mut skipped = Vec::new();
     for u in src.unreadable() {

@@ -22,19 +22,19 @@ fn dir() -> PathBuf {
 }
 
 fn record() -> Value {
-    let path = dir().join("cast.expected.json");
+    let path = dir().join("record.json");
     let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}: run scripts/fixtures", path.display()));
     serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: malformed record: {e}", path.display()))
 }
 
 fn dtype(v: &Value, key: &str) -> DType {
-    let name = common::text(v, key, "cast.expected.json");
-    DType::from_name(name).unwrap_or_else(|| panic!("cast.expected.json: unknown dtype {name:?}"))
+    let name = common::text(v, key, "record.json");
+    DType::from_name(name).unwrap_or_else(|| panic!("record.json: unknown dtype {name:?}"))
 }
 
 /// The raw file a record row names, checked against its count and sha256.
 fn raw(row: &Value, width: usize) -> Vec<u8> {
-    let file = common::text(row, "file", "cast.expected.json");
+    let file = common::text(row, "file", "record.json");
     let bytes = std::fs::read(dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     assert_eq!(hex::encode(Sha256::digest(&bytes)), common::text(row, "sha256", file), "{file}: sha256");
     assert_eq!(Some(bytes.len() as u64 / width as u64), row["count"].as_u64(), "{file}: count");
@@ -54,13 +54,13 @@ fn bits(b: &[u8]) -> String {
 #[test]
 fn every_pair_casts_as_torch_does() {
     let record = record();
-    let pairs = common::array(&record, "pairs", "cast.expected.json");
+    let pairs = common::array(&record, "pairs", "record.json");
     let mut seen = BTreeSet::new();
     let mut failures = Vec::new();
     for pair in pairs {
         let (from, to) = (dtype(pair, "from"), dtype(pair, "to"));
         seen.insert((from, to));
-        let input_row = common::array(&record, "inputs", "cast.expected.json")
+        let input_row = common::array(&record, "inputs", "record.json")
             .iter()
             .find(|r| dtype(r, "dtype") == from)
             .unwrap_or_else(|| panic!("no input for {from}"));
@@ -92,7 +92,7 @@ fn every_pair_casts_as_torch_does() {
 fn converting_a_safetensors_fixture_gives_torchs_bytes() {
     let record = record();
     let part = &record["safetensors"];
-    let file = common::text(part, "file", "cast.expected.json");
+    let file = common::text(part, "file", "record.json");
     let src = TensorFile::open(common::fixtures_dir().join(file)).unwrap();
     let by_target = part["converted"].as_object().expect("converted");
     assert_eq!(by_target.len(), TARGETS.len());
@@ -125,7 +125,12 @@ fn converting_a_safetensors_fixture_gives_torchs_bytes() {
 }
 
 /// `src` converted into `format` in memory with `dtype`, and what the conversion reports.
-fn convert(src: &TensorFile, format: Format, dtype: DType, skip: bool) -> tensorfile::Result<(ConvertReport, TensorFile)> {
+fn convert(
+    src: &TensorFile,
+    format: Format,
+    dtype: DType,
+    skip: bool,
+) -> tensorfile::Result<(ConvertReport, TensorFile)> {
     let options = ConvertOptions { dtype: Some(dtype), skip_unsupported: skip, ..ConvertOptions::default() };
     let mut out = std::io::Cursor::new(Vec::new());
     let report = convert_to_writer(src, &mut out, format, &options, &mut |_| {})?;
@@ -171,7 +176,10 @@ fn sparse_values_are_cast_kept_sparse_or_decoded() {
     assert_eq!(&sparse.values()[..], &[0x80, 0x3F, 0x60, 0xC0, 0x80, 0x7F]);
     // safetensors does not: decoded to dense, then cast.
     let (report, out) = convert(&src, Format::Safetensors, DType::BFloat16, false).unwrap();
-    assert_eq!((report.decoded.as_slice(), report.cast.as_slice()), (&["coo".to_string()][..], &["coo".to_string()][..]));
+    assert_eq!(
+        (report.decoded.as_slice(), report.cast.as_slice()),
+        (&["coo".to_string()][..], &["coo".to_string()][..])
+    );
     let want = cast::cast(&dense, DType::Float64, DType::BFloat16).unwrap();
     assert_eq!(**out.read("coo").unwrap().as_dense().unwrap(), *want);
 }

@@ -696,7 +696,8 @@ fn converting_with_a_dtype_casts_as_locally() {
         let options = ConvertOptions { dtype: Some(tensorfile::DType::BFloat16), ..ConvertOptions::default() };
         let convert = |file: &TensorFile| {
             let mut out = std::io::Cursor::new(Vec::new());
-            convert_to_writer(file, &mut out, Format::Safetensors, &options, &mut |_| {}).map(|r| (r.cast, out.into_inner()))
+            convert_to_writer(file, &mut out, Format::Safetensors, &options, &mut |_| {})
+                .map(|r| (r.cast, out.into_inner()))
         };
         let Some(remote) = open_remote(server, f, checks) else { return };
         let (local_cast, local_bytes) = convert(&open_local(f)).unwrap();

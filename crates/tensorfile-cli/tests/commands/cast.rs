@@ -1,5 +1,5 @@
 //! `tensorfile convert --dtype`: floating tensors of a safetensors fixture cast as torch casts
-//! them (the record `tests/fixtures/cast/cast.expected.json`, made with torch), the others
+//! them (the record `tests/fixtures/cast/record.json`, made with torch), the others
 //! kept; a dtype that is no cast target is a usage error naming those that are.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ fn sha256(bytes: &[u8]) -> String {
 
 #[test]
 fn convert_casts_floating_tensors_as_torch_does() {
-    let record = json_of(&std::fs::read_to_string(fixtures().join("cast/cast.expected.json")).unwrap());
+    let record = json_of(&std::fs::read_to_string(fixtures().join("cast/record.json")).unwrap());
     let part = &record["safetensors"];
     let src_path = fixtures().join(part["file"].as_str().unwrap());
     let src = TensorFile::open(&src_path).unwrap();

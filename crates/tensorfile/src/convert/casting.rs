@@ -15,7 +15,10 @@ pub(super) fn as_cast(info: TensorInfo, dtype: Option<DType>) -> Result<(TensorI
     };
     let quantized = info.layout().quant();
     if let Some(q) = quantized.filter(|q| !quant::can_dequantize(q)) {
-        return Err(Error::unsupported(format!("cannot cast to {to}: {} has no reference dequantization", q.describe())));
+        return Err(Error::unsupported(format!(
+            "cannot cast to {to}: {} has no reference dequantization",
+            q.describe()
+        )));
     }
     if quantized.is_none() && (info.dtype() == to || !cast::can_cast_from(info.dtype())) {
         return Ok((info, false));
@@ -101,7 +104,8 @@ mod tests {
     #[test]
     fn sparse_values_are_cast_and_indices_kept() {
         let values = Bytes::from_vec([1.5f32, -0.0, 3.0e38].iter().flat_map(|v| v.to_le_bytes()).collect());
-        let data = TensorData::sparse(SparseData::new(SparseFormat::Csr, 3, vec![0, 1, 3], vec![2, 0, 1], values).unwrap());
+        let data =
+            TensorData::sparse(SparseData::new(SparseFormat::Csr, 3, vec![0, 1, 3], vec![2, 0, 1], values).unwrap());
         let cast = cast_data(data, DType::Float32, DType::Float16).unwrap().to_sparse().unwrap();
         assert_eq!((cast.indptr(), cast.indices()), (&[0, 1, 3][..], &[2, 0, 1][..]));
         assert_eq!(&cast.values()[..], &[0x00, 0x3E, 0x00, 0x80, 0x00, 0x7C]);

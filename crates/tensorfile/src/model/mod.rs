@@ -1,11 +1,11 @@
 //! The format-neutral model: what a tensor is, whatever file it came from.
 
+pub mod cast;
 mod data;
 mod dtype;
 mod entry;
 mod layout;
 mod meta;
-pub mod cast;
 pub mod quant;
 
 pub use data::{Chunks, Part, SparseData, TensorData, gather};

@@ -14,7 +14,8 @@ use crate::source::Bytes;
 use kernels::{BF16, E4M3Fn, E4M3Fnuz, E5M2, E5M2Fnuz, E8M0Fnu, F16, F32, F64, Source, Target};
 
 /// The dtypes elements can be cast to.
-pub const TARGETS: [DType; 5] = [DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3Fn, DType::Float8E5M2];
+pub const TARGETS: [DType; 5] =
+    [DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3Fn, DType::Float8E5M2];
 
 /// The dtypes elements can be cast from: the real floating dtypes.
 pub const SOURCES: [DType; 9] = [
@@ -40,6 +41,14 @@ pub fn can_cast_from(dtype: DType) -> bool {
 /// Whether elements can be cast to `dtype`.
 pub fn can_cast_to(dtype: DType) -> bool {
     TARGETS.contains(&dtype)
+}
+
+/// The cast target called `name` ([`DType::name`]), or a usage error naming the targets.
+pub fn target(name: &str) -> Result<DType> {
+    DType::from_name(name).filter(|d| can_cast_to(*d)).ok_or_else(|| {
+        let names: Vec<&str> = TARGETS.iter().map(|d| d.name()).collect();
+        Error::usage(format!("cannot cast to {name:?}: the target dtype is one of {}", names.join(", ")))
+    })
 }
 
 /// The width in bytes of an element of `from` and of `to`, or an error naming the dtype that
@@ -177,7 +186,7 @@ pub fn cast_chunks<'a>(mut chunks: Chunks<'a>, from: DType, to: DType) -> Result
     let mut caster = Some(Caster::new(from, to)?);
     Ok(Box::new(std::iter::from_fn(move || {
         loop {
-            let Some(c) = caster.as_mut() else { return None };
+            let c = caster.as_mut()?;
             match chunks.next() {
                 Some(Ok(piece)) => match c.push(&piece) {
                     Ok(out) if out.is_empty() => continue,
@@ -206,8 +215,7 @@ mod tests {
         for to in TARGETS {
             let whole = cast(&bytes, DType::Float32, to).unwrap();
             for step in [1, 3, 5, 4096] {
-                let pieces: Vec<Result<Bytes>> =
-                    bytes.chunks(step).map(|c| Ok(Bytes::from_vec(c.to_vec()))).collect();
+                let pieces: Vec<Result<Bytes>> = bytes.chunks(step).map(|c| Ok(Bytes::from_vec(c.to_vec()))).collect();
                 let cast = cast_chunks(Box::new(pieces.into_iter()), DType::Float32, to).unwrap();
                 let joined: Vec<u8> = cast.map(|p| p.unwrap().to_vec()).collect::<Vec<_>>().concat();
                 assert_eq!(joined, whole, "{to}, pieces of {step}");
@@ -237,7 +245,8 @@ mod tests {
 
     #[test]
     fn large_buffers_cast_on_threads_as_on_one() {
-        let bytes: Vec<u8> = (0..(3 * PARALLEL_BLOCK as u32 + 7)).flat_map(|i| i.wrapping_mul(2654435761).to_le_bytes()).collect();
+        let bytes: Vec<u8> =
+            (0..(3 * PARALLEL_BLOCK as u32 + 7)).flat_map(|i| i.wrapping_mul(2654435761).to_le_bytes()).collect();
         let threaded = cast(&bytes, DType::Float32, DType::BFloat16).unwrap();
         let mut single = vec![0; bytes.len() / 2];
         kernels::run::<F32, BF16>(&bytes, &mut single);
