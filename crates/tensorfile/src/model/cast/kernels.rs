@@ -41,6 +41,22 @@ pub(super) fn run<S: Source, T: Target>(src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// A one-byte source's cast as a table: the target bits of each of its 256 values.
+pub(super) fn byte_table<S: Source, T: Target>() -> [u32; 256] {
+    let mut table = [0; 256];
+    for (b, t) in table.iter_mut().enumerate() {
+        *t = T::encode(S::decode(&[b as u8]), S::BF16_NAN);
+    }
+    table
+}
+
+/// Cast every byte of `src` into `dst` through `table` ([`byte_table`]).
+pub(super) fn run_table<T: Target>(table: &[u32; 256], src: &[u8], dst: &mut [u8]) {
+    for (&b, o) in src.iter().zip(dst.chunks_exact_mut(T::WIDTH)) {
+        o.copy_from_slice(&table[usize::from(b)].to_le_bytes()[..T::WIDTH]);
+    }
+}
+
 fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
     let mut a = [0; N];
     a.copy_from_slice(&bytes[..N]);
@@ -189,21 +205,20 @@ static E8M0FNU_TABLE: [u32; 256] = table(4);
 
 /// A non-NaN magnitude `a` (`float32` bits, sign clear) rounded to nearest, ties to even, into
 /// a dtype of `M` mantissa bits and exponent bias `BIAS`: its code, or `over` past `max`
-/// (the largest finite code).
+/// (the largest finite code). Both roundings are computed and one chosen, without branches
+/// (data that mixes zeros and normal values would mispredict them).
 #[inline(always)]
 fn round<const M: u32, const BIAS: u32>(a: u32, max: u32, over: u32) -> u32 {
-    // The target's smallest normal, as a float32 biased exponent.
-    let min_normal = (128 - BIAS) << 23;
-    let code = if a < min_normal {
-        // Below it the target's steps are 2^(1 - BIAS - M): adding a power of two whose
-        // float32 step is that rounds the value onto them (as IEEE addition rounds).
-        let magic = f32::from_bits((151 - BIAS - M) << 23);
-        (f32::from_bits(a) + magic).to_bits() - magic.to_bits()
-    } else {
-        let shift = 23 - M;
-        let odd = (a >> shift) & 1;
-        ((a + (1 << (shift - 1)) - 1 + odd) >> shift) - ((127 - BIAS) << M)
-    };
+    // Below the target's smallest normal its steps are 2^(1 - BIAS - M): adding a power of two
+    // whose float32 step is that rounds the value onto them (as IEEE addition rounds).
+    let magic = f32::from_bits((151 - BIAS - M) << 23);
+    let subnormal = (f32::from_bits(a) + magic).to_bits().wrapping_sub(magic.to_bits());
+    // Above it, round the float32 mantissa at the target's last bit and rebias the exponent.
+    let shift = 23 - M;
+    let odd = (a >> shift) & 1;
+    let normal = ((a + (1 << (shift - 1)) - 1 + odd) >> shift).wrapping_sub((127 - BIAS) << M);
+    // The target's smallest normal, as float32 bits.
+    let code = if a < (128 - BIAS) << 23 { subnormal } else { normal };
     if code > max { over } else { code }
 }
 
@@ -219,10 +234,8 @@ impl Target for F16 {
     fn encode(f: u32, _: u32) -> u32 {
         let sign = (f >> 16) & 0x8000;
         let a = f & !SIGN32;
-        if a > INF32 {
-            return sign | 0x7E00 | ((a >> 13) & 0x3FF);
-        }
-        sign | round::<10, 15>(a, 0x7BFF, 0x7C00)
+        let nan = sign | 0x7E00 | ((a >> 13) & 0x3FF);
+        if a > INF32 { nan } else { sign | round::<10, 15>(a, 0x7BFF, 0x7C00) }
     }
 }
 
@@ -230,10 +243,7 @@ impl Target for BF16 {
     const WIDTH: usize = 2;
     fn encode(f: u32, bf16_nan: u32) -> u32 {
         let a = f & !SIGN32;
-        if a > INF32 {
-            return bf16_nan;
-        }
-        ((f >> 16) & 0x8000) | round::<7, 127>(a, 0x7F7F, 0x7F80)
+        if a > INF32 { bf16_nan } else { ((f >> 16) & 0x8000) | round::<7, 127>(a, 0x7F7F, 0x7F80) }
     }
 }
 
@@ -242,11 +252,8 @@ impl Target for E4M3Fn {
     fn encode(f: u32, _: u32) -> u32 {
         let sign = (f >> 24) & 0x80;
         let a = f & !SIGN32;
-        if a > INF32 {
-            return sign | 0x7F;
-        }
         // Saturating: past 448 (infinity included) is 448.
-        sign | round::<3, 7>(a, 0x7E, 0x7E)
+        if a > INF32 { sign | 0x7F } else { sign | round::<3, 7>(a, 0x7E, 0x7E) }
     }
 }
 
@@ -255,10 +262,7 @@ impl Target for E5M2 {
     fn encode(f: u32, _: u32) -> u32 {
         let sign = (f >> 24) & 0x80;
         let a = f & !SIGN32;
-        if a > INF32 {
-            return sign | 0x7F;
-        }
-        sign | round::<2, 15>(a, 0x7B, 0x7C)
+        if a > INF32 { sign | 0x7F } else { sign | round::<2, 15>(a, 0x7B, 0x7C) }
     }
 }
 

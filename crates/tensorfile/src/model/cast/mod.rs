@@ -84,11 +84,6 @@ pub fn cast(bytes: &[u8], from: DType, to: DType) -> Result<Vec<u8>> {
 fn cast_onto(src: &[u8], from: DType, to: DType, out: &mut Vec<u8>) -> Result<()> {
     let (w_in, w_out) = widths(from, to)?;
     let count = src.len() / w_in;
-    let src = &src[..count * w_in];
-    if from == to {
-        out.extend_from_slice(src);
-        return Ok(());
-    }
     let start = out.len();
     let len = count
         .checked_mul(w_out)
@@ -96,7 +91,26 @@ fn cast_onto(src: &[u8], from: DType, to: DType, out: &mut Vec<u8>) -> Result<()
     out.try_reserve_exact(len)
         .map_err(|_| Error::unsupported(format!("cannot allocate {len} bytes to cast {count} elements into")))?;
     out.resize(start + len, 0);
-    let dst = &mut out[start..];
+    cast_into(&src[..count * w_in], from, to, &mut out[start..])
+}
+
+/// `bytes`, elements of `from`, cast to `to` into `out`, which holds as many elements of `to`
+/// (an error otherwise, or when either dtype cannot be cast).
+pub fn cast_into(bytes: &[u8], from: DType, to: DType, out: &mut [u8]) -> Result<()> {
+    let (w_in, w_out) = widths(from, to)?;
+    let count = bytes.len() / w_in;
+    if bytes.len() % w_in != 0 || out.len() / w_out != count || out.len() % w_out != 0 {
+        return Err(Error::usage(format!(
+            "{} bytes of {from} cast into {} bytes of {to}: not as many whole elements",
+            bytes.len(),
+            out.len()
+        )));
+    }
+    if from == to {
+        out.copy_from_slice(bytes);
+        return Ok(());
+    }
+    let (src, dst) = (bytes, out);
     match from {
         DType::Float64 => to_target::<F64>(to, src, dst),
         DType::Float32 => to_target::<F32>(to, src, dst),
@@ -121,14 +135,20 @@ fn to_target<S: Source>(to: DType, src: &[u8], dst: &mut [u8]) {
     }
 }
 
-/// The kernel over `src`, in blocks on rayon's threads when there are several blocks.
+/// The kernel over `src`, in blocks on rayon's threads when there are several blocks; for a
+/// one-byte source, a lookup in the table of its 256 values' casts.
 fn parallel<S: Source, T: Target>(src: &[u8], dst: &mut [u8]) {
+    let table = (S::WIDTH == 1).then(kernels::byte_table::<S, T>);
+    let run = |s: &[u8], d: &mut [u8]| match &table {
+        Some(table) => kernels::run_table::<T>(table, s, d),
+        None => kernels::run::<S, T>(s, d),
+    };
     if src.len() / S::WIDTH <= PARALLEL_BLOCK {
-        return kernels::run::<S, T>(src, dst);
+        return run(src, dst);
     }
     src.par_chunks(PARALLEL_BLOCK * S::WIDTH)
         .zip(dst.par_chunks_mut(PARALLEL_BLOCK * T::WIDTH))
-        .for_each(|(s, d)| kernels::run::<S, T>(s, d));
+        .for_each(|(s, d)| run(s, d));
 }
 
 /// Casts a tensor's bytes handed over in pieces that may end inside an element: the bytes of a
@@ -241,6 +261,11 @@ mod tests {
         // The same dtype: the bytes as they are, NaN payloads included.
         let nan = 0x7F80_0001u32.to_le_bytes();
         assert_eq!(cast(&nan, DType::Float32, DType::Float32).unwrap(), nan);
+        let mut out = [0; 3];
+        assert!(cast_into(&[0; 8], DType::Float32, DType::BFloat16, &mut out).is_err());
+        assert!(cast_into(&[0; 8], DType::Float32, DType::BFloat16, &mut out[..2]).is_err());
+        cast_into(&[0, 0, 0x80, 0x3F], DType::Float32, DType::BFloat16, &mut out[..2]).unwrap();
+        assert_eq!(out, [0x80, 0x3F, 0]);
     }
 
     #[test]
