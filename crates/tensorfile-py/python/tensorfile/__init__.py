@@ -444,6 +444,7 @@ def convert(
     big_endian: bool = False,
     verify: bool = True,
     max_shard_size: "int | str | None" = None,
+    dtype: "str | None" = None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `compress` ("none", "zstd",
@@ -452,11 +453,15 @@ def convert(
     them, little-endian); one given that the format ignores is named in a `UserWarning`. With
     `max_shard_size` (bytes, or text such as "5GB" or "500MiB"), as shards of at most that
     many tensor bytes named after `dst` (`model-00001-of-00003.safetensors`...) plus their
-    index (`model.safetensors.index.json`), all committed together. Returns
-    `{"tensors": n, "skipped": [names], "files": [paths written], "index": path or None}`."""
+    index (`model.safetensors.index.json`), all committed together. With `dtype` ("float32",
+    "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"; or a torch or numpy dtype of those),
+    floating tensors are cast to it exactly as torch's `Tensor.to()` casts them, quantized
+    tensors dequantized first; integer, bool and complex tensors are written as they are.
+    Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
+    "index": path or None}`."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
-    n, skipped, files, index = _convert(
+    n, skipped, cast, files, index = _convert(
         os.fspath(src),
         os.fspath(dst),
         data=None if data is None else os.fspath(data),
@@ -466,5 +471,6 @@ def convert(
         big_endian=big_endian,
         verify=verify,
         max_shard_size=None if max_shard_size is None else str(max_shard_size),
+        dtype=None if dtype is None else _dtypes.name_of(dtype),
     )
-    return {"tensors": n, "skipped": skipped, "files": files, "index": index}
+    return {"tensors": n, "skipped": skipped, "cast": cast, "files": files, "index": index}

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._errors import UnsupportedError
+from ._errors import UnsupportedError, UsageError
 
 # numpy has these natively.
 _NUMPY = {
@@ -71,3 +71,15 @@ def torch_dtype(name: str, raw: bool = False):
 
 def torch_name(dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+def name_of(dtype) -> str:
+    """tensorfile's name for `dtype`: a name as it is, or a torch or numpy dtype's."""
+    if isinstance(dtype, str):
+        return dtype
+    if type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
+        return torch_name(dtype)
+    try:
+        return numpy_name(dtype)
+    except TypeError:
+        raise UsageError(f"{dtype!r} is no dtype: give a name such as 'bfloat16', or a torch or numpy dtype") from None
