@@ -4,6 +4,7 @@
 
 mod common;
 
+mod cast;
 mod conformance;
 mod convert;
 mod convert_pieces;

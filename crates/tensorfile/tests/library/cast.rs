@@ -3,7 +3,7 @@
 //! values that hold NaNs, infinities, subnormals, ±0, overflow and ties; and `convert` with a
 //! target dtype giving the bytes torch gives for a safetensors fixture's tensors.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
