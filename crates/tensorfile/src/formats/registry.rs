@@ -38,8 +38,11 @@ macro_rules! registry {
 }
 
 registry! {
-    /// zTensor v0.1 (`ZTEN0001`).
+    /// zTensor v0.1 (`ZTEN0001`). First of the units with the extension `zt`, so that a
+    /// `.zt` output is written as v0.1.
     Zt => ztensor::v0_1::UNIT,
+    /// zTensor 2 (`\x89ZT2\r\n\x1a\n`).
+    Zt2 => ztensor::v2::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

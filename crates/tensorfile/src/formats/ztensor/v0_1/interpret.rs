@@ -3,11 +3,12 @@
 
 use std::borrow::Cow;
 
-use super::cbor::Typed;
+use super::dtype_from_name;
 use super::index::{Key, RawEntry, as_u64};
-use super::{dtype_from_name, zstd_frames};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
+use crate::formats::ztensor::cbor::Typed;
+use crate::formats::ztensor::zstd_frames;
 use crate::limits::MAX_RANK;
 use crate::model::{ByteOrder, Checksum, DType, Encoding, Kind, Layout, MetaValue, SparseFormat, Storage, TensorInfo};
 use crate::source::Bytes;
