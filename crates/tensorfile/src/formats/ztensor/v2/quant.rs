@@ -188,8 +188,9 @@ pub fn group(o: &Object) -> Result<Interpreted> {
         return Err(bad(format!("groups of {group_size} do not divide axis {axis} of {along}")));
     }
     let numel = checked::numel(&o.shape)?;
-    let groups = if group_size == 0 { along } else { along / group_size };
-    let lanes = if along == 0 { 0 } else { numel / along };
+    // Group size 0: one scale per row of the axis.
+    let groups = along.checked_div(group_size).unwrap_or(along);
+    let lanes = numel.checked_div(along).unwrap_or(0);
     let scale_count = checked::mul(groups, lanes, "group scales")?;
     size_of(data, (numel / per_word).checked_mul(word.width()), &format!("{numel} codes of {bits} bits"))?;
     size_of(scales, scale_count.checked_mul(scales.dtype.width()), &format!("{scale_count} scales"))?;

@@ -161,8 +161,14 @@ pub fn manifest(objects: Vec<(&str, V)>) -> V {
     m(vec![("objects", m(objects))])
 }
 
-/// A file of dense objects `(name, dtype, logical, shape, bytes)`.
-pub fn dense_file(objects: &[(&str, &str, Option<&str>, &[u64], &[u8])]) -> Vec<u8> {
+/// A dense object: name, dtype, logical type, shape, bytes.
+pub type Dense<'a> = (&'a str, &'a str, Option<&'a str>, &'a [u64], &'a [u8]);
+
+/// A part: name, dtype, bytes, more fields.
+pub type PartSpec<'a> = (&'a str, &'a str, Vec<u8>, Vec<(&'a str, V)>);
+
+/// A file of dense objects.
+pub fn dense_file(objects: &[Dense<'_>]) -> Vec<u8> {
     let mut f = File::default();
     let mut listed = Vec::new();
     for &(name, dtype, logical, shape, bytes) in objects {

@@ -3,7 +3,7 @@
 mod build;
 mod rules;
 
-use build::{File, V, dense_file, m, manifest, object, part, t, uints};
+use build::{Dense, File, V, dense_file, m, manifest, object, part, t, uints};
 
 use crate::TensorFile;
 use crate::error::Rule;
@@ -55,7 +55,7 @@ fn dense_objects_of_every_type_read_zero_copy() {
 
 #[test]
 fn logical_types_scalars_and_empty_tensors() {
-    let objects: Vec<(&str, &str, Option<&str>, &[u64], &[u8])> = vec![
+    let objects: Vec<Dense<'_>> = vec![
         ("bool", "u8", Some("bool"), &[4], &[0, 1, 1, 0]),
         ("e4m3", "u8", Some("f8_e4m3fn"), &[2], &[0x38, 0xb8]),
         ("e5m2", "u8", Some("f8_e5m2"), &[2], &[1, 2]),

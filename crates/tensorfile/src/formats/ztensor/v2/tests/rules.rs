@@ -1,7 +1,7 @@
 //! Every rule of the spec's validation summary (§3.6) and of the profiles' metadata rules
 //! refuses the file with its `Rule`.
 
-use super::build::{File, V, encode, m, manifest, object, part, t, uints};
+use super::build::{File, PartSpec, V, encode, m, manifest, object, part, t, uints};
 use crate::TensorFile;
 use crate::error::Rule;
 use crate::source::Bytes;
@@ -14,13 +14,7 @@ fn refused(bytes: Vec<u8>) -> Option<Rule> {
 }
 
 /// A file of one object `name` with parts `(part name, dtype, bytes, more fields)`.
-fn one(
-    name: &str,
-    shape: &[u64],
-    layout: &str,
-    parts: Vec<(&str, &str, Vec<u8>, Vec<(&str, V)>)>,
-    attrs: Option<V>,
-) -> Vec<u8> {
+fn one(name: &str, shape: &[u64], layout: &str, parts: Vec<PartSpec<'_>>, attrs: Option<V>) -> Vec<u8> {
     let mut f = File::default();
     let mut listed = Vec::new();
     for (pname, dtype, bytes, more) in parts {
@@ -212,9 +206,7 @@ fn layout_rules() {
         Some(Rule::SizeMismatch)
     );
 
-    let csr = |parts: Vec<(&str, &str, Vec<u8>, Vec<(&str, V)>)>, shape: &[u64]| {
-        refused(one("m", shape, "zt.sparse_csr/1", parts, None))
-    };
+    let csr = |parts: Vec<PartSpec<'_>>, shape: &[u64]| refused(one("m", shape, "zt.sparse_csr/1", parts, None));
     let good = || {
         vec![
             ("indices", "u64", vec![0; 24], vec![]),
@@ -263,7 +255,7 @@ fn quantized_profile_rules() {
     // Self-consistent but not ggml's Q8_0: the file is sound, the object unreadable.
     assert_eq!(gguf(&[64], epb(32, 36), 72, "u8"), None);
 
-    let group = |attrs: Vec<(&str, V)>, parts: Vec<(&str, &str, Vec<u8>, Vec<(&str, V)>)>| {
+    let group = |attrs: Vec<(&str, V)>, parts: Vec<PartSpec<'_>>| {
         refused(one("q", &[64, 2], "zt.quant_group/1", parts, Some(m(attrs))))
     };
     let attrs = |bits: u64, word: &str, per_word: u64, zero: V| {
