@@ -140,6 +140,12 @@ impl File {
     pub fn finish(self, manifest: &V) -> Vec<u8> {
         self.finish_raw(&encode(manifest))
     }
+
+    /// The file as a data shard: its blobs and a footer pointing at no manifest.
+    pub fn finish_data_shard(mut self) -> Vec<u8> {
+        self.bytes.extend_from_slice(&footer::encode(None));
+        self.bytes
+    }
 }
 
 /// A part of `dtype` at `blob`, with more fields.

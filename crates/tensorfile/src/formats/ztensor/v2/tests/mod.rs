@@ -2,6 +2,7 @@
 
 mod build;
 mod rules;
+mod shards;
 
 use build::{Dense, File, V, dense_file, m, manifest, object, part, t, uints};
 
