@@ -89,13 +89,13 @@ pub(super) fn frame(f: &mut Folder) {
         "the manifest blob at 0, over the magic",
         patched(good.clone(), n - 40, &0u64.to_le_bytes()),
     );
-    let at = n - 40 - (n - 40 - 8192);
+    // The manifest blob is at 8192, after the tensor's blob at 4096.
     f.open(
         "manifest-hash",
         F::Checksum,
         Rule::ChecksumMismatch,
         "a manifest byte changed after its XXH3-64 was written",
-        patched(good.clone(), at + 3, &[b'X']),
+        patched(good.clone(), 8192 + 3, b"X"),
     );
     let mut shard = super::MAGIC.to_vec();
     shard.extend_from_slice(&footer(4096, 0, 0, 2));
