@@ -4,7 +4,9 @@
 //! fixtures made by pip `ztensor` 2.1.2.
 
 mod container;
+mod data;
 mod layouts;
+mod shards;
 mod valid;
 
 use tensorfile::Format;
@@ -211,6 +213,6 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
     layouts::dense_objects(&mut f);
     layouts::sparse(&mut f);
     layouts::quantized(&mut f);
-    layouts::data(&mut f);
+    data::cases(&mut f);
     Ok(f)
 }
