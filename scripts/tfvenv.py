@@ -14,6 +14,9 @@ TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
 # pip ztensor 2.x (zTensor 2 files), which cannot share an environment with ztensor 0.1.4.
 ZT2_VENV = Path.home() / ".cache" / "tensorfile" / "venv-zt2"
 ZT2_PACKAGES = ["ztensor==2.1.2", "numpy", "ml_dtypes", "safetensors"]
+# pip ztensor 1.x (zTensor 1 files, `ZTEN1000`), also in an environment of its own.
+ZT1_VENV = Path.home() / ".cache" / "tensorfile" / "venv-zt1"
+ZT1_PACKAGES = ["ztensor==1.2.3", "numpy", "ml_dtypes", "safetensors"]
 # gguf-py, which makes the GGUF files the zTensor 2 fixtures convert.
 GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
 GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]

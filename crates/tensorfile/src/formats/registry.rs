@@ -43,6 +43,8 @@ registry! {
     Zt => ztensor::v0_1::UNIT,
     /// zTensor 2 (`\x89ZT2\r\n\x1a\n`).
     Zt2 => ztensor::v2::UNIT,
+    /// zTensor 1.x (`ZTEN1000`).
+    Zt1 => ztensor::v1::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

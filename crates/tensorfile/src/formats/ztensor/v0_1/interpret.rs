@@ -240,7 +240,7 @@ fn reference_nnz(format: SparseFormat, dtype: DType, shape: &[u64], len: u64) ->
 }
 
 /// `crc32c:0x1234ABCD` or `sha256:<64 hex>`; `Ok(None)` for another algorithm.
-fn parse_checksum(s: &str) -> Result<Option<Checksum>> {
+pub(crate) fn parse_checksum(s: &str) -> Result<Option<Checksum>> {
     let bad = || Error::invalid(Rule::BadChecksum, format!("cannot parse checksum {s:?}"));
     if let Some(hex_digits) = s.strip_prefix("crc32c:") {
         let digits = hex_digits.strip_prefix("0x").or_else(|| hex_digits.strip_prefix("0X")).ok_or_else(bad)?;

@@ -6,7 +6,7 @@
 //! byte-compatible with the zTensor 0.1 reference for dense tensors.
 
 mod index;
-mod interpret;
+pub(super) mod interpret;
 mod read;
 mod sparse;
 mod validate;

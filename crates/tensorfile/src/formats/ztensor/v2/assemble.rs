@@ -2,11 +2,12 @@
 //! against its digest when verifying and against its type's content rules, then put
 //! together as the model's layout, with the sparse profiles' data rules checked.
 
-use super::layouts::{PartPlan, SEEKABLE};
+use super::layouts::{PartPlan, SEEKABLE, ZSTD};
 use super::manifest::in_part;
 use super::read::{Zt2Reader, check_digest};
 use super::seekable;
 use crate::error::{Error, Result, Rule};
+use crate::formats::ztensor::zstd_frames;
 use crate::model::{Entry, Layout, SparseData, SparseFormat, TensorData};
 use crate::source::Bytes;
 
@@ -15,16 +16,20 @@ use crate::source::Bytes;
 pub fn part_bytes(r: &Zt2Reader, p: &PartPlan, verify: bool) -> Result<Bytes> {
     let get = || -> Result<Bytes> {
         let stored = r.file_of(p)?.range(p.part.offset, p.part.length)?;
-        let decoded = match (&p.part.encoding, p.part.decoded_length) {
-            (None, _) => stored,
-            (Some(e), Some(len)) if e == SEEKABLE => Bytes::from_vec(seekable::decode(&stored, len)?),
+        // zTensor 1.x digests cover the stored bytes, zTensor 2's the decoded ones.
+        let digest = p.part.digest.as_ref().filter(|_| verify);
+        if let Some(d) = digest.filter(|_| p.part.legacy) {
+            check_digest(d, &stored)?;
+        }
+        let decoded = match (&p.part.encoding, p.part.decoded_length, p.part.legacy) {
+            (None, _, _) => stored,
+            (Some(e), Some(len), false) if e == SEEKABLE => Bytes::from_vec(seekable::decode(&stored, len)?),
+            (Some(e), Some(len), true) if e == ZSTD => Bytes::from_vec(zstd_frames::decompress(&stored, len)?),
             // Unknown encodings make their object unreadable at open.
-            (Some(e), _) => return Err(Error::unsupported(format!("encoding {e:?}"))),
+            (Some(e), _, _) => return Err(Error::unsupported(format!("encoding {e:?}"))),
         };
-        if verify {
-            if let Some(d) = &p.part.digest {
-                check_digest(d, &decoded)?;
-            }
+        if let Some(d) = digest.filter(|_| !p.part.legacy) {
+            check_digest(d, &decoded)?;
         }
         p.element.check_values(&decoded)?;
         Ok(decoded)

@@ -12,8 +12,16 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::model::{DATA, DType, INDICES, INDPTR, Kind, Layout, MetaValue, SparseFormat, TensorInfo, VALUES};
 
-/// The one encoding profile this library decodes.
+/// The one encoding profile of zTensor 2 this library decodes.
 pub const SEEKABLE: &str = "zt.zstd-seekable/1";
+/// The encoding of zTensor 1.x: zstd frames.
+pub const ZSTD: &str = "zstd";
+
+/// Whether this library decodes part `p`'s encoding (raw always).
+pub fn decodable(p: &Part) -> bool {
+    let known = if p.legacy { ZSTD } else { SEEKABLE };
+    p.encoding.as_ref().is_none_or(|e| e == known)
+}
 
 /// How to read one part of the model's layout from one part of the object.
 #[derive(Debug, Clone)]
@@ -49,14 +57,15 @@ pub fn interpret(o: &Object) -> Result<Interpreted> {
             None => Err(Error::invalid(Rule::UnknownLayout, format!("layout {id:?} is not one this library reads"))),
         },
     };
-    Ok(interpreted.and_then(|plan| {
-        match plan.parts.iter().find_map(|p| p.part.encoding.as_ref().filter(|e| *e != SEEKABLE).map(|e| (p, e))) {
-            Some((p, e)) => Err(in_part(
-                Error::invalid(Rule::UnknownEncoding, format!("encoding {e:?} is not one this library decodes")),
-                &p.part.name,
-            )),
-            None => Ok(plan),
-        }
+    Ok(interpreted.and_then(|plan| match plan.parts.iter().find(|p| !decodable(&p.part)) {
+        Some(p) => Err(in_part(
+            Error::invalid(
+                Rule::UnknownEncoding,
+                format!("encoding {:?} is not one this library decodes", p.part.encoding.as_deref().unwrap_or("")),
+            ),
+            &p.part.name,
+        )),
+        None => Ok(plan),
     }))
 }
 

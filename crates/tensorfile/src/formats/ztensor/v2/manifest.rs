@@ -59,6 +59,9 @@ pub struct Part {
     pub encoding: Option<String>,
     pub decoded_length: Option<u64>,
     pub digest: Option<Digest>,
+    /// A part of a zTensor 1.x file: its encoding `zstd` is plain zstd frames, and its
+    /// digest covers the stored bytes.
+    pub legacy: bool,
 }
 
 impl Part {
@@ -339,6 +342,7 @@ fn parse_part(d: &mut Decoder<'_>, name: &str) -> Result<Part> {
         encoding: None,
         decoded_length: None,
         digest: None,
+        legacy: false,
     };
     let (mut dtype, mut blob) = (None, None);
     for_each_entry(d, 4, "a part", |d, key| {

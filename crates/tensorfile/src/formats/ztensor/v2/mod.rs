@@ -17,16 +17,16 @@
 mod assemble;
 mod blobs;
 mod footer;
-mod layouts;
-mod manifest;
+pub(super) mod layouts;
+pub(super) mod manifest;
 mod quant;
-mod read;
+pub(super) mod read;
 mod seekable;
 mod shards;
-mod types;
+pub(super) mod types;
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
 
 pub use read::Zt2Reader;
 

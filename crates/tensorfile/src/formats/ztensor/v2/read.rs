@@ -14,11 +14,11 @@ use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::{Checksum, Encoding, Entry, MetaValue, Storage, TensorData};
 use crate::source::{SPECULATIVE_READ, Source};
 
-/// An opened zTensor 2 file.
+/// An opened zTensor 2 file (or zTensor 1.x file, whose objects `v1` reads into the same
+/// structures).
 pub struct Zt2Reader {
     src: Source,
-    /// `None` for a data shard (a file without a manifest).
-    manifest: Option<ManifestBlob>,
+    flavor: Flavor,
     attributes: Vec<(String, MetaValue)>,
     catalog: Catalog,
     /// Per readable entry, its parts in its layout's order.
@@ -32,6 +32,14 @@ pub struct Zt2Reader {
     blobs: Vec<(u64, u64)>,
 }
 
+/// Which zTensor a reader serves, with what its summary shows.
+pub(in crate::formats::ztensor) enum Flavor {
+    /// zTensor 2: the manifest blob the footer points at (`None`: a data shard).
+    V2(Option<ManifestBlob>),
+    /// zTensor 1.x: the version its manifest states, and the manifest's length.
+    V1 { version: String, manifest_len: u64 },
+}
+
 impl Zt2Reader {
     /// Open a zTensor 2 file: only its footer and manifest are read (for a remote file, one
     /// speculative read of its end, and a second when the manifest is longer), and the
@@ -43,7 +51,7 @@ impl Zt2Reader {
         let (start, tail) = src.tail(SPECULATIVE_READ)?;
         let footer_bytes = if len >= FOOTER_LEN { &tail[(len - FOOTER_LEN - start) as usize..] } else { &[][..] };
         let Some(blob) = footer::parse(len, &head, footer_bytes)? else {
-            return Ok(Zt2Reader::data_shard(src));
+            return Zt2Reader::from_manifest(src, Manifest::default(), Flavor::V2(None));
         };
         let bytes = src.range(blob.offset, blob.len)?;
         let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
@@ -55,16 +63,27 @@ impl Zt2Reader {
         }
         let m = manifest::parse(&bytes)?;
         blobs::check(&m, len - FOOTER_LEN, (blob.offset, blob.len))?;
+        Zt2Reader::from_manifest(src, m, Flavor::V2(Some(blob)))
+    }
+
+    /// A reader of the objects of `m`, whose blob references were checked: each object's
+    /// layout interpreted (a broken rule refuses the file), the shards the readable ones
+    /// need opened.
+    pub(in crate::formats::ztensor) fn from_manifest(src: Source, m: Manifest, flavor: Flavor) -> Result<Self> {
         let mut interpreted = Vec::with_capacity(m.objects.len());
         for o in &m.objects {
             interpreted.push(layouts::interpret(o).map_err(|e| e.for_tensor(&o.name))?);
         }
         let Manifest { attributes, shards: table, objects } = m;
         let shards = open_shards(&src, &table, &interpreted);
+        let blobs = match &flavor {
+            Flavor::V2(Some(blob)) => local_blobs(&objects, blob),
+            _ => Vec::new(),
+        };
         let mut reader = Zt2Reader {
-            blobs: local_blobs(&objects, &blob),
+            blobs,
             src,
-            manifest: Some(blob),
+            flavor,
             attributes,
             catalog: Catalog::default(),
             plans: Vec::new(),
@@ -87,20 +106,6 @@ impl Zt2Reader {
             }
         }
         Ok(reader)
-    }
-
-    fn data_shard(src: Source) -> Zt2Reader {
-        Zt2Reader {
-            src,
-            manifest: None,
-            attributes: Vec::new(),
-            catalog: Catalog::default(),
-            plans: Vec::new(),
-            structural: Vec::new(),
-            table: Vec::new(),
-            shards: Vec::new(),
-            blobs: Vec::new(),
-        }
     }
 
     /// `plan`, when every shard it needs is open; else why not.
@@ -128,7 +133,7 @@ impl Zt2Reader {
 
     /// Whether the file is a data shard (no manifest: bytes a root file refers to).
     pub fn is_data_shard(&self) -> bool {
-        self.manifest.is_none()
+        matches!(self.flavor, Flavor::V2(None))
     }
 
     /// The parts of readable entry `index`, in its layout's order.
@@ -217,26 +222,37 @@ impl FormatReader for Zt2Reader {
     }
 
     fn format(&self) -> Format {
-        Format::Zt2
+        match self.flavor {
+            Flavor::V2(_) => Format::Zt2,
+            Flavor::V1 { .. } => Format::Zt1,
+        }
     }
 
     fn summary(&self) -> FileSummary {
         let mut details = Vec::new();
         let int = |v: u64| MetaValue::Int(i128::from(v));
-        match &self.manifest {
-            Some(m) => {
+        let version = match &self.flavor {
+            Flavor::V2(Some(m)) => {
                 details.push(("manifest_offset".to_string(), int(m.offset)));
                 details.push(("manifest_bytes".to_string(), int(m.len)));
+                "2".to_string()
             }
-            None => details.push(("data_shard".to_string(), MetaValue::Bool(true))),
-        }
+            Flavor::V2(None) => {
+                details.push(("data_shard".to_string(), MetaValue::Bool(true)));
+                "2".to_string()
+            }
+            Flavor::V1 { version, manifest_len } => {
+                details.push(("manifest_bytes".to_string(), int(*manifest_len)));
+                version.clone()
+            }
+        };
         if !self.table.is_empty() {
             details.push(("shards".to_string(), int(self.table.len() as u64)));
         }
         if let Some(n) = self.earlier_footers().filter(|&n| n > 0) {
             details.push(("earlier_generations".to_string(), int(n)));
         }
-        FileSummary { version: "2".into(), metadata: self.attributes.clone(), details, structure: None }
+        FileSummary { version, metadata: self.attributes.clone(), details, structure: None }
     }
 
     fn catalog(&self) -> &Catalog {
@@ -258,8 +274,7 @@ impl FormatReader for Zt2Reader {
         let structural = self.structural.iter().map(|(name, parts)| (name.as_str(), parts));
         for (name, plan) in readable.chain(structural) {
             for p in plan.iter().filter(|p| p.part.digest.is_some()) {
-                let decodable = p.part.encoding.as_ref().is_none_or(|e| e == layouts::SEEKABLE);
-                if p.role.is_empty() && (!decodable || self.file_of(p).is_err()) {
+                if p.role.is_empty() && (!layouts::decodable(&p.part) || self.file_of(p).is_err()) {
                     continue;
                 }
                 match assemble::part_bytes(self, p, true) {

@@ -1,6 +1,6 @@
 //! Files built here read as the spec says, and every rule refuses with its `Rule`.
 
-mod build;
+pub(in crate::formats::ztensor) mod build;
 mod rules;
 mod shards;
 
