@@ -52,6 +52,8 @@ fn dense_objects_of_every_type_read_zero_copy() {
         assert!(read.as_dense().unwrap().shares_owner(&whole), "{name} is a slice of the file");
     }
     assert_eq!(file.summary().version, "2");
+    // Recognised by its magic; a `.zt` output still means zTensor v0.1.
+    assert_eq!(Format::from_path(std::path::Path::new("out.zt")).unwrap(), Format::Zt);
 }
 
 #[test]
