@@ -64,20 +64,12 @@ def ensure(venv: Path, light: bool) -> None:
 
 def ensure_torch28(venv: Path) -> bool:
     """Creates or updates the torch 2.8 environment; False (with a warning) if it fails."""
-    try:
-        if not python(venv).exists():
-            print(f"creating virtual environment {venv}", flush=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip_install(venv, TORCH28_PACKAGES)
-        return True
-    except subprocess.CalledProcessError:
-        print(f"warning: could not install torch 2.8 into {venv}", file=sys.stderr)
-        return False
+    return ensure_side(venv, TORCH28_PACKAGES)
 
 
 def ensure_side(venv: Path, packages: list[str]) -> bool:
-    """Creates or updates a side environment (zTensor 2, gguf-py); False (with a warning) if
-    it fails."""
+    """Creates or updates a side environment (torch 2.8, zTensor 1 and 2, gguf-py); False
+    (with a warning) if it fails."""
     try:
         if not python(venv).exists():
             print(f"creating virtual environment {venv}", flush=True)

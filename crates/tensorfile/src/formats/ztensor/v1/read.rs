@@ -163,18 +163,7 @@ fn shape_of(v: &MetaValue) -> Result<Vec<u64>> {
 
 fn part(name: &str, value: MetaValue) -> Result<Part> {
     check_name(name, "the component name")?;
-    let mut p = Part {
-        name: name.to_string(),
-        dtype: Storage::U8,
-        logical: None,
-        offset: 0,
-        length: 0,
-        shard: None,
-        encoding: None,
-        decoded_length: None,
-        digest: None,
-        legacy: true,
-    };
+    let mut p = Part::new(name, true);
     let (mut dtype, mut offset, mut length) = (None, None, None);
     for (key, value) in text_keyed(value, "a component")? {
         match key.as_str() {

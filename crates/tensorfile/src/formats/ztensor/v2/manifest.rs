@@ -65,6 +65,22 @@ pub struct Part {
 }
 
 impl Part {
+    /// A part `name` of `u8` at offset 0, of no length, raw: what its fields then fill in.
+    pub fn new(name: &str, legacy: bool) -> Part {
+        Part {
+            name: name.to_string(),
+            dtype: Storage::U8,
+            logical: None,
+            offset: 0,
+            length: 0,
+            shard: None,
+            encoding: None,
+            decoded_length: None,
+            digest: None,
+            legacy,
+        }
+    }
+
     /// Bytes the part decodes to: its blob's length raw, else `decoded_length`.
     pub fn decoded_size(&self) -> u64 {
         match self.encoding {
@@ -332,18 +348,7 @@ fn parse_parts(d: &mut Decoder<'_>) -> Result<Vec<Part>> {
 }
 
 fn parse_part(d: &mut Decoder<'_>, name: &str) -> Result<Part> {
-    let mut p = Part {
-        name: name.to_string(),
-        dtype: Storage::U8,
-        logical: None,
-        offset: 0,
-        length: 0,
-        shard: None,
-        encoding: None,
-        decoded_length: None,
-        digest: None,
-        legacy: false,
-    };
+    let mut p = Part::new(name, false);
     let (mut dtype, mut blob) = (None, None);
     for_each_entry(d, 4, "a part", |d, key| {
         match key {
