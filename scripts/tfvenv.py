@@ -11,7 +11,13 @@ DEFAULT_VENV = Path.home() / ".cache" / "tensorfile" / "venv"
 # The second environment, with torch 2.8, for `.pt2` archives in the layout before 2.9.
 TORCH28_VENV = Path.home() / ".cache" / "tensorfile" / "venv-torch28"
 TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
-# The gguf-py environment, for gguf-py's own dequantization of ggml's block types.
+# pip ztensor 2.x (zTensor 2 files), which cannot share an environment with ztensor 0.1.4.
+ZT2_VENV = Path.home() / ".cache" / "tensorfile" / "venv-zt2"
+ZT2_PACKAGES = ["ztensor==2.1.2", "numpy", "ml_dtypes", "safetensors"]
+# pip ztensor 1.x (zTensor 1 files, `ZTEN1000`), also in an environment of its own.
+ZT1_VENV = Path.home() / ".cache" / "tensorfile" / "venv-zt1"
+ZT1_PACKAGES = ["ztensor==1.2.3", "numpy", "ml_dtypes", "safetensors"]
+# gguf-py, which makes the GGUF files the zTensor 2 fixtures convert.
 GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
 GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]
 
@@ -58,12 +64,12 @@ def ensure(venv: Path, light: bool) -> None:
 
 def ensure_torch28(venv: Path) -> bool:
     """Creates or updates the torch 2.8 environment; False (with a warning) if it fails."""
-    return ensure_extra(venv, TORCH28_PACKAGES)
+    return ensure_side(venv, TORCH28_PACKAGES)
 
 
-def ensure_extra(venv: Path, packages: list[str]) -> bool:
-    """Creates or updates a second environment with `packages`; False (with a warning) if it
-    fails."""
+def ensure_side(venv: Path, packages: list[str]) -> bool:
+    """Creates or updates a side environment (torch 2.8, zTensor 1 and 2, gguf-py); False
+    (with a warning) if it fails."""
     try:
         if not python(venv).exists():
             print(f"creating virtual environment {venv}", flush=True)

@@ -87,6 +87,8 @@ pub enum Rule {
     /// A quantized layout that does not fit its tensor: blocks or groups that do not divide the
     /// shape, parameters the scheme does not allow, parts of the wrong size.
     BadQuantization,
+    /// Stored elements outside the values their type allows: a bool byte other than 0 or 1.
+    BadValue,
 }
 
 impl Rule {
@@ -127,6 +129,7 @@ impl Rule {
             Rule::ExpansionTooLarge => "expansion-too-large",
             Rule::ShardMismatch => "shard-mismatch",
             Rule::BadQuantization => "bad-quantization",
+            Rule::BadValue => "bad-value",
         }
     }
 
@@ -136,7 +139,7 @@ impl Rule {
     }
 
     /// Every rule, in declaration order.
-    pub const ALL: [Rule; 34] = [
+    pub const ALL: [Rule; 35] = [
         Rule::Truncated,
         Rule::BadMagic,
         Rule::UnknownFormat,
@@ -171,6 +174,7 @@ impl Rule {
         Rule::ExpansionTooLarge,
         Rule::ShardMismatch,
         Rule::BadQuantization,
+        Rule::BadValue,
     ];
 }
 
@@ -446,6 +450,7 @@ mod tests {
             Rule::ExpansionTooLarge => 31,
             Rule::ShardMismatch => 32,
             Rule::BadQuantization => 33,
+            Rule::BadValue => 34,
         }
     }
 

@@ -55,7 +55,7 @@ impl TensorFile {
             }
             Err(e) => return Err(e.in_file(path)),
         };
-        Self::from_bytes_as(bytes, format).map_err(|e| e.in_file(path)).map(|mut f| {
+        Self::from_source_as(Source::local(bytes).at(path), format).map_err(|e| e.in_file(path)).map(|mut f| {
             f.path = Some(path.to_path_buf());
             f
         })

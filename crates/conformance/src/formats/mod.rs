@@ -7,6 +7,8 @@ mod ptd;
 mod pte;
 mod safetensors;
 mod zt;
+mod zt1;
+mod zt2;
 
 use std::path::PathBuf;
 
@@ -33,6 +35,8 @@ impl Fixtures {
 pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
     let folders: Vec<Folder> = vec![
         zt::cases(fx)?,
+        zt2::cases(fx)?,
+        zt1::cases(fx)?,
         safetensors::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,

@@ -38,8 +38,13 @@ macro_rules! registry {
 }
 
 registry! {
-    /// zTensor v0.1 (`ZTEN0001`).
+    /// zTensor v0.1 (`ZTEN0001`). First of the units with the extension `zt`, so that a
+    /// `.zt` output is written as v0.1.
     Zt => ztensor::v0_1::UNIT,
+    /// zTensor 2 (`\x89ZT2\r\n\x1a\n`).
+    Zt2 => ztensor::v2::UNIT,
+    /// zTensor 1.x (`ZTEN1000`).
+    Zt1 => ztensor::v1::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

@@ -214,14 +214,17 @@ impl Encoding {
     }
 }
 
-/// A checksum over the stored bytes.
+/// A checksum over an entry's bytes: the stored bytes (zTensor v0.1), or the decoded ones
+/// (zTensor 2's digests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Checksum {
-    /// CRC-32C (Castagnoli) of the stored bytes.
+    /// CRC-32C (Castagnoli).
     Crc32c(u32),
-    /// SHA-256 of the stored bytes.
+    /// SHA-256.
     Sha256([u8; 32]),
+    /// XXH3, 64 bits.
+    Xxh3(u64),
 }
 
 impl Checksum {
@@ -232,6 +235,7 @@ impl Checksum {
             ChecksumKind::None => None,
             ChecksumKind::Crc32c => Some(Checksum::Crc32c(crc32c::crc32c(bytes))),
             ChecksumKind::Sha256 => Some(Checksum::Sha256(sha2::Sha256::digest(bytes).into())),
+            ChecksumKind::Xxh3 => Some(Checksum::Xxh3(xxhash_rust::xxh3::xxh3_64(bytes))),
         }
     }
 
@@ -240,6 +244,7 @@ impl Checksum {
         match self {
             Checksum::Crc32c(_) => ChecksumKind::Crc32c,
             Checksum::Sha256(_) => ChecksumKind::Sha256,
+            Checksum::Xxh3(_) => ChecksumKind::Xxh3,
         }
     }
 
@@ -256,6 +261,7 @@ enum HasherState {
     None,
     Crc32c(u32),
     Sha256(Box<sha2::Sha256>),
+    Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
 }
 
 impl ChecksumHasher {
@@ -266,6 +272,7 @@ impl ChecksumHasher {
             ChecksumKind::None => HasherState::None,
             ChecksumKind::Crc32c => HasherState::Crc32c(0),
             ChecksumKind::Sha256 => HasherState::Sha256(Box::new(sha2::Sha256::new())),
+            ChecksumKind::Xxh3 => HasherState::Xxh3(Box::default()),
         })
     }
 
@@ -276,6 +283,7 @@ impl ChecksumHasher {
             HasherState::None => {}
             HasherState::Crc32c(c) => *c = crc32c::crc32c_append(*c, bytes),
             HasherState::Sha256(h) => h.update(bytes),
+            HasherState::Xxh3(h) => h.update(bytes),
         }
     }
 
@@ -286,16 +294,19 @@ impl ChecksumHasher {
             HasherState::None => None,
             HasherState::Crc32c(c) => Some(Checksum::Crc32c(c)),
             HasherState::Sha256(h) => Some(Checksum::Sha256(h.finalize().into())),
+            HasherState::Xxh3(h) => Some(Checksum::Xxh3(h.digest())),
         }
     }
 }
 
 impl fmt::Display for Checksum {
-    /// The zTensor spelling: `crc32c:0x1234ABCD`, `sha256:<64 lowercase hex>`.
+    /// The zTensor spelling: `crc32c:0x1234ABCD`, `sha256:<64 lowercase hex>`,
+    /// `xxh3:<16 lowercase hex>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Checksum::Crc32c(v) => write!(f, "crc32c:0x{v:08X}"),
             Checksum::Sha256(d) => write!(f, "sha256:{}", hex::encode(d)),
+            Checksum::Xxh3(v) => write!(f, "xxh3:{v:016x}"),
         }
     }
 }
@@ -311,15 +322,18 @@ pub enum ChecksumKind {
     Crc32c,
     /// SHA-256.
     Sha256,
+    /// XXH3, 64 bits (zTensor 2's digests).
+    Xxh3,
 }
 
 impl ChecksumKind {
-    /// `none`, `crc32c`, `sha256`.
+    /// `none`, `crc32c`, `sha256`, `xxh3`.
     pub fn name(self) -> &'static str {
         match self {
             ChecksumKind::None => "none",
             ChecksumKind::Crc32c => "crc32c",
             ChecksumKind::Sha256 => "sha256",
+            ChecksumKind::Xxh3 => "xxh3",
         }
     }
 }
@@ -331,7 +345,8 @@ impl std::str::FromStr for ChecksumKind {
             "none" => Ok(ChecksumKind::None),
             "crc32c" => Ok(ChecksumKind::Crc32c),
             "sha256" => Ok(ChecksumKind::Sha256),
-            _ => Err(crate::Error::usage(format!("unknown checksum {s:?} (expected crc32c, sha256 or none)"))),
+            "xxh3" => Ok(ChecksumKind::Xxh3),
+            _ => Err(crate::Error::usage(format!("unknown checksum {s:?} (expected crc32c, sha256, xxh3 or none)"))),
         }
     }
 }
@@ -557,7 +572,7 @@ mod tests {
     #[test]
     fn checksums_of_pieces_equal_checksums_of_the_whole() {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        for kind in [ChecksumKind::None, ChecksumKind::Crc32c, ChecksumKind::Sha256] {
+        for kind in [ChecksumKind::None, ChecksumKind::Crc32c, ChecksumKind::Sha256, ChecksumKind::Xxh3] {
             for cuts in [vec![], vec![0], vec![1, 2, 3], vec![4096, 9999], vec![10_000]] {
                 let mut h = ChecksumHasher::new(kind);
                 let mut start = 0;

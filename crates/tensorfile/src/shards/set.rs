@@ -248,7 +248,7 @@ fn open_if_tensor_file(path: &Path) -> Result<Option<Shard>> {
 
 fn open_as(path: &Path, bytes: Bytes, format: Format) -> Result<Shard> {
     let size = bytes.len() as u64;
-    let reader = format.open(bytes).map_err(|e| e.in_file(path))?;
+    let reader = format.open(Source::local(bytes).at(path)).map_err(|e| e.in_file(path))?;
     Ok(Shard { path: path.to_path_buf(), reader, size })
 }
 

@@ -17,7 +17,7 @@ mod pool;
 #[cfg(feature = "remote")]
 mod remote;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -37,6 +37,9 @@ pub const SPECULATIVE_READ: u64 = 64 * 1024;
 #[derive(Clone)]
 pub struct Source {
     inner: Inner,
+    /// Where the file was opened from (a path or a URL), when known: what a format whose
+    /// files name others beside them (zTensor 2 shards) finds them by.
+    location: Option<Arc<PathBuf>>,
 }
 
 #[derive(Clone)]
@@ -78,25 +81,35 @@ pub const REMOTE_SCHEMES: [&str; 9] = ["http", "https", "s3", "s3a", "gs", "az",
 impl Source {
     /// Bytes already in memory (or mapped) as a source.
     pub fn local(bytes: Bytes) -> Source {
-        Source { inner: Inner::Local(bytes) }
+        Source { inner: Inner::Local(bytes), location: None }
+    }
+
+    /// The same file, known to come from `location` (a path or a URL).
+    pub fn at(self, location: &Path) -> Source {
+        Source { location: Some(Arc::new(location.to_path_buf())), ..self }
+    }
+
+    /// Where the file was opened from, when known ([`Source::at`]).
+    pub fn location(&self) -> Option<&Path> {
+        self.location.as_deref().map(PathBuf::as_path)
     }
 
     /// `bytes` read as a remote object would be (see [`Source::bytes_fetched`]), for tests:
     /// small ranges are kept and served again without being counted, as a remote object
     /// keeps them.
     pub fn counted(bytes: Bytes) -> Source {
-        Source { inner: Inner::Counted(bytes, Arc::new(Counter { keep: true, ..Counter::default() })) }
+        Source { inner: Inner::Counted(bytes, Arc::new(Counter { keep: true, ..Counter::default() })), location: None }
     }
 
     /// Like [`Source::counted`], but keeping nothing: every range asked for is counted, for
     /// tests that a reader asks for exactly the bytes it needs.
     pub fn counted_exact(bytes: Bytes) -> Source {
-        Source { inner: Inner::Counted(bytes, Arc::default()) }
+        Source { inner: Inner::Counted(bytes, Arc::default()), location: None }
     }
 
     /// Map the local file at `path`.
     pub fn map_file(path: &Path) -> Result<Source> {
-        Bytes::map_file(path).map(Source::local)
+        Bytes::map_file(path).map(|b| Source::local(b).at(path))
     }
 
     /// Open a remote object by URL: its size is asked for (one HEAD request); nothing else is
@@ -104,7 +117,8 @@ impl Source {
     pub fn open_url(url: &str) -> Result<Source> {
         #[cfg(feature = "remote")]
         {
-            remote::RemoteObject::open(url).map(|o| Source { inner: Inner::Remote(Arc::new(o)) })
+            remote::RemoteObject::open(url)
+                .map(|o| Source { inner: Inner::Remote(Arc::new(o)), location: Some(Arc::new(PathBuf::from(url))) })
         }
         #[cfg(not(feature = "remote"))]
         {

@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
-use super::cbor::{self, Decoder, MapKey, Typed};
 use crate::error::{Error, Result, Rule};
+use crate::formats::ztensor::cbor::{self, Decoder, MapKey, Typed};
 use crate::limits::MAX_ENTRIES;
 use crate::model::MetaValue;
 

@@ -3,11 +3,12 @@
 
 use std::borrow::Cow;
 
-use super::cbor::Typed;
+use super::dtype_from_name;
 use super::index::{Key, RawEntry, as_u64};
-use super::{dtype_from_name, zstd_frames};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
+use crate::formats::ztensor::cbor::Typed;
+use crate::formats::ztensor::zstd_frames;
 use crate::limits::MAX_RANK;
 use crate::model::{ByteOrder, Checksum, DType, Encoding, Kind, Layout, MetaValue, SparseFormat, Storage, TensorInfo};
 use crate::source::Bytes;
@@ -239,7 +240,7 @@ fn reference_nnz(format: SparseFormat, dtype: DType, shape: &[u64], len: u64) ->
 }
 
 /// `crc32c:0x1234ABCD` or `sha256:<64 hex>`; `Ok(None)` for another algorithm.
-fn parse_checksum(s: &str) -> Result<Option<Checksum>> {
+pub(crate) fn parse_checksum(s: &str) -> Result<Option<Checksum>> {
     let bad = || Error::invalid(Rule::BadChecksum, format!("cannot parse checksum {s:?}"));
     if let Some(hex_digits) = s.strip_prefix("crc32c:") {
         let digits = hex_digits.strip_prefix("0x").or_else(|| hex_digits.strip_prefix("0X")).ok_or_else(bad)?;

@@ -5,14 +5,12 @@
 //! `sparsecoo`/`sparsecsr` form), definite and indefinite CBOR, checksums. Write: streaming,
 //! byte-compatible with the zTensor 0.1 reference for dense tensors.
 
-mod cbor;
 mod index;
-mod interpret;
+pub(super) mod interpret;
 mod read;
 mod sparse;
 mod validate;
 mod write;
-mod zstd_frames;
 
 pub use read::ZtReader;
 pub use write::ZtWriter;

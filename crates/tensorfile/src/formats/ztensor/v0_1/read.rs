@@ -1,11 +1,12 @@
 //! Opening a `.zt` file: footer, index, structural checks, then per-entry decoding.
 
+use super::MAGIC;
 use super::index::{self, IndexEntry};
 use super::interpret::{self, BlobForm, Interpreted};
 use super::sparse::{self, SparseShape};
 use super::validate::{self, Placement};
-use super::{MAGIC, zstd_frames};
 use crate::error::{Error, Result, Rule};
+use crate::formats::ztensor::zstd_frames;
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::limits::MAX_ZT_INDEX;
 use crate::model::{ByteOrder, Chunks, Encoding, Entry, Layout, MetaValue, TensorData, Unreadable};

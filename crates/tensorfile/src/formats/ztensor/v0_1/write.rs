@@ -10,12 +10,15 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
 
-use super::cbor::Encoder;
 use super::index::KNOWN_KEYS;
-use super::{ALIGNMENT, MAGIC, check_supported, dtype_name, sparse, zstd_frames};
+use super::{ALIGNMENT, MAGIC, check_supported, dtype_name, sparse};
 use crate::error::{Error, Result};
+use crate::formats::ztensor::cbor::Encoder;
+use crate::formats::ztensor::zstd_frames;
 use crate::formats::{Compression, FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
-use crate::model::{ByteOrder, Checksum, ChecksumHasher, Chunks, Layout, MetaValue, TensorData, TensorInfo, gather};
+use crate::model::{
+    ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Chunks, Layout, MetaValue, TensorData, TensorInfo, gather,
+};
 use crate::source::Bytes;
 use crate::swap;
 
@@ -105,7 +108,11 @@ impl<'w> ZtWriter<'w> {
             plan: plan.to_vec(),
             dtype_names,
             written: Vec::with_capacity(plan.len()),
-            options: options.clone(),
+            // zTensor 0.1 names CRC-32C and SHA-256 only: another checksum is not stored.
+            options: match options.checksum {
+                ChecksumKind::Xxh3 => WriteOptions { checksum: ChecksumKind::None, ..options.clone() },
+                _ => options.clone(),
+            },
             pending: VecDeque::new(),
             pending_bytes: 0,
             accepted: 0,

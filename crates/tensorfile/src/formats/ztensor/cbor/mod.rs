@@ -1,11 +1,13 @@
-//! A small CBOR (RFC 8949) decoder and encoder for the zTensor index.
+//! A small CBOR (RFC 8949) decoder and encoder for the zTensor index (v0.1) and manifest (2).
 //!
 //! The decoder accepts definite and indefinite lengths, bounds nesting depth, and never
 //! allocates more than the input can hold: lengths are checked against the bytes that remain
 //! before anything is reserved. The encoder writes what the zTensor 0.1 reference writes:
-//! shortest-form integers and lengths, definite arrays, indefinite maps.
+//! shortest-form integers and lengths, definite arrays, indefinite maps. `deterministic`
+//! checks the core deterministic encoding zTensor 2 requires, before the decoder reads it.
 
 mod decode;
+pub mod deterministic;
 mod encode;
 
 #[cfg(test)]

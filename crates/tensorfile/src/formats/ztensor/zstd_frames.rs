@@ -48,7 +48,7 @@ const BLOCK_MAX: u64 = 128 << 10;
 /// can decode to: 128 KiB per block, 0 for a skippable frame. Computed from the blocks
 /// actually present, never from the size the header claims, so a few bytes claiming
 /// terabytes are refused before anything is allocated.
-fn frame_bound(frame: &[u8]) -> Result<u64> {
+pub fn frame_bound(frame: &[u8]) -> Result<u64> {
     let corrupt = || bad("a frame's blocks do not fit in it");
     let magic = cursor::u32_le_at(frame, 0, "zstd frame magic").map_err(|_| corrupt())?;
     if magic & 0xFFFF_FFF0 == 0x184D_2A50 {

@@ -1,0 +1,101 @@
+//! zTensor 2 (`.zt`, the format of pip `ztensor` 2.x, spec Draft 4): the magic
+//! `\x89ZT2\r\n\x1a\n`, blobs at multiples of 4096, a manifest blob in deterministic CBOR,
+//! and a 40-byte footer (manifest offset, length and XXH3-64, version 2, the magic again).
+//!
+//! Read: every object the spec and its registry profiles define, into the object model:
+//! `dense` (the 12 storage types, and the logical types bool, fp8, fp4 and complex),
+//! `zt.sparse_coo/1` and `zt.sparse_csr/1` (indices as `u64` parts), `gguf.<type>/1` (ggml
+//! blocks), `zt.quant_group/1` and `zt.mx/1`; parts raw (zero-copy) or encoded
+//! `zt.zstd-seekable/1`; `xxh3` and `sha256` digests over decoded bytes; parts in shard files
+//! beside the root (`<stem>-<shard>.zt`). Every rule of the spec's validation summary refuses
+//! the file; an object of a layout, encoding or logical type this library does not know is
+//! listed unreadable, the rest of the file stays readable. Write: not yet (`writer: None`).
+//!
+//! The spec is the zTensor repository's `spec/ztensor-v2-spec.md`, its profiles
+//! `spec/profiles/*.md`.
+
+mod assemble;
+mod blobs;
+mod footer;
+pub(super) mod layouts;
+pub(super) mod manifest;
+mod quant;
+pub(super) mod read;
+mod seekable;
+mod shards;
+pub(super) mod types;
+
+#[cfg(test)]
+pub(super) mod tests;
+
+pub use read::Zt2Reader;
+
+use crate::error::{Error, Result};
+use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::model::{ChecksumKind, DType, Layout, LayoutKind, SparseFormat, TensorInfo};
+
+/// `\x89ZT2\r\n\x1a\n`, at the start of the file and at the end of its footer.
+pub const MAGIC: &[u8; 8] = b"\x89ZT2\r\n\x1a\n";
+/// Every blob starts at a multiple of this (and not before it).
+pub const ALIGNMENT: u64 = 4096;
+/// The footer's length, the last bytes of every file.
+pub const FOOTER_LEN: u64 = 40;
+/// The footer version this library reads.
+pub const VERSION: u32 = 2;
+
+/// The zTensor 2 unit.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "zt2",
+    title: "zTensor 2",
+    extensions: &["zt"],
+    recognise: |probe| looks_like(probe.head()),
+    open: |src| Ok(Box::new(Zt2Reader::open(src)?)),
+    writer: None,
+    updater: None,
+    check_supported,
+    write_order: plan_order,
+    caps: Caps {
+        holds_dtype: |d| types::element_name(d).is_some(),
+        layouts: &[
+            LayoutKind::Dense,
+            LayoutKind::SparseCoo,
+            LayoutKind::SparseCsr,
+            LayoutKind::GgmlBlocks,
+            LayoutKind::GroupQuant,
+            LayoutKind::Mx,
+        ],
+        file_metadata: true,
+        typed_metadata: true,
+        tensor_fields: true,
+        checksums: &[ChecksumKind::Xxh3, ChecksumKind::Sha256],
+        compression: true,
+        ..Caps::PLAIN
+    },
+};
+
+/// Whether `bytes` start like a zTensor 2 file.
+pub fn looks_like(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
+/// Whether a zTensor 2 file can store `info`.
+pub fn check_supported(info: &TensorInfo) -> Result<()> {
+    if info.layout().quant().is_none() && types::element_name(info.dtype()).is_none() {
+        return Err(Error::unsupported(format!("zTensor 2 has no dtype {}", info.dtype())));
+    }
+    match info.layout() {
+        Layout::Dense | Layout::Quantized(_) => Ok(()),
+        Layout::Sparse { format: SparseFormat::Csr, .. } if info.shape().len() != 2 => {
+            Err(Error::unsupported("CSR tensors must be 2-D"))
+        }
+        Layout::Sparse { .. } if info.shape().is_empty() => Err(Error::unsupported("a sparse scalar")),
+        Layout::Sparse { .. } => Ok(()),
+        other => Err(Error::unsupported(format!("zTensor 2 stores no {} layout", other.describe()))),
+    }
+}
+
+/// The dtypes zTensor 2 stores, for tests and the writer: the 12 storage types and the
+/// registered logical types.
+pub fn dtypes() -> Vec<DType> {
+    DType::ALL.into_iter().filter(|&d| types::element_name(d).is_some()).collect()
+}

@@ -1,0 +1,9 @@
+//! Any bytes opened as zTensor 2: an error or a file whose every entry decodes to exactly
+//! its declared size; never a panic, a hang or an allocation the input cannot justify.
+#![no_main]
+// fuzz-smoke: seeds *.zt
+// fuzz-smoke: max-len 131072
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    tensorfile::formats::exercise(data, Some(tensorfile::Format::Zt2));
+});
