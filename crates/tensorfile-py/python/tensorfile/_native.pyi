@@ -51,6 +51,7 @@ def write_file(
     compress: str | None = None,
     checksum: str | None = None,
     metadata: list[tuple[str, str]] | None = None,
+    zt_version: str | None = None,
 ) -> None: ...
 def convert(
     src: str,
@@ -62,5 +63,6 @@ def convert(
     big_endian: bool = False,
     verify: bool = True,
     max_shard_size: str | None = None,
+    zt_version: str | None = None,
 ) -> tuple[int, list[str], list[str], str | None]: ...
 def formats_json() -> str: ...

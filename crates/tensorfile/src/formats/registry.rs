@@ -40,6 +40,8 @@ macro_rules! registry {
 registry! {
     /// zTensor v0.1 (`ZTEN0001`).
     Zt => ztensor::v0_1::UNIT,
+    /// zTensor 2 (`\x89ZT2\r\n\x1a\n`); `.zt` outputs are v0.1 unless it is asked for.
+    Zt2 => ztensor::v2::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).
