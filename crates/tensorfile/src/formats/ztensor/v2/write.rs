@@ -245,3 +245,46 @@ fn check_profile_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::formats::ztensor::v2::canonical::CANONICAL_ALIGN;
+    use crate::model::DType;
+    use crate::source::Bytes;
+
+    fn dense(bytes: &[u8]) -> TensorData {
+        TensorData::dense(Bytes::from_vec(bytes.to_vec()))
+    }
+
+    #[test]
+    fn a_digest_match_is_shared_only_when_the_bytes_are_equal() {
+        let plan = ["a", "b", "c"].map(|n| TensorInfo::dense(n, DType::UInt8, vec![4])).to_vec();
+        let mut file = Cursor::new(Vec::new());
+        let mut w = Zt2Writer::new(Box::new(&mut file), &plan, &WriteOptions::default()).unwrap();
+        w.write(&dense(&[1, 2, 3, 4])).unwrap();
+        let a = w.blobs[&(4, xxh3_64(&[1, 2, 3, 4]))][0];
+        // A collision: the digest of b's bytes made to point at a's blob.
+        w.blobs.insert((4, xxh3_64(&[5, 6, 7, 8])), vec![a]);
+        w.write(&dense(&[5, 6, 7, 8])).unwrap();
+        let b = w.blobs[&(4, xxh3_64(&[5, 6, 7, 8]))].clone();
+        assert_eq!(b.len(), 2, "b was written beside the blob it collided with");
+        assert_eq!((a, b[1]), (CANONICAL_ALIGN, 2 * CANONICAL_ALIGN));
+        // Equal bytes: shared, nothing written.
+        let end = w.pos;
+        w.write(&dense(&[1, 2, 3, 4])).unwrap();
+        assert_eq!(w.pos, end);
+        let Cbor::Map(fields) = &w.written[2] else { panic!("an object is a map") };
+        let parts = &fields.iter().find(|(k, _)| *k == Cbor::text("parts")).unwrap().1;
+        let Cbor::Map(parts) = parts else { panic!("parts is a map") };
+        let Cbor::Map(data) = &parts[0].1 else { panic!("a part is a map") };
+        let blob = &data.iter().find(|(k, _)| *k == Cbor::text("blob")).unwrap().1;
+        assert_eq!(*blob, Cbor::Array(vec![Cbor::Uint(a), Cbor::Uint(4)]));
+        Box::new(w).finish().unwrap();
+        let bytes = file.into_inner();
+        assert_eq!(&bytes[a as usize..a as usize + 4], &[1, 2, 3, 4]);
+        assert_eq!(&bytes[b[1] as usize..b[1] as usize + 4], &[5, 6, 7, 8]);
+    }
+}
