@@ -12,6 +12,10 @@ DEFAULT_VENV = Path.home() / ".cache" / "tensorfile" / "venv"
 TORCH28_VENV = Path.home() / ".cache" / "tensorfile" / "venv-torch28"
 TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
 
+# The zTensor 2 environment: ztensor 2.x cannot share one with ztensor 0.1.4 (one package name).
+ZT2_VENV = Path.home() / ".cache" / "tensorfile" / "venv-zt2"
+ZT2_PACKAGES = ["ztensor==2.1.2", "numpy"]
+
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
 LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest"]
 FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
@@ -63,6 +67,19 @@ def ensure_torch28(venv: Path) -> bool:
         return True
     except subprocess.CalledProcessError:
         print(f"warning: could not install torch 2.8 into {venv}", file=sys.stderr)
+        return False
+
+
+def ensure_zt2(venv: Path = ZT2_VENV) -> bool:
+    """Creates or updates the zTensor 2 environment; False (with a warning) if it fails."""
+    try:
+        if not python(venv).exists():
+            print(f"creating virtual environment {venv}", flush=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip_install(venv, ZT2_PACKAGES)
+        return True
+    except subprocess.CalledProcessError:
+        print(f"warning: could not install {' '.join(ZT2_PACKAGES)} into {venv}", file=sys.stderr)
         return False
 
 

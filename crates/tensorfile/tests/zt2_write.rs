@@ -17,7 +17,7 @@ use tensorfile::formats::{Compression, WriteOption, WriteOptions, WriteRequest, 
 use tensorfile::model::quant::{BitOrder, GgmlType, GroupQuant, MxElement, MxQuant, Quant, ScaleForm, ZeroPoint};
 use tensorfile::model::{Kind, MetaValue, SparseData, SparseFormat};
 use tensorfile::source::Bytes;
-use tensorfile::{DType, Format, Layout, TensorData, TensorInfo, TensorFile};
+use tensorfile::{DType, Format, Layout, TensorData, TensorFile, TensorInfo};
 use zt2_common::{Zt2File, text, uint};
 
 fn bytes(v: Vec<u8>) -> Bytes {
@@ -34,7 +34,8 @@ fn dense(name: &str, dtype: DType, shape: &[u64], data: Vec<u8>) -> (TensorInfo,
 }
 
 fn quantized(name: &str, shape: &[u64], q: Quant, parts: Vec<(&'static str, Vec<u8>)>) -> (TensorInfo, TensorData) {
-    let info = TensorInfo::new(name, Kind::Tensor, DType::Float32, shape.to_vec(), Layout::Quantized(q.clone())).unwrap();
+    let info =
+        TensorInfo::new(name, Kind::Tensor, DType::Float32, shape.to_vec(), Layout::Quantized(q.clone())).unwrap();
     (info, TensorData::quantized(q, parts.into_iter().map(|(n, b)| (n, bytes(b))).collect()))
 }
 
@@ -166,23 +167,32 @@ fn parts_with_equal_bytes_share_one_blob() {
 #[test]
 fn sparse_tensors_are_the_sparse_profiles() {
     let coo = SparseData::new(SparseFormat::Coo, 3, vec![], vec![0, 1, 2, 2, 0, 1], bytes(pattern(1, 12))).unwrap();
-    let coo_info = TensorInfo::new("coo", Kind::Tensor, DType::Float32, vec![3, 3], Layout::Sparse {
-        format: SparseFormat::Coo,
-        nnz: 3,
-    })
+    let coo_info = TensorInfo::new(
+        "coo",
+        Kind::Tensor,
+        DType::Float32,
+        vec![3, 3],
+        Layout::Sparse { format: SparseFormat::Coo, nnz: 3 },
+    )
     .unwrap();
     let csr = SparseData::new(SparseFormat::Csr, 3, vec![0, 2, 2, 3], vec![0, 3, 1], bytes(vec![1, 0, 1])).unwrap();
-    let csr_info = TensorInfo::new("csr", Kind::Tensor, DType::Bool, vec![3, 4], Layout::Sparse {
-        format: SparseFormat::Csr,
-        nnz: 3,
-    })
+    let csr_info = TensorInfo::new(
+        "csr",
+        Kind::Tensor,
+        DType::Bool,
+        vec![3, 4],
+        Layout::Sparse { format: SparseFormat::Csr, nnz: 3 },
+    )
     .unwrap();
     let tensors = vec![(coo_info.clone(), TensorData::sparse(coo)), (csr_info.clone(), TensorData::sparse(csr))];
     let file = write(&tensors, &WriteOptions::default());
     let u64s = |v: &[u64]| v.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>();
 
     let coo = file.object("coo");
-    assert_eq!((coo.layout.as_str(), coo.shape.as_slice(), coo.attributes.as_ref()), ("zt.sparse_coo/1", &[3, 3][..], None));
+    assert_eq!(
+        (coo.layout.as_str(), coo.shape.as_slice(), coo.attributes.as_ref()),
+        ("zt.sparse_coo/1", &[3, 3][..], None)
+    );
     assert_eq!(coo.parts.keys().collect::<Vec<_>>(), ["coords", "values"]);
     let coords = &coo.parts["coords"];
     assert_eq!((coords.dtype.as_str(), coords.logical.as_deref()), ("u64", None));
@@ -205,8 +215,10 @@ fn sparse_tensors_are_the_sparse_profiles() {
     let err = write_to_vec(Format::Zt2, &[(info, TensorData::sparse(repeated))], &WriteOptions::default()).unwrap_err();
     assert_eq!(err.tensor(), Some("coo"));
     assert!(err.detail().contains("distinct coordinates"), "{}", err.detail());
-    let unsorted = SparseData::new(SparseFormat::Csr, 3, vec![0, 2, 2, 3], vec![3, 0, 1], bytes(vec![1, 0, 1])).unwrap();
-    let err = write_to_vec(Format::Zt2, &[(csr_info, TensorData::sparse(unsorted))], &WriteOptions::default()).unwrap_err();
+    let unsorted =
+        SparseData::new(SparseFormat::Csr, 3, vec![0, 2, 2, 3], vec![3, 0, 1], bytes(vec![1, 0, 1])).unwrap();
+    let err =
+        write_to_vec(Format::Zt2, &[(csr_info, TensorData::sparse(unsorted))], &WriteOptions::default()).unwrap_err();
     assert!(err.detail().contains("increasing within each row"), "{}", err.detail());
 }
 
@@ -229,7 +241,8 @@ fn ggml_blocks_are_the_gguf_profiles_verbatim() {
     assert_eq!(file.blob(&file.object("q4").parts["data"]), pattern(3, 72));
     // Types the gguf profiles do not register are refused.
     for t in [GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::NVFP4] {
-        let info = TensorInfo::new("t", Kind::Tensor, DType::Float32, vec![256], Layout::Quantized(Quant::Ggml(t))).unwrap();
+        let info =
+            TensorInfo::new("t", Kind::Tensor, DType::Float32, vec![256], Layout::Quantized(Quant::Ggml(t))).unwrap();
         assert!(refused(info).contains("gguf"), "{t:?}");
     }
 }
@@ -251,11 +264,12 @@ fn group_quantization_states_every_parameter() {
         zero_point: ZeroPoint::Stored { packed: true, dtype: DType::UInt32 },
     };
     // shape [4, 16]: 64 codes in 8 words; 2 groups x 4 lanes = 8 scales; 8 zeros in 1 word.
-    let t = quantized("awq", &[4, 16], Quant::Group(awq.clone()), vec![
-        ("data", pattern(1, 32)),
-        ("scales", pattern(2, 16)),
-        ("zeros", pattern(3, 4)),
-    ]);
+    let t = quantized(
+        "awq",
+        &[4, 16],
+        Quant::Group(awq.clone()),
+        vec![("data", pattern(1, 32)), ("scales", pattern(2, 16)), ("zeros", pattern(3, 4))],
+    );
     let bias8 = GroupQuant {
         bits: 8,
         group_size: 0,
@@ -273,11 +287,12 @@ fn group_quantization_states_every_parameter() {
         zero_point: ZeroPoint::Stored { packed: false, dtype: DType::Float16 },
         ..awq.clone()
     };
-    let p = quantized("mlx", &[4, 16], Quant::Group(plain), vec![
-        ("data", pattern(6, 32)),
-        ("scales", pattern(7, 32)),
-        ("zeros", pattern(8, 16)),
-    ]);
+    let p = quantized(
+        "mlx",
+        &[4, 16],
+        Quant::Group(plain),
+        vec![("data", pattern(6, 32)), ("scales", pattern(7, 32)), ("zeros", pattern(8, 16))],
+    );
     let file = write(&[t, u, p], &WriteOptions::default());
 
     let awq = file.object("awq");
@@ -302,9 +317,15 @@ fn group_quantization_states_every_parameter() {
 
     let bias8 = file.object("bias8");
     let attrs = bias8.attributes.clone().unwrap();
-    assert_eq!(zt2_common::get(&attrs, "zero_point"), &map(&[("form", text("implied")), ("value", Value::Integer(-8))]));
+    assert_eq!(
+        zt2_common::get(&attrs, "zero_point"),
+        &map(&[("form", text("implied")), ("value", Value::Integer(-8))])
+    );
     assert_eq!(zt2_common::get(&attrs, "scale_form"), &text("e8m0_exponent"));
-    assert_eq!(zt2_common::get(&attrs, "packing"), &map(&[("word", text("u8")), ("order", text("msb_first")), ("per_word", uint(1))]));
+    assert_eq!(
+        zt2_common::get(&attrs, "packing"),
+        &map(&[("word", text("u8")), ("order", text("msb_first")), ("per_word", uint(1))])
+    );
     assert_eq!(types("bias8"), [ty("data", "i8", None), ty("scales", "u8", Some("f8_e8m0"))]);
 
     let mlx = file.object("mlx").attributes.clone().unwrap();
@@ -313,7 +334,8 @@ fn group_quantization_states_every_parameter() {
 
     // Packed zero points that do not fill whole words have no zTensor 2 form.
     let odd = GroupQuant { group_size: 16, ..awq_like() };
-    let info = TensorInfo::new("odd", Kind::Tensor, DType::Float32, vec![4, 16], Layout::Quantized(Quant::Group(odd))).unwrap();
+    let info = TensorInfo::new("odd", Kind::Tensor, DType::Float32, vec![4, 16], Layout::Quantized(Quant::Group(odd)))
+        .unwrap();
     assert!(refused(info).contains("zero points"));
 }
 
@@ -395,13 +417,15 @@ fn what_zt2_cannot_hold_is_refused_with_the_reason() {
     assert!(refused(TensorInfo::dense("a\0b", DType::Float32, vec![1])).contains("U+0000"));
     assert!(refused(TensorInfo::dense("", DType::Float32, vec![1])).contains("empty"));
     let fields = vec![("block_bytes".to_string(), MetaValue::Int(1))];
-    let q4 = TensorInfo::new("q", Kind::Tensor, DType::Float32, vec![32], Layout::Quantized(Quant::Ggml(GgmlType::Q4_0)))
-        .unwrap();
+    let q4 =
+        TensorInfo::new("q", Kind::Tensor, DType::Float32, vec![32], Layout::Quantized(Quant::Ggml(GgmlType::Q4_0)))
+            .unwrap();
     assert!(refused(q4.clone().with_extra(fields)).contains("block_bytes"));
     // The same fact as a field (a file read from zTensor 2) is no conflict.
     assert!(Format::Zt2.check_supported(&q4.with_extra(vec![("block_bytes".into(), MetaValue::Int(18))])).is_ok());
 
-    let two = |byte| write_to_vec(Format::Zt2, &[dense("m", DType::Bool, &[2], vec![1, byte])], &WriteOptions::default());
+    let two =
+        |byte| write_to_vec(Format::Zt2, &[dense("m", DType::Bool, &[2], vec![1, byte])], &WriteOptions::default());
     assert!(two(1).is_ok());
     assert_eq!(two(2).unwrap_err().tensor(), Some("m"));
     let twice = [dense("x", DType::UInt8, &[1], vec![1]), dense("x", DType::UInt8, &[1], vec![2])];

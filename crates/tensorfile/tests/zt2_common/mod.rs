@@ -117,11 +117,8 @@ impl Zt2File {
 
     /// (object, part) names in canonical order: bytewise by object name, then part name.
     pub fn blob_order(&self) -> Vec<(String, String)> {
-        let mut order: Vec<(String, String)> = self
-            .objects()
-            .iter()
-            .flat_map(|(o, obj)| obj.parts.keys().map(move |p| (o.clone(), p.clone())))
-            .collect();
+        let mut order: Vec<(String, String)> =
+            self.objects().iter().flat_map(|(o, obj)| obj.parts.keys().map(move |p| (o.clone(), p.clone()))).collect();
         order.sort_by(|a, b| (a.0.as_bytes(), a.1.as_bytes()).cmp(&(b.0.as_bytes(), b.1.as_bytes())));
         order
     }
