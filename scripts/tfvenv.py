@@ -11,10 +11,12 @@ DEFAULT_VENV = Path.home() / ".cache" / "tensorfile" / "venv"
 # The second environment, with torch 2.8, for `.pt2` archives in the layout before 2.9.
 TORCH28_VENV = Path.home() / ".cache" / "tensorfile" / "venv-torch28"
 TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
-
-# The zTensor 2 environment: ztensor 2.x cannot share one with ztensor 0.1.4 (one package name).
+# pip ztensor 2.x (zTensor 2 files), which cannot share an environment with ztensor 0.1.4.
 ZT2_VENV = Path.home() / ".cache" / "tensorfile" / "venv-zt2"
-ZT2_PACKAGES = ["ztensor==2.1.2", "numpy"]
+ZT2_PACKAGES = ["ztensor==2.1.2", "numpy", "ml_dtypes", "safetensors"]
+# gguf-py, which makes the GGUF files the zTensor 2 fixtures convert.
+GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
+GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]
 
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
 LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest"]
@@ -70,16 +72,17 @@ def ensure_torch28(venv: Path) -> bool:
         return False
 
 
-def ensure_zt2(venv: Path = ZT2_VENV) -> bool:
-    """Creates or updates the zTensor 2 environment; False (with a warning) if it fails."""
+def ensure_side(venv: Path, packages: list[str]) -> bool:
+    """Creates or updates a side environment (zTensor 2, gguf-py); False (with a warning) if
+    it fails."""
     try:
         if not python(venv).exists():
             print(f"creating virtual environment {venv}", flush=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip_install(venv, ZT2_PACKAGES)
+        pip_install(venv, packages)
         return True
     except subprocess.CalledProcessError:
-        print(f"warning: could not install {' '.join(ZT2_PACKAGES)} into {venv}", file=sys.stderr)
+        print(f"warning: could not install {' '.join(packages)} into {venv}", file=sys.stderr)
         return False
 
 

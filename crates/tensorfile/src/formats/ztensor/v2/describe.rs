@@ -19,6 +19,12 @@ use crate::limits::MAX_RANK;
 use crate::model::quant::{BLOCKS, BitOrder, GgmlType, GroupQuant, MxElement, MxQuant, Quant, ScaleForm, ZeroPoint};
 use crate::model::{DATA, DType, INDICES, INDPTR, Kind, Layout, SparseFormat, TensorInfo, VALUES};
 
+/// A storage dtype and, when there is one, a logical type (`("u8", Some("bool"))`).
+pub(crate) type Typed = (&'static str, Option<&'static str>);
+
+/// An object's attributes, in the order given.
+type Attributes = Vec<(String, Cbor)>;
+
 /// One part of an object as the manifest states it; where its bytes go is decided when they
 /// arrive.
 #[derive(Debug, Clone)]
@@ -75,7 +81,7 @@ const GGUF_PROFILES: &[GgmlType] = &[
 /// The storage dtype and logical type zTensor 2 stores elements of `d` as; `None` for a dtype
 /// it registers no type for (complex32, float6, float4 packed by torch, quantized torch
 /// dtypes, bits16).
-pub(crate) fn storage(d: DType) -> Option<(&'static str, Option<&'static str>)> {
+pub(crate) fn storage(d: DType) -> Option<Typed> {
     Some(match d {
         DType::UInt8 => ("u8", None),
         DType::Int8 => ("i8", None),
@@ -102,7 +108,7 @@ pub(crate) fn storage(d: DType) -> Option<(&'static str, Option<&'static str>)> 
     })
 }
 
-fn storage_of(d: DType, what: &str) -> Result<(&'static str, Option<&'static str>)> {
+fn storage_of(d: DType, what: &str) -> Result<Typed> {
     storage(d).ok_or_else(|| Error::unsupported(format!("zTensor 2 registers no type for {what} of {d}")))
 }
 
@@ -130,7 +136,7 @@ pub(crate) fn describe(info: &TensorInfo) -> Result<ObjectPlan> {
             .ok_or_else(|| Error::unsupported(format!("no {source} part in a {} tensor", info.layout().describe())))?
             .nbytes()
     };
-    let part = |name, source, (dtype, logical): (&'static str, Option<&'static str>)| -> Result<PartPlan> {
+    let part = |name, source, (dtype, logical): Typed| -> Result<PartPlan> {
         Ok(PartPlan { name, source, dtype, logical, nbytes: size_of(source)? })
     };
     let (layout, attributes, mut parts) = match info.layout() {
@@ -212,11 +218,10 @@ fn with_fields(
 
 /// The `zt.quant_group/1` attributes of `g`, and its parts' names and types; `scales` is the
 /// model's scales part (for the packed zero points' size).
-#[allow(clippy::type_complexity)]
 fn group_quant(
     g: &GroupQuant,
     scales: Option<&crate::model::PartSpec>,
-) -> Result<(Vec<(String, Cbor)>, Vec<(&'static str, (&'static str, Option<&'static str>))>)> {
+) -> Result<(Attributes, Vec<(&'static str, Typed)>)> {
     let word = unsigned_word(g.word)?;
     let per_word = g.word.bits() / u64::from(g.bits);
     let scale = match g.scale_form {
@@ -306,7 +311,7 @@ fn unsigned_word(d: DType) -> Result<&'static str> {
 }
 
 /// The `zt.mx/1` attributes of `m`, and the type of its `data` part.
-fn mx(m: &MxQuant) -> (Vec<(String, Cbor)>, (&'static str, Option<&'static str>)) {
+fn mx(m: &MxQuant) -> (Attributes, Typed) {
     let data = match m.element {
         MxElement::F4E2M1 => ("u8", Some("f4_e2m1")),
         MxElement::F8E4M3 => ("u8", Some("f8_e4m3fn")),
