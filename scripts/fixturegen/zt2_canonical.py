@@ -168,7 +168,10 @@ def quantized_objects() -> list:
         ("mx.fp8_e5m2", [32], 0, "u8", "f8_e5m2", 32),
         ("mx.int8", [64, 1], 0, "i8", None, 64),
     ]:
-        attrs = {"block_size": 32, "axis": axis, "scale_form": "e8m0_exponent"}
+        # `axis` stated only where it is not the default, the last dimension.
+        attrs = {"block_size": 32, "scale_form": "e8m0_exponent"}
+        if axis != len(shape) - 1:
+            attrs["axis"] = axis
         scales = math.prod(shape) // 32
         objects.append((name, shape, mx, attrs, {
             "data": part(dtype, data(name, nbytes), logical), "scales": part("u8", data(name + ".s", scales), "f8_e8m0")}))

@@ -164,6 +164,10 @@ def make_gguf(path: Path) -> None:
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_uint32("llama.block_count", 2)
     w.add_float32("llama.rope.freq_base", 10000.0)
+    # A float32 that is no float64 of few digits: kept as the float32 it is.
+    w.add_float32("general.f32", 0.1)
+    w.add_array("general.f32s", [0.1, -2.5, 1e-3])
+    w.add_int64("general.i64", -(2**40))
     w.add_string("general.name", "tiny")
     w.add_bool("general.flag", True)
     w.add_array("tokenizer.ggml.tokens", ["a", "b", "c"])
@@ -211,3 +215,28 @@ def test_gguf_metadata_becomes_the_same_attributes(gguf_pair):
     ours, theirs, tmp_path = gguf_pair
     assert ours["attributes"] == theirs["attributes"]
     assert (tmp_path / "ours.zt").read_bytes() == (tmp_path / "theirs.zt").read_bytes()
+
+
+def committed_gguf() -> list:
+    return sorted(FIXTURES.glob("gguf/*.gguf"))
+
+
+@pytest.mark.parametrize("path", committed_gguf(), ids=fixture_id)
+def test_committed_gguf_files_convert_as_ztensor_converts_them(path, tmp_path):
+    """Byte for byte ztensor.convert's file where ztensor converts the GGUF file; where it
+    refuses it (a big-endian file, a type no gguf profile registers), ours still reads and
+    verifies in ztensor, the tensors without a profile left out by --skip-unsupported."""
+    if not reads_gguf():
+        pytest.skip("this tensorfile reads no GGUF files")
+    ours, theirs = tmp_path / "ours.zt", tmp_path / "theirs.zt"
+    converted = tensorfile("convert", path, ours, "--zt-version", "2", "--skip-unsupported")
+    assert converted.returncode == 0, converted.stderr
+    read = probe("read", ours)
+    assert read["checked"] == sum(len(o["parts"]) for o in read["objects"].values()) and read["undigested"] == 0
+    refused = ztensor_convert(path, theirs)
+    if refused is None:
+        assert ours.read_bytes() == theirs.read_bytes()
+    elif "has no registered projection" in refused:
+        assert "registers no gguf.<type>/1 profile" in converted.stderr, converted.stderr
+    else:
+        assert "little-endian" in refused, refused

@@ -163,7 +163,8 @@ fn tensor(object: &Json) -> (TensorInfo, TensorData) {
                 DType::Float8E5M2 => MxElement::F8E5M2,
                 _ => MxElement::Int8,
             };
-            let m = MxQuant { element, block_size: uint(attrs, "block_size"), axis: uint(attrs, "axis") as u8 };
+            let axis = attrs["axis"].as_u64().unwrap_or(shape.len() as u64 - 1) as u8;
+            let m = MxQuant { element, block_size: uint(attrs, "block_size"), axis };
             quantized(Quant::Mx(m), vec![("data", take("data")), ("scales", take("scales"))])
         }
         gguf => {

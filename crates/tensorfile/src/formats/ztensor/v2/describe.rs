@@ -177,7 +177,7 @@ pub(crate) fn describe(info: &TensorInfo) -> Result<ObjectPlan> {
             ("zt.quant_group/1".to_string(), attributes, parts)
         }
         Layout::Quantized(Quant::Mx(m)) => {
-            let (attributes, data) = mx(m);
+            let (attributes, data) = mx(m, shape.len());
             let scales = part("scales", "scales", ("u8", Some("f8_e8m0")))?;
             ("zt.mx/1".to_string(), attributes, vec![part(DATA, DATA, data)?, scales])
         }
@@ -310,18 +310,19 @@ fn unsigned_word(d: DType) -> Result<&'static str> {
     })
 }
 
-/// The `zt.mx/1` attributes of `m`, and the type of its `data` part.
-fn mx(m: &MxQuant) -> (Attributes, Typed) {
+/// The `zt.mx/1` attributes of `m` (for a tensor of `rank` dimensions), and the type of its
+/// `data` part. `axis` is left out when it is the profile's default, the last dimension.
+fn mx(m: &MxQuant, rank: usize) -> (Attributes, Typed) {
     let data = match m.element {
         MxElement::F4E2M1 => ("u8", Some("f4_e2m1")),
         MxElement::F8E4M3 => ("u8", Some("f8_e4m3fn")),
         MxElement::F8E5M2 => ("u8", Some("f8_e5m2")),
         MxElement::Int8 => ("i8", None),
     };
-    let attributes = vec![
-        ("block_size".to_string(), Cbor::Uint(m.block_size)),
-        ("axis".to_string(), Cbor::Uint(u64::from(m.axis))),
-        ("scale_form".to_string(), Cbor::text("e8m0_exponent")),
-    ];
+    let mut attributes = vec![("block_size".to_string(), Cbor::Uint(m.block_size))];
+    if usize::from(m.axis) + 1 != rank {
+        attributes.push(("axis".to_string(), Cbor::Uint(u64::from(m.axis))));
+    }
+    attributes.push(("scale_form".to_string(), Cbor::text("e8m0_exponent")));
     (attributes, data)
 }
