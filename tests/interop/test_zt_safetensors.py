@@ -239,10 +239,10 @@ def test_extract_writes_npy_files_and_raw_bfloat16(tmp_path):
 def committed_fixtures() -> list:
     """Every committed .zt and .safetensors file with its record (the shards of sharded/ have
     one record for the set, beside its index: tests/interop/test_shards.py; the zTensor 2
-    files of zt2_canonical/ have records of their own: crates/tensorfile/tests/zt2_canonical.rs)."""
+    files of zt2/ and zt2_canonical/ records of their own: crates/tensorfile/tests/zt2.rs and
+    zt2_canonical.rs)."""
     found = (p for p in FIXTURES.rglob("*") if p.suffix in (".zt", ".safetensors"))
-    skipped = ("sharded", "zt2_canonical")
-    return sorted(p for p in found if not set(skipped) & set(p.relative_to(FIXTURES).parts))
+    return sorted(p for p in found if not {"sharded", "zt2", "zt2_canonical"} & set(p.relative_to(FIXTURES).parts))
 
 
 def fixture_id(path: Path) -> str:
