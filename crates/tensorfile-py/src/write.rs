@@ -7,6 +7,7 @@ use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use tensorfile::convert::{ConvertOptions, ConvertReport, convert_file};
+use tensorfile::formats::ztensor::{ZtVersion, output_format};
 use tensorfile::formats::{Format, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::output::AtomicFile;
@@ -56,7 +57,7 @@ fn keyword(option: WriteOption) -> &'static str {
 // Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (path, tensors, format=None, compress=None, checksum=None, metadata=None))]
+#[pyo3(signature = (path, tensors, format=None, compress=None, checksum=None, metadata=None, zt_version=None))]
 pub fn write_file(
     py: Python<'_>,
     path: PathBuf,
@@ -65,10 +66,19 @@ pub fn write_file(
     compress: Option<&str>,
     checksum: Option<&str>,
     metadata: Option<Vec<(String, String)>>,
+    zt_version: Option<&str>,
 ) -> PyResult<()> {
-    let format = match format {
-        Some(f) => Format::from_name(f).ok_or_else(|| Error::usage(format!("unknown format {f:?}"))).py()?,
-        None => Format::from_path(&path).py()?,
+    let version = zt_version.map(str::parse::<ZtVersion>).transpose().py()?;
+    let format = match (format, version) {
+        (Some(f), _) => {
+            let f = Format::from_name(f).ok_or_else(|| Error::usage(format!("unknown format {f:?}"))).py()?;
+            match version {
+                Some(v) if matches!(f, Format::Zt | Format::Zt2) => v.format(),
+                Some(_) => return Err(Error::usage(format!("a zTensor version for a {} file", f.unit().title()))).py(),
+                None => f,
+            }
+        }
+        (None, version) => output_format(&path, version).py()?,
     };
     let options = request(py, format, compress, checksum, false, metadata)?;
     let mut infos = Vec::with_capacity(tensors.len());
@@ -76,7 +86,12 @@ pub fn write_file(
         let d = DType::from_name(dtype).ok_or_else(|| Error::usage(format!("{name}: unknown dtype {dtype:?}"))).py()?;
         infos.push(TensorInfo::dense(name.clone(), d, shape.clone()));
     }
-    let sources: Vec<(String, Py<PyAny>)> = tensors.into_iter().map(|(name, _, _, b)| (name, b.unbind())).collect();
+    // In the order the format stores them (zTensor 2: by name, which makes the file canonical).
+    let order = format.write_order(&infos);
+    let infos: Vec<TensorInfo> = order.iter().map(|&k| infos[k].clone()).collect();
+    let mut tensors: Vec<Option<_>> = tensors.into_iter().map(Some).collect();
+    let sources: Vec<(String, Py<PyAny>)> =
+        order.iter().filter_map(|&k| tensors[k].take()).map(|(name, _, _, b)| (name, b.unbind())).collect();
     let in_file = |e: Error| e.in_file(&path);
     py.detach(|| -> PyResult<()> {
         let mut out = AtomicFile::create(&path).map_err(in_file).py()?;
@@ -127,7 +142,7 @@ type Converted = (usize, Vec<String>, Vec<String>, Vec<String>, Option<String>);
 // Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None, dtype=None))]
+#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None, dtype=None, zt_version=None))]
 pub fn convert(
     py: Python<'_>,
     src: PathBuf,
@@ -140,14 +155,17 @@ pub fn convert(
     verify: bool,
     max_shard_size: Option<&str>,
     dtype: Option<&str>,
+    zt_version: Option<&str>,
 ) -> PyResult<Converted> {
     let dtype = dtype.map(cast::target).transpose().py()?;
-    let write = request(py, Format::from_path(&dst).py()?, compress, checksum, big_endian, None)?;
+    let version = zt_version.map(str::parse::<ZtVersion>).transpose().py()?;
+    let format = output_format(&dst, version).py()?;
+    let write = request(py, format, compress, checksum, big_endian, None)?;
     let max_shard_size = max_shard_size.map(parse_size).transpose().py()?;
     let text = |p: PathBuf| p.display().to_string();
     py.detach(|| {
         let file = TensorFile::open_with_data(&src, data.as_deref())?;
-        let options = ConvertOptions { write, skip_unsupported, verify, dtype };
+        let options = ConvertOptions { write, skip_unsupported, verify, dtype, format: Some(format) };
         let names = |report: ConvertReport| (report.skipped.into_iter().map(|s| s.name).collect(), report.cast);
         Ok(match max_shard_size {
             None => {

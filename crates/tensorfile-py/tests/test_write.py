@@ -119,3 +119,23 @@ def test_the_writer_takes_bytes_or_a_callable_returning_them(tmp_path):
         _native.write_file(str(tmp_path / "bad.safetensors"), [("a", "float32", [6], lambda: a)])
     with pytest.raises(tensorfile.UsageError, match="bytes given"):
         _native.write_file(str(tmp_path / "short.safetensors"), [("a", "float32", [6], b"\0" * 4)])
+
+
+def test_zt_is_zt2_only_when_asked(tmp_path):
+    """`.zt` is zTensor v0.1 unless zt_version=2 (or format="zt2"); zTensor 2 is written in
+    canonical form, the same bytes whatever order the tensors are given in."""
+    tensors = {"b": np.arange(6, dtype=np.float32), "a": np.ones((2, 2), dtype=np.int64)}
+    tensorfile.save_file(tensors, tmp_path / "v01.zt")
+    assert (tmp_path / "v01.zt").read_bytes()[:8] == b"ZTEN0001"
+    tensorfile.save_file(tensors, tmp_path / "v2.zt", zt_version=2)
+    reordered = {"a": tensors["a"], "b": tensors["b"]}
+    tensorfile.save_file(reordered, tmp_path / "v2b.zt", format="zt2")
+    v2 = (tmp_path / "v2.zt").read_bytes()
+    assert v2[:8] == b"\x89ZT2\r\n\x1a\n" and v2 == (tmp_path / "v2b.zt").read_bytes()
+    src = FIXTURES / "safetensors" / "names.safetensors"
+    tensorfile.convert(src, tmp_path / "names.zt", zt_version="2")
+    assert (tmp_path / "names.zt").read_bytes()[:8] == b"\x89ZT2\r\n\x1a\n"
+    with pytest.raises(tensorfile.UsageError, match="zTensor version"):
+        tensorfile.convert(src, tmp_path / "bad.zt", zt_version="3")
+    with pytest.raises(tensorfile.UsageError, match="not zTensor"):
+        tensorfile.convert(src, tmp_path / "x.safetensors", zt_version=2)

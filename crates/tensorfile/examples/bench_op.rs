@@ -63,6 +63,12 @@ impl std::io::Seek for Discard {
     }
 }
 
+impl std::io::Read for Discard {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other("a discarding output keeps nothing to read back"))
+    }
+}
+
 struct Outcome {
     bytes: u64,
     tensors: usize,

@@ -27,11 +27,27 @@ pub struct ConvertOptions {
     /// `Tensor.to()` does; quantized tensors are dequantized, then cast, and written dense.
     /// Integer, bool and complex tensors, and blobs, are written as they are.
     pub dtype: Option<DType>,
+    /// The format to write; `None`: the one the output's extension names
+    /// ([`crate::formats::ztensor::output_format`] picks a zTensor version for `.zt`).
+    pub format: Option<Format>,
 }
 
 impl Default for ConvertOptions {
     fn default() -> Self {
-        ConvertOptions { write: WriteOptions::default(), skip_unsupported: false, verify: true, dtype: None }
+        ConvertOptions {
+            write: WriteOptions::default(),
+            skip_unsupported: false,
+            verify: true,
+            dtype: None,
+            format: None,
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// The format written to `dest`: the one asked for, or the one its extension names.
+    pub fn output_format(&self, dest: &Path) -> Result<Format> {
+        self.format.map_or_else(|| Format::from_path(dest), Ok)
     }
 }
 
@@ -357,7 +373,7 @@ pub fn convert_file(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<ConvertReport> {
-    let prepared = prepare(src, Format::from_path(dest)?, options)?;
+    let prepared = prepare(src, options.output_format(dest)?, options)?;
     let mut tally = Tally::new(prepared.total_bytes(src), progress);
     write_staged(src, dest, &prepared, &prepared.plan.tensors, options.verify, &mut tally)?.commit()?;
     Ok(prepared.report(tally.done))

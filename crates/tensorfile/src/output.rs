@@ -5,7 +5,7 @@
 //! each written and staged first, then committed one after the other.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use tempfile::{NamedTempFile, TempPath};
@@ -52,9 +52,9 @@ impl AtomicFile {
         Ok(AtomicFile { tmp, dest })
     }
 
-    /// A buffered writer into the temporary file.
-    pub fn writer(&mut self) -> BufWriter<&mut File> {
-        BufWriter::with_capacity(BUFFER, self.tmp.as_file_mut())
+    /// A buffered writer into the temporary file, which can also read back what it wrote.
+    pub fn writer(&mut self) -> FileWriter<'_> {
+        FileWriter(BufWriter::with_capacity(BUFFER, self.tmp.as_file_mut()))
     }
 
     /// The path the file replaces on commit.
@@ -72,6 +72,35 @@ impl AtomicFile {
     pub fn stage(self) -> Result<StagedFile> {
         self.tmp.as_file().sync_all().map_err(|e| Error::from(e).in_file(&self.dest))?;
         Ok(StagedFile { tmp: self.tmp.into_temp_path(), dest: self.dest })
+    }
+}
+
+/// A buffered writer into a file being written ([`AtomicFile::writer`]). Reading flushes
+/// what is buffered first, then reads the file from the current position.
+pub struct FileWriter<'a>(BufWriter<&'a mut File>);
+
+impl Write for FileWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Seek for FileWriter<'_> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+impl Read for FileWriter<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.flush()?;
+        self.0.get_mut().read(buf)
     }
 }
 

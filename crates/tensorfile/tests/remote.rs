@@ -178,6 +178,27 @@ impl std::io::Seek for SparseFile {
     }
 }
 
+/// Reading back (which zTensor 2's writer does to confirm equal parts): the holes and the
+/// end not yet extended read as zeros.
+impl std::io::Read for SparseFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = buf.len().min(usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX));
+        let mut done = 0;
+        while done < want {
+            match self.file.read_at(&mut buf[done..want], self.pos + done as u64)? {
+                0 => {
+                    buf[done..want].fill(0);
+                    done = want;
+                }
+                n => done += n,
+            }
+        }
+        self.pos += want as u64;
+        Ok(want)
+    }
+}
+
 /// Convert `src` into each of `exts` beside it, with the library's writers (into sparse files).
 fn convert_into(src: &Path, stem: &str, exts: &[&str], checksum: ChecksumKind) -> Vec<PathBuf> {
     use std::io::Write;

@@ -6,16 +6,17 @@ use std::path::PathBuf;
 use clap::builder::PossibleValuesParser;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use tensorfile::TensorFile;
 use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress};
 use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
 use tensorfile::shards::{self, ShardedReport};
-use tensorfile::{Format, TensorFile};
 
 use super::{Outcome, warn};
 use crate::render;
 
 /// Convert a file to the format its output extension names (.zt, .safetensors, .pt, .ptd).
+/// `.zt` is written as zTensor v0.1, the format of the seed reference, unless --zt-version 2.
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
 /// conversion leaves any existing output untouched). The input can be a sharded checkpoint
@@ -30,6 +31,10 @@ pub struct Args {
     data: Option<PathBuf>,
     /// The file to write; its extension picks the format.
     output: PathBuf,
+    /// Which zTensor a .zt output is: 0.1 (zTensor v0.1, the format of the seed reference:
+    /// the default) or 2 (zTensor 2, as pip ztensor 2.x writes it, in canonical form).
+    #[arg(long, value_name = "0.1|2")]
+    zt_version: Option<String>,
     /// Compression of the written data (zTensor): none, zstd or zstd:LEVEL.
     #[arg(long, value_name = "none|zstd[:LEVEL]")]
     compress: Option<String>,
@@ -82,7 +87,8 @@ impl Written {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let request = request(&args)?;
-    let format = Format::from_path(&args.output)?;
+    let zt_version = args.zt_version.as_deref().map(str::parse).transpose()?;
+    let format = tensorfile::formats::ztensor::output_format(&args.output, zt_version)?;
     let max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
     for ignored in request.ignored_by(format) {
         warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
@@ -92,6 +98,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         skip_unsupported: args.skip_unsupported,
         verify: !args.no_verify,
         dtype: args.dtype.as_deref().and_then(DType::from_name),
+        format: Some(format),
     };
     let src = TensorFile::open_with_data(&args.input, args.data.as_deref())?;
     let mut bar: Option<ProgressBar> = None;

@@ -54,3 +54,30 @@ fn unsupported_dtypes_name_the_tensor_unless_skipped() {
     assert_eq!(rows.as_array().unwrap().len(), 1);
     assert_eq!(rows[0]["name"], "w");
 }
+
+#[test]
+fn zt_outputs_are_zt2_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.safetensors");
+    write(&src, &sample_tensors(), &WriteOptions::default());
+    let (v01, v2) = (dir.path().join("v01.zt"), dir.path().join("v2.zt"));
+
+    ok(&[&"convert", &src, &v01]);
+    assert!(std::fs::read(&v01).unwrap().starts_with(b"ZTEN0001"));
+    let report = json_of(&ok(&[&"convert", &src, &v2, &"--zt-version", &"2", &"--json"]));
+    assert_eq!(report["format"], "zt2");
+    assert!(std::fs::read(&v2).unwrap().starts_with(b"\x89ZT2\r\n\x1a\n"));
+    ok(&[&"convert", &src, &v01, &"--zt-version", &"0.1"]);
+    assert!(std::fs::read(&v01).unwrap().starts_with(b"ZTEN0001"));
+
+    // zTensor 2 is written raw: compression asked for is named as having no effect.
+    let o = tensorfile(&[&"convert", &src, &v2, &"--zt-version", &"2", &"--compress", &"zstd"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--compress has no effect"), "{}", stderr(&o));
+
+    let unknown = tensorfile(&[&"convert", &src, &v2, &"--zt-version", &"3"]);
+    assert!(stderr(&unknown).contains("unknown zTensor version \"3\""), "{}", stderr(&unknown));
+    let not_zt = tensorfile(&[&"convert", &src, &dir.path().join("x.safetensors"), &"--zt-version", &"2"]);
+    assert!(stderr(&not_zt).contains("not zTensor"), "{}", stderr(&not_zt));
+    assert_eq!((code(&unknown), code(&not_zt)), (2, 2));
+}

@@ -416,9 +416,12 @@ def save_file(
     compress: "str | None" = None,
     checksum: "str | None" = None,
     metadata: "Mapping[str, str] | None" = None,
+    zt_version: "str | int | None" = None,
 ) -> None:
     """Write `tensors` (name -> numpy array or torch tensor) to `path`, atomically. The
     format comes from the extension (`.zt`, `.safetensors`, `.ptd`, `.pt`) unless given.
+    `.zt` is written as zTensor v0.1, the format of the seed reference, unless `zt_version`
+    is 2 (zTensor 2, in canonical form; `format="zt2"` says the same).
     `compress` ("none", "zstd" or "zstd:LEVEL") and `checksum` ("crc32c", "sha256" or
     "none") apply to `.zt`, `metadata` (text to text) to safetensors; an option left as None
     takes the library's default (no compression, crc32c checksums where the format stores
@@ -431,6 +434,7 @@ def save_file(
         compress=compress,
         checksum=checksum,
         metadata=None if metadata is None else [(str(k), str(v)) for k, v in metadata.items()],
+        zt_version=None if zt_version is None else str(zt_version),
     )
 
 
@@ -445,9 +449,11 @@ def convert(
     verify: bool = True,
     max_shard_size: "int | str | None" = None,
     dtype: "str | None" = None,
+    zt_version: "str | int | None" = None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
-    file `tensorfile convert` writes with the same options. `compress` ("none", "zstd",
+    file `tensorfile convert` writes with the same options. `.zt` is written as zTensor v0.1,
+    the format of the seed reference, unless `zt_version` is 2 (zTensor 2, canonical form). `compress` ("none", "zstd",
     "zstd:LEVEL"), `checksum` ("crc32c", "sha256", "none") and `big_endian` left as they are
     take the library's defaults (no compression, crc32c checksums where the format stores
     them, little-endian); one given that the format ignores is named in a `UserWarning`. With
@@ -472,5 +478,6 @@ def convert(
         verify=verify,
         max_shard_size=None if max_shard_size is None else str(max_shard_size),
         dtype=None if dtype is None else _dtypes.name_of(dtype),
+        zt_version=None if zt_version is None else str(zt_version),
     )
     return {"tensors": n, "skipped": skipped, "cast": cast, "files": files, "index": index}

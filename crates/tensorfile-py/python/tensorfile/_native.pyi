@@ -60,6 +60,7 @@ def write_file(
     compress: str | None = None,
     checksum: str | None = None,
     metadata: list[tuple[str, str]] | None = None,
+    zt_version: str | None = None,
 ) -> None: ...
 def convert(
     src: str,
@@ -72,5 +73,6 @@ def convert(
     verify: bool = True,
     max_shard_size: str | None = None,
     dtype: str | None = None,
+    zt_version: str | None = None,
 ) -> tuple[int, list[str], list[str], list[str], str | None]: ...
 def formats_json() -> str: ...

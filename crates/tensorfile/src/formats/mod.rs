@@ -23,7 +23,7 @@ pub(crate) use unit::plan_order;
 pub use unit::{Caps, FormatUnit, Probe};
 
 use std::any::Any;
-use std::io::{Seek, Write};
+use std::io::{Read, Seek, Write};
 
 use crate::error::{Error, Result};
 use crate::model::{
@@ -149,9 +149,10 @@ pub struct WriteOptions {
 }
 
 /// Where writers write: a file (or a buffer) they can seek back into, which formats whose
-/// index comes first but depends on the data (`.ptd`) need.
-pub trait Output: Write + Seek {}
-impl<T: Write + Seek> Output for T {}
+/// index comes first but depends on the data (`.ptd`) need, and read back, which zTensor 2
+/// needs to confirm that a part equals one already written before storing it once.
+pub trait Output: Write + Seek + Read {}
+impl<T: Write + Seek + Read> Output for T {}
 
 /// Write `tensors` as a complete file of `format` in memory.
 pub fn write_to_vec(format: Format, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) -> Result<Vec<u8>> {

@@ -41,7 +41,7 @@ registry! {
     /// zTensor v0.1 (`ZTEN0001`). First of the units with the extension `zt`, so that a
     /// `.zt` output is written as v0.1.
     Zt => ztensor::v0_1::UNIT,
-    /// zTensor 2 (`\x89ZT2\r\n\x1a\n`).
+    /// zTensor 2 (`\x89ZT2\r\n\x1a\n`); `.zt` outputs are v0.1 unless it is asked for.
     Zt2 => ztensor::v2::UNIT,
     /// zTensor 1.x (`ZTEN1000`).
     Zt1 => ztensor::v1::UNIT,

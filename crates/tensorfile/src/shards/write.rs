@@ -13,7 +13,6 @@ use super::index::ShardIndex;
 use crate::convert::{self, ConvertOptions, ConvertReport, Progress, Tally};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
-use crate::formats::Format;
 use crate::limits::MAX_SHARDS;
 use crate::output::AtomicFile;
 
@@ -158,7 +157,7 @@ pub fn convert_to_shards(
         return Err(Error::usage("a shard must hold at least one byte"));
     }
     let names = ShardNames::of(dest)?;
-    let prepared = convert::prepare(src, Format::from_path(dest)?, options)?;
+    let prepared = convert::prepare(src, options.output_format(dest)?, options)?;
     let tensors = &prepared.plan.tensors;
     let sizes: Vec<u64> = tensors.iter().map(|(i, info)| convert::written_bytes(src, *i, info)).collect();
     let runs = split(&sizes, max_shard_size);

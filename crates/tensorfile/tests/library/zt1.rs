@@ -3,7 +3,7 @@
 //! the dtype, shape and bytes it reports, and the stored checksums verify; a changed byte
 //! fails its checksum.
 
-mod common;
+use crate::common;
 
 use sha2::{Digest, Sha256};
 use tensorfile::source::Bytes;

@@ -4,7 +4,7 @@
 //! what it reads only structurally is unreadable here, with its rule. Then the real files
 //! broken one way at a time.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -9,13 +9,17 @@
 //! `zt.zstd-seekable/1`; `xxh3` and `sha256` digests over decoded bytes; parts in shard files
 //! beside the root (`<stem>-<shard>.zt`). Every rule of the spec's validation summary refuses
 //! the file; an object of a layout, encoding or logical type this library does not know is
-//! listed unreadable, the rest of the file stays readable. Write: not yet (`writer: None`).
+//! listed unreadable, the rest of the file stays readable. Written in canonical form (spec §6.3):
+//! dense, sparse and quantized tensors, file metadata, tensor fields (`write.rs`,
+//! `describe.rs`, `canonical.rs`).
 //!
 //! The spec is the zTensor repository's `spec/ztensor-v2-spec.md`, its profiles
 //! `spec/profiles/*.md`.
 
 mod assemble;
 mod blobs;
+mod canonical;
+mod describe;
 mod footer;
 pub(super) mod layouts;
 pub(super) mod manifest;
@@ -24,15 +28,18 @@ pub(super) mod read;
 mod seekable;
 mod shards;
 pub(super) mod types;
+mod write;
 
 #[cfg(test)]
 pub(super) mod tests;
 
 pub use read::Zt2Reader;
 
-use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, plan_order};
-use crate::model::{ChecksumKind, DType, Layout, LayoutKind, SparseFormat, TensorInfo};
+use crate::formats::{Caps, FormatUnit};
+use crate::model::{ChecksumKind, DType, LayoutKind};
+
+pub(crate) use describe::check_supported;
+pub(crate) use write::{write_order, writer};
 
 /// `\x89ZT2\r\n\x1a\n`, at the start of the file and at the end of its footer.
 pub const MAGIC: &[u8; 8] = b"\x89ZT2\r\n\x1a\n";
@@ -50,12 +57,12 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     extensions: &["zt"],
     recognise: |probe| looks_like(probe.head()),
     open: |src| Ok(Box::new(Zt2Reader::open(src)?)),
-    writer: None,
+    writer: Some(writer),
     updater: None,
     check_supported,
-    write_order: plan_order,
+    write_order,
     caps: Caps {
-        holds_dtype: |d| types::element_name(d).is_some(),
+        holds_dtype: |d| describe::storage(d).is_some(),
         layouts: &[
             LayoutKind::Dense,
             LayoutKind::SparseCoo,
@@ -67,8 +74,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         file_metadata: true,
         typed_metadata: true,
         tensor_fields: true,
-        checksums: &[ChecksumKind::Xxh3, ChecksumKind::Sha256],
-        compression: true,
+        // The canonical writer stores an xxh3 digest of every part and never compresses.
+        checksums: &[ChecksumKind::Xxh3],
         ..Caps::PLAIN
     },
 };
@@ -76,22 +83,6 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
 /// Whether `bytes` start like a zTensor 2 file.
 pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
-}
-
-/// Whether a zTensor 2 file can store `info`.
-pub fn check_supported(info: &TensorInfo) -> Result<()> {
-    if info.layout().quant().is_none() && types::element_name(info.dtype()).is_none() {
-        return Err(Error::unsupported(format!("zTensor 2 has no dtype {}", info.dtype())));
-    }
-    match info.layout() {
-        Layout::Dense | Layout::Quantized(_) => Ok(()),
-        Layout::Sparse { format: SparseFormat::Csr, .. } if info.shape().len() != 2 => {
-            Err(Error::unsupported("CSR tensors must be 2-D"))
-        }
-        Layout::Sparse { .. } if info.shape().is_empty() => Err(Error::unsupported("a sparse scalar")),
-        Layout::Sparse { .. } => Ok(()),
-        other => Err(Error::unsupported(format!("zTensor 2 stores no {} layout", other.describe()))),
-    }
 }
 
 /// The dtypes zTensor 2 stores, for tests and the writer: the 12 storage types and the
