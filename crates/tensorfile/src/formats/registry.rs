@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -40,6 +40,8 @@ macro_rules! registry {
 registry! {
     /// zTensor v0.1 (`ZTEN0001`).
     Zt => ztensor::v0_1::UNIT,
+    /// GGUF (`GGUF`), ggml's format.
+    Gguf => gguf::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

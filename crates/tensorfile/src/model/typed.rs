@@ -242,7 +242,10 @@ mod tests {
         assert_eq!(nested.get(2), None);
         let untyped = MetaValue::TypedArray(nested).untyped();
         let text = MetaValue::Array(vec![MetaValue::Text("é".into())]);
-        assert_eq!(untyped, MetaValue::Array(vec![MetaValue::Array(vec![MetaValue::Int(1), MetaValue::Int(-2)]), text]));
+        assert_eq!(
+            untyped,
+            MetaValue::Array(vec![MetaValue::Array(vec![MetaValue::Int(1), MetaValue::Int(-2)]), text])
+        );
         assert_eq!(TypedArray::Bool(vec![true]).get(0), Some(MetaValue::Bool(true)));
         assert_eq!(TypedArray::F64(vec![2.5]).get(0), Some(MetaValue::Number(Number::F64(2.5))));
     }
