@@ -65,7 +65,11 @@ class Writer(GGUFWriter):
 
 
 def generate(out: Path) -> None:
+    """Writes the four files and their records into `out`, after removing the GGUF files and
+    records already there (folders under it, such as quants/, are left alone)."""
     out.mkdir(parents=True, exist_ok=True)
+    for old in [*out.glob("*.gguf"), *out.glob("*.gguf.expected.json")]:
+        old.unlink()
     metadata_file(out / "metadata.gguf")
     blocks_file(out / "blocks.gguf")
     big_endian_file(out / "big_endian.gguf")

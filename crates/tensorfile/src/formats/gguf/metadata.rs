@@ -94,7 +94,7 @@ fn value(w: &mut Walk<'_>, vtype: u32, depth: usize) -> Result<MetaValue, Stop> 
 
 /// `count` numbers of `N` bytes each, converted by `f` from their little-endian bytes.
 fn numbers<const N: usize, T>(w: &mut Walk<'_>, count: u64, f: fn([u8; N]) -> T) -> Result<Vec<T>, Stop> {
-    let len = count.checked_mul(N as u64).unwrap_or(u64::MAX);
+    let len = count.saturating_mul(N as u64);
     let big = w.big_endian();
     let bytes = w.take(len, "array elements")?;
     Ok(bytes

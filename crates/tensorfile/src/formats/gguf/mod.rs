@@ -71,8 +71,9 @@ pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.starts_with(header::MAGIC)
 }
 
-/// The ggml type a tensor is stored as: its blocks' type, or the plain type of its dtype.
-pub(crate) fn ggml_type(info: &TensorInfo) -> Result<GgmlType> {
+/// The ggml type a tensor is stored as in a GGUF file: its blocks' type, or the plain type of
+/// its dtype; an error for a tensor GGUF cannot hold.
+pub fn ggml_type(info: &TensorInfo) -> Result<GgmlType> {
     match info.layout() {
         Layout::Quantized(Quant::Ggml(t)) => Ok(*t),
         layout if layout.reads_dense() => GgmlType::for_dtype(info.dtype())
