@@ -1,5 +1,6 @@
 //! The cases, one module per folder of the corpus.
 
+mod gguf;
 mod pickle;
 mod pt;
 mod pt2;
@@ -34,6 +35,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
     let folders: Vec<Folder> = vec![
         zt::cases(fx)?,
         safetensors::cases(fx)?,
+        gguf::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,
