@@ -11,6 +11,9 @@ DEFAULT_VENV = Path.home() / ".cache" / "tensorfile" / "venv"
 # The second environment, with torch 2.8, for `.pt2` archives in the layout before 2.9.
 TORCH28_VENV = Path.home() / ".cache" / "tensorfile" / "venv-torch28"
 TORCH28_PACKAGES = ["torch==2.8.*", "numpy", "ml_dtypes", "safetensors"]
+# The gguf-py environment, for gguf-py's own dequantization of ggml's block types.
+GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
+GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]
 
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
 LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest", "gguf==0.19.0"]
@@ -55,14 +58,20 @@ def ensure(venv: Path, light: bool) -> None:
 
 def ensure_torch28(venv: Path) -> bool:
     """Creates or updates the torch 2.8 environment; False (with a warning) if it fails."""
+    return ensure_extra(venv, TORCH28_PACKAGES)
+
+
+def ensure_extra(venv: Path, packages: list[str]) -> bool:
+    """Creates or updates a second environment with `packages`; False (with a warning) if it
+    fails."""
     try:
         if not python(venv).exists():
             print(f"creating virtual environment {venv}", flush=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip_install(venv, TORCH28_PACKAGES)
+        pip_install(venv, packages)
         return True
     except subprocess.CalledProcessError:
-        print(f"warning: could not install torch 2.8 into {venv}", file=sys.stderr)
+        print(f"warning: could not install {' '.join(packages)} into {venv}", file=sys.stderr)
         return False
 
 

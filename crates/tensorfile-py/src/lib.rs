@@ -27,6 +27,7 @@ fn formats_json() -> String {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::NativeFile>()?;
     m.add_class::<tensor::NativeTensor>()?;
+    m.add_class::<tensor::NativeBuffer>()?;
     m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(formats_json, m)?)?;

@@ -12,8 +12,60 @@ use tensorfile::{DType, Error, TensorFile};
 use crate::errors::IntoPy;
 use crate::file::NativeFile;
 
-/// One part of a tensor's layout as Python gets it: role, dtype name, shape, bytes.
-type LayoutPart<'py> = (String, String, Vec<u64>, Bound<'py, PyBytes>);
+/// One part of a tensor's layout as Python gets it: role, dtype name, shape, and a view of
+/// its bytes.
+type LayoutPart = (String, String, Vec<u64>, NativeBuffer);
+
+/// Bytes with numpy's array interface: a part of a tensor (a view of the file's map when
+/// stored raw) or a tensor decoded by the library, kept alive as the base of every array made
+/// from it.
+#[pyclass(frozen, module = "tensorfile._native")]
+pub struct NativeBuffer {
+    bytes: Bytes,
+    typestr: &'static str,
+    array_shape: Vec<isize>,
+}
+
+impl NativeBuffer {
+    /// The bytes typed as `dtype` of `shape` (as bytes in one dimension when the dtype has no
+    /// whole-byte type string).
+    fn new(bytes: Bytes, dtype: DType, shape: &[u64]) -> PyResult<Self> {
+        let (typestr, itemsize) = typestr(dtype);
+        let typed = dtype.size().is_some_and(|s| s as usize == itemsize);
+        let array_shape = if typed {
+            shape.iter().map(|&d| to_isize(d)).collect::<PyResult<_>>()?
+        } else {
+            vec![to_isize(bytes.len() as u64)?]
+        };
+        Ok(NativeBuffer { bytes, typestr, array_shape })
+    }
+}
+
+#[pymethods]
+impl NativeBuffer {
+    /// numpy's array interface (version 3) over the bytes, read-only.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        interface(py, &self.bytes, self.typestr, &self.array_shape)
+    }
+
+    /// Whether the bytes are a view of the file's memory map (no copy was made).
+    fn is_mapped(&self) -> bool {
+        self.bytes.is_mapped()
+    }
+}
+
+/// The array interface of read-only `bytes` typed by `typestr`, C-contiguous of `shape`.
+fn interface<'py>(py: Python<'py>, bytes: &Bytes, typestr: &str, shape: &[isize]) -> PyResult<Bound<'py, PyDict>> {
+    // A slice's pointer is never null, even for no bytes: numpy takes it as it is.
+    let d = PyDict::new(py);
+    d.set_item("version", 3)?;
+    d.set_item("shape", PyTuple::new(py, shape)?)?;
+    d.set_item("typestr", typestr)?;
+    d.set_item("data", (bytes.as_ptr() as usize, true))?;
+    d.set_item("strides", py.None())?;
+    Ok(d)
+}
 
 /// A tensor of a file. Immutable; its bytes are read once and shared by every consumer.
 #[pyclass(frozen, subclass, module = "tensorfile._native")]
@@ -25,6 +77,8 @@ pub struct NativeTensor {
     shape: Vec<u64>,
     nbytes: u64,
     sparse: bool,
+    /// The quantization scheme's description (`ggml.q4_k`...), for a quantized tensor.
+    quantized: Option<String>,
     /// A sub-range of the tensor's rows (`rows`): first row and row count.
     rows: Option<(u64, u64)>,
     /// The bytes, read once (`bytes`); their address never changes once set.
@@ -82,6 +136,7 @@ impl NativeTensor {
         let e = &file.entries()[index];
         let dtype = e.info().dtype();
         let sparse = e.info().layout().is_sparse();
+        let quantized = e.info().layout().quant().map(|q| q.describe());
         let (typestr, itemsize) = typestr(dtype);
         // Shapes the type string describes: whole elements of at least one byte; other dtypes
         // are their bytes, in one dimension.
@@ -96,6 +151,7 @@ impl NativeTensor {
             shape,
             nbytes,
             sparse,
+            quantized,
             rows,
             data: OnceLock::new(),
             typestr,
@@ -126,7 +182,7 @@ impl NativeTensor {
 
     /// Whether the bytes of the whole tensor still need reading: dense, not read yet.
     pub(crate) fn unread(&self) -> bool {
-        !self.sparse && self.rows.is_none() && self.data.get().is_none()
+        !self.sparse && self.quantized.is_none() && self.rows.is_none() && self.data.get().is_none()
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -178,21 +234,26 @@ impl NativeTensor {
         self.sparse
     }
 
+    /// The quantization scheme (`ggml.q4_k`, `quant_group.4bit.g128`, `mx.f4_e2m1`), or
+    /// `None` for a tensor that is not quantized.
+    #[getter]
+    fn quantization(&self) -> Option<&str> {
+        self.quantized.as_deref()
+    }
+
+    /// The layout as the library describes it (`dense`, `sparse_coo`, `ggml.q4_k`...).
+    #[getter]
+    fn layout(&self) -> String {
+        self.file.entries()[self.index].info().layout().describe()
+    }
+
     /// numpy's array interface (version 3) over the bytes, read now if they were not: their
     /// address, read-only, with the type string ("<f4", "<f2", "<u2" for bfloat16's bits...)
     /// and the shape, C-contiguous. numpy keeps this object as the array's base, and the
     /// object keeps the bytes: the address stays valid as long as any array made from it.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        // A slice's pointer is never null, even for no bytes: numpy takes it as it is.
-        let address = self.bytes(py)?.as_ptr() as usize;
-        let d = PyDict::new(py);
-        d.set_item("version", 3)?;
-        d.set_item("shape", PyTuple::new(py, &self.array_shape)?)?;
-        d.set_item("typestr", self.typestr)?;
-        d.set_item("data", (address, true))?;
-        d.set_item("strides", py.None())?;
-        Ok(d)
+        interface(py, self.bytes(py)?, self.typestr, &self.array_shape)
     }
 
     /// Read the bytes now (they are read on first use otherwise).
@@ -231,18 +292,21 @@ impl NativeTensor {
         Self::build(self.file.clone(), self.index, shape, nbytes.div_ceil(8), Some((first + start, stop - start)))
     }
 
-    /// The whole tensor decoded to dense bytes, whatever its layout (a sparse tensor's zeros
-    /// filled in, as the library's layout decoding does): contiguous, row-major, little-endian.
-    fn decoded<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    /// The whole tensor decoded to dense data, whatever its layout (a sparse tensor's zeros
+    /// filled in, a quantized one dequantized to float32, as the library's layout decoding
+    /// does): contiguous, row-major, little-endian, with the array interface of the tensor's
+    /// dtype and shape. Decoded once per call, with the GIL released; no copy into Python.
+    fn decoded(&self, py: Python<'_>) -> PyResult<NativeBuffer> {
         let data = self.read_all(py)?;
         let (dtype, shape) = (self.dtype, self.shape.clone());
         let dense = py.detach(|| data.to_dense(dtype, &shape)).map_err(|e| e.for_tensor(&self.name)).py()?;
-        Ok(PyBytes::new(py, &dense))
+        NativeBuffer::new(dense, dtype, &self.shape)
     }
 
-    /// The parts of the tensor's layout, in order: (role, dtype name, shape, bytes); one
-    /// `data` part for a dense tensor.
-    fn layout_parts<'py>(&self, py: Python<'py>) -> PyResult<Vec<LayoutPart<'py>>> {
+    /// The parts of the tensor's layout, in order: (role, dtype name, shape, view of the
+    /// bytes); one `data` part for a dense tensor, the stored blocks or codes and scales of a
+    /// quantized one (views of the file's map when stored raw).
+    fn layout_parts(&self, py: Python<'_>) -> PyResult<Vec<LayoutPart>> {
         let entry = &self.file.entries()[self.index];
         let specs = entry.info().parts().py()?;
         let data = self.read_all(py)?;
@@ -251,13 +315,8 @@ impl NativeTensor {
             let bytes = data.part(spec.name()).ok_or_else(|| {
                 Error::unsupported(format!("no {} part in the data read", spec.name())).for_tensor(&self.name)
             });
-            let bytes = bytes.py()?;
-            parts.push((
-                spec.name().to_string(),
-                spec.dtype().name().to_string(),
-                spec.shape().to_vec(),
-                PyBytes::new(py, bytes),
-            ));
+            let buffer = NativeBuffer::new(bytes.py()?.clone(), spec.dtype(), spec.shape())?;
+            parts.push((spec.name().to_string(), spec.dtype().name().to_string(), spec.shape().to_vec(), buffer));
         }
         Ok(parts)
     }

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use tensorfile::convert::{ConvertOptions, ConvertReport, convert_file};
 use tensorfile::formats::{Format, WriteOption, WriteOptions, WriteRequest};
-use tensorfile::model::{ByteOrder, TensorData, TensorInfo};
+use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::output::AtomicFile;
 use tensorfile::shards::{convert_to_shards, parse_size};
 use tensorfile::source::Bytes;
@@ -117,16 +117,17 @@ fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     }
 }
 
-/// What a conversion did: tensors written, names skipped, the files holding the tensors (the
-/// destination, or the shards) and the index when there are several shards.
-type Converted = (usize, Vec<String>, Vec<String>, Option<String>);
+/// What a conversion did: tensors written, names skipped, names cast, the files holding the
+/// tensors (the destination, or the shards) and the index when there are several shards.
+type Converted = (usize, Vec<String>, Vec<String>, Vec<String>, Option<String>);
 
 /// Convert `src` into `dst` (format from its extension), or with `max_shard_size` into shards
-/// named after `dst` plus their index; returns what it did ([`Converted`]).
+/// named after `dst` plus their index; with `dtype`, floating tensors cast to it (quantized
+/// ones dequantized first); returns what it did ([`Converted`]).
 // Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None))]
+#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None, dtype=None))]
 pub fn convert(
     py: Python<'_>,
     src: PathBuf,
@@ -138,24 +139,29 @@ pub fn convert(
     big_endian: bool,
     verify: bool,
     max_shard_size: Option<&str>,
+    dtype: Option<&str>,
 ) -> PyResult<Converted> {
+    let dtype = dtype.map(cast::target).transpose().py()?;
     let write = request(py, Format::from_path(&dst).py()?, compress, checksum, big_endian, None)?;
     let max_shard_size = max_shard_size.map(parse_size).transpose().py()?;
     let text = |p: PathBuf| p.display().to_string();
     py.detach(|| {
         let file = TensorFile::open_with_data(&src, data.as_deref())?;
-        let options = ConvertOptions { write, skip_unsupported, verify };
-        let skipped = |report: ConvertReport| report.skipped.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        let options = ConvertOptions { write, skip_unsupported, verify, dtype };
+        let names = |report: ConvertReport| (report.skipped.into_iter().map(|s| s.name).collect(), report.cast);
         Ok(match max_shard_size {
             None => {
                 let report = convert_file(&file, &dst, &options, &mut |_| {})?;
-                (report.tensors, skipped(report), vec![text(dst.clone())], None)
+                let tensors = report.tensors;
+                let (skipped, cast) = names(report);
+                (tensors, skipped, cast, vec![text(dst.clone())], None)
             }
             Some(size) => {
                 let report = convert_to_shards(&file, &dst, size, &options, &mut |_| {})?;
                 let tensors = report.conversion.tensors;
                 let files = report.files.into_iter().map(text).collect();
-                (tensors, skipped(report.conversion), files, report.index.map(text))
+                let (skipped, cast) = names(report.conversion);
+                (tensors, skipped, cast, files, report.index.map(text))
             }
         })
     })

@@ -128,3 +128,63 @@ mod write_zt {
         pool.install(|| write(Compression::Zstd(3)))
     }
 }
+
+/// Casting 64 MiB of float32 (16 Mi elements of every exponent) as `convert --dtype` does: on
+/// the thread pool and on one thread, against the `half` crate's conversion on one thread.
+mod cast {
+    use super::*;
+    use tensorfile::model::cast::{cast, cast_into};
+
+    /// Float32 bits of every exponent (NaNs and infinities among them), deterministic.
+    fn floats() -> Vec<u8> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        (0..1u32 << 24)
+            .flat_map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((state >> 32) as u32).to_le_bytes()
+            })
+            .collect()
+    }
+
+    thread_local! {
+        static F32: Vec<u8> = floats();
+        static BF16: Vec<u8> = cast(&floats(), DType::Float32, DType::BFloat16).unwrap();
+    }
+
+    #[divan::bench(args = [DType::BFloat16, DType::Float16, DType::Float8E4M3Fn, DType::Float8E5M2], sample_count = 10)]
+    fn from_float32(to: DType) -> usize {
+        F32.with(|f| cast(black_box(f), DType::Float32, to).unwrap().len())
+    }
+
+    /// The kernel alone: into a buffer already written (no page faults of a new one).
+    #[divan::bench(args = [DType::BFloat16, DType::Float8E4M3Fn], sample_count = 10)]
+    fn from_float32_into_buffer(b: Bencher, to: DType) {
+        let mut out = vec![1u8; 1 << 25];
+        F32.with(|f| {
+            let n = f.len() / 4 * to.size().unwrap() as usize;
+            b.bench_local(|| cast_into(black_box(f), DType::Float32, to, &mut out[..n]).unwrap())
+        });
+    }
+
+    #[divan::bench(sample_count = 10)]
+    fn bfloat16_to_float32() -> usize {
+        BF16.with(|b| cast(black_box(b), DType::BFloat16, DType::Float32).unwrap().len())
+    }
+
+    #[divan::bench(sample_count = 10)]
+    fn to_bfloat16_one_thread() -> usize {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        F32.with(|f| pool.install(|| cast(black_box(f), DType::Float32, DType::BFloat16).unwrap().len()))
+    }
+
+    #[divan::bench(sample_count = 10)]
+    fn half_crate_to_bfloat16_one_thread() -> usize {
+        F32.with(|f| {
+            let out: Vec<u8> = black_box(f)
+                .chunks_exact(4)
+                .flat_map(|c| half::bf16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes())
+                .collect();
+            out.len()
+        })
+    }
+}

@@ -6,8 +6,13 @@ use std::path::Path;
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
-use crate::model::{LayoutKind, MetaValue, TensorData, TensorInfo, quant};
+use crate::model::{DType, LayoutKind, MetaValue, TensorData, TensorInfo, cast, quant};
 use crate::output::{AtomicFile, StagedFile};
+
+mod casting;
+
+pub(crate) use casting::written_bytes;
+use casting::{as_cast, cast_data};
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -18,11 +23,15 @@ pub struct ConvertOptions {
     pub skip_unsupported: bool,
     /// Check stored checksums while reading (on by default).
     pub verify: bool,
+    /// Cast floating tensors to this dtype (one of [`cast::TARGETS`]), as torch's
+    /// `Tensor.to()` does; quantized tensors are dequantized, then cast, and written dense.
+    /// Integer, bool and complex tensors, and blobs, are written as they are.
+    pub dtype: Option<DType>,
 }
 
 impl Default for ConvertOptions {
     fn default() -> Self {
-        ConvertOptions { write: WriteOptions::default(), skip_unsupported: false, verify: true }
+        ConvertOptions { write: WriteOptions::default(), skip_unsupported: false, verify: true, dtype: None }
     }
 }
 
@@ -42,12 +51,14 @@ pub struct ConvertReport {
     pub format: Format,
     /// Entries written (tensors and blobs).
     pub tensors: usize,
-    /// Decoded bytes carried over.
+    /// Decoded bytes carried over (of cast tensors, their size in the target dtype).
     pub bytes: u64,
     /// Entries left out (with `skip_unsupported`), in the source's order.
     pub skipped: Vec<Skipped>,
     /// Tensors whose layout the target cannot hold, written decoded to dense.
     pub decoded: Vec<String>,
+    /// Tensors cast to [`ConvertOptions::dtype`] (quantized ones dequantized first).
+    pub cast: Vec<String>,
     /// Keys of the source's file metadata that the target format has no place for.
     pub dropped_metadata: Vec<String>,
 }
@@ -80,6 +91,8 @@ pub struct Plan {
     /// Names of the planned tensors written decoded to dense (their layout is not the
     /// target's).
     decoded: Vec<String>,
+    /// Names of the planned tensors cast to another dtype.
+    cast: Vec<String>,
 }
 
 impl Plan {
@@ -87,10 +100,19 @@ impl Plan {
     pub fn decoded(&self) -> &[String] {
         &self.decoded
     }
+
+    /// Names of the planned tensors cast to another dtype.
+    pub fn cast(&self) -> &[String] {
+        &self.cast
+    }
 }
 
-/// Decide which entries of `src` go into a file of `format`, in the order it will store them.
-pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<Plan> {
+/// Decide which entries of `src` go into a file of `format`, in the order it will store them,
+/// with floating tensors cast to `dtype` when one is given (see [`ConvertOptions::dtype`]).
+pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Option<DType>) -> Result<Plan> {
+    if let Some(to) = dtype {
+        cast::target(to.name())?;
+    }
     let mut skipped = Vec::new();
     for u in src.unreadable() {
         if !skip_unsupported {
@@ -101,10 +123,23 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
         skipped.push(Skipped { name: u.name().to_string(), reason: u.error().detail() });
     }
     let mut chosen = Vec::with_capacity(src.entries().len());
+    let mut decoded = Vec::new();
+    let mut cast = Vec::new();
     for (i, e) in src.entries().iter().enumerate() {
-        let fitted = fitted(format, as_written(e.info()));
         let name = e.info().name();
-        match fitted.and_then(|info| format.check_supported(&info).map(|()| info)) {
+        let fitted = as_cast(as_written(e.info()), dtype).and_then(|(info, is_cast)| {
+            let decodes = !info.layout().reads_dense();
+            let fitted = fitted(format, info)?;
+            format.check_supported(&fitted)?;
+            if decodes && fitted.layout().reads_dense() {
+                decoded.push(name.to_string());
+            }
+            if is_cast {
+                cast.push(name.to_string());
+            }
+            Ok(fitted)
+        });
+        match fitted {
             Ok(info) => chosen.push((i, info)),
             Err(err) if skip_unsupported => skipped.push(Skipped { name: name.to_string(), reason: err.detail() }),
             Err(err) => {
@@ -114,12 +149,7 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool) -> Result<
     }
     let infos: Vec<TensorInfo> = chosen.iter().map(|(_, i)| i.clone()).collect();
     let tensors = format.write_order(&infos).into_iter().map(|k| chosen[k].clone()).collect();
-    let decoded = chosen
-        .iter()
-        .filter(|(i, info)| info.layout().reads_dense() && !src.entries()[*i].info().layout().reads_dense())
-        .map(|(_, info)| info.name().to_string())
-        .collect();
-    Ok(Plan { tensors, skipped, decoded })
+    Ok(Plan { tensors, skipped, decoded, cast })
 }
 
 /// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in
@@ -142,20 +172,24 @@ fn fitted(format: Format, info: TensorInfo) -> Result<TensorInfo> {
 }
 
 /// The data of entry `index` of `src` as the plan writes it (`planned`): as read, or decoded
-/// to dense when the plan decodes it.
+/// to dense when the plan decodes it; cast when the plan casts it.
 fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: TensorData) -> Result<TensorData> {
     let read_as = src.entries()[index].info();
-    if planned.layout().reads_dense() && !read_as.layout().reads_dense() {
+    let data = if planned.layout().reads_dense() && !read_as.layout().reads_dense() {
         let dense = data.to_dense(read_as.dtype(), read_as.shape()).map_err(|e| e.for_tensor(read_as.name()))?;
-        return Ok(TensorData::dense(dense));
+        TensorData::dense(dense)
+    } else {
+        data
+    };
+    if planned.dtype() == read_as.dtype() {
+        return Ok(data);
     }
-    Ok(data)
+    cast_data(data, read_as.dtype(), planned.dtype()).map_err(|e| e.for_tensor(read_as.name()))
 }
 
 /// File-level metadata to carry into the target, unless the options name some: every value
-/// for a format that keeps typed values; otherwise text, and numbers and booleans as their
-/// text. The keys left out (arrays and maps for a text-only format, everything for a format
-/// without metadata) come back with it.
+/// for a format that keeps typed values; otherwise the text values. The keys left out (other
+/// values for a text-only format, everything for a format without metadata) come back with it.
 fn carried_metadata(src: &TensorFile, format: Format, options: &WriteOptions) -> (WriteOptions, Vec<String>) {
     let mut w = options.clone();
     let mut dropped = Vec::new();
@@ -169,9 +203,9 @@ fn carried_metadata(src: &TensorFile, format: Format, options: &WriteOptions) ->
         } else if caps.typed_metadata() {
             w.metadata.push((k, v));
         } else {
-            match v.scalar_text() {
-                Some(text) => w.metadata.push((k, MetaValue::Text(text))),
-                None => dropped.push(k),
+            match v {
+                MetaValue::Text(_) => w.metadata.push((k, v)),
+                _ => dropped.push(k),
             }
         }
     }
@@ -189,7 +223,7 @@ pub(crate) struct Prepared {
 
 /// Plan the conversion of `src` into `format` (errors name the source).
 pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions) -> Result<Prepared> {
-    let plan = plan(src, format, options.skip_unsupported).map_err(|e| match src.path() {
+    let plan = plan(src, format, options.skip_unsupported, options.dtype).map_err(|e| match src.path() {
         Some(p) => e.in_file(p),
         None => e,
     })?;
@@ -200,7 +234,7 @@ pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions
 impl Prepared {
     /// Decoded bytes of the planned tensors of `src`.
     pub fn total_bytes(&self, src: &TensorFile) -> u64 {
-        self.plan.tensors.iter().map(|(i, _)| src.entries()[*i].nbytes()).sum()
+        self.plan.tensors.iter().map(|(i, info)| written_bytes(src, *i, info)).sum()
     }
 
     /// What the conversion did, once `done_bytes` are written.
@@ -210,6 +244,7 @@ impl Prepared {
             tensors: self.plan.tensors.len(),
             bytes: done_bytes,
             decoded: self.plan.decoded,
+            cast: self.plan.cast,
             skipped: self.plan.skipped,
             dropped_metadata: self.dropped_metadata,
         }
@@ -250,7 +285,7 @@ pub(crate) fn write_tensors(
         src.read_each(&indices, verify, &mut |index, data| {
             let info = planned.next().map(|(_, info)| info).ok_or_else(|| Error::usage("more tensors than planned"))?;
             writer.write(&as_planned(src, index, info, data?)?)?;
-            tally.done += src.entries()[index].nbytes();
+            tally.done += written_bytes(src, index, info);
             (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: info.name() });
             Ok(())
         })?;
@@ -262,9 +297,18 @@ pub(crate) fn write_tensors(
             writer.write(&as_planned(src, *index, info, data)?)?;
         } else {
             // In pieces: a large compressed tensor is never whole in memory.
-            writer.write_chunks(&mut || src.read_chunks(*index, verify))?;
+            let (from, to) = (src.entries()[*index].info().dtype(), info.dtype());
+            if from == to {
+                writer.write_chunks(&mut || src.read_chunks(*index, verify))?;
+            } else {
+                let name = info.name();
+                writer.write_chunks(&mut || {
+                    let pieces = cast::cast_chunks(src.read_chunks(*index, verify)?, from, to)?;
+                    Ok(Box::new(pieces.map(move |p| p.map_err(|e| e.for_tensor(name)))))
+                })?;
+            }
         }
-        tally.done += src.entries()[*index].nbytes();
+        tally.done += written_bytes(src, *index, info);
         (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: info.name() });
     }
     writer.finish()

@@ -686,3 +686,27 @@ fn a_503_to_the_first_request_is_retried() {
         }
     });
 }
+
+/// Converting a remote file with a target dtype (the remote path fetches each tensor whole,
+/// ahead) casts its tensors exactly as converting the local file does.
+#[test]
+fn converting_with_a_dtype_casts_as_locally() {
+    on_each_server("cast", |files, server, checks| {
+        let f = files.get("varied.safetensors");
+        let options = ConvertOptions { dtype: Some(tensorfile::DType::BFloat16), ..ConvertOptions::default() };
+        let convert = |file: &TensorFile| {
+            let mut out = std::io::Cursor::new(Vec::new());
+            convert_to_writer(file, &mut out, Format::Safetensors, &options, &mut |_| {})
+                .map(|r| (r.cast, out.into_inner()))
+        };
+        let Some(remote) = open_remote(server, f, checks) else { return };
+        let (local_cast, local_bytes) = convert(&open_local(f)).unwrap();
+        match convert(&remote) {
+            Ok((cast, bytes)) => checks.check(
+                !local_cast.is_empty() && cast == local_cast && bytes == local_bytes,
+                format!("[{}] {}: {} tensors cast as locally", server.name(), f.name, cast.len()),
+            ),
+            Err(e) => checks.check(false, format!("[{}] {}: {e}", server.name(), f.name)),
+        }
+    });
+}

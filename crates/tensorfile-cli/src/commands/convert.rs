@@ -3,11 +3,12 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress};
 use tensorfile::formats::WriteRequest;
-use tensorfile::model::ByteOrder;
+use tensorfile::model::{ByteOrder, DType, cast};
 use tensorfile::shards::{self, ShardedReport};
 use tensorfile::{Format, TensorFile};
 
@@ -44,6 +45,10 @@ pub struct Args {
     /// Do not check stored checksums while reading.
     #[arg(long)]
     no_verify: bool,
+    /// Cast floating tensors to this dtype, exactly as torch's Tensor.to() does; quantized
+    /// tensors are dequantized, then cast. Integer, bool and complex tensors stay as they are.
+    #[arg(long, value_name = "DTYPE", value_parser = PossibleValuesParser::new(cast::TARGETS.map(DType::name)))]
+    dtype: Option<String>,
     /// Write shards of at most SIZE tensor bytes (5GB, 500MB: powers of 1000; 1.5GiB: of
     /// 1024; 123456: bytes) named after OUTPUT, as huggingface_hub names them:
     /// out/model.safetensors gives out/model-00001-of-00003.safetensors... and the index
@@ -82,8 +87,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     for ignored in request.ignored_by(format) {
         warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
     }
-    let options =
-        ConvertOptions { write: request.options(), skip_unsupported: args.skip_unsupported, verify: !args.no_verify };
+    let options = ConvertOptions {
+        write: request.options(),
+        skip_unsupported: args.skip_unsupported,
+        verify: !args.no_verify,
+        dtype: args.dtype.as_deref().and_then(DType::from_name),
+    };
     let src = TensorFile::open_with_data(&args.input, args.data.as_deref())?;
     let mut bar: Option<ProgressBar> = None;
     let show_progress = std::io::stderr().is_terminal();
@@ -123,8 +132,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     if !report.dropped_metadata.is_empty() {
         warn(format_args!(
-            "file metadata left out ({} has no place for it): {}",
+            "file metadata left out ({} {}): {}",
             report.format,
+            if report.format.caps().file_metadata() { "keeps text values only" } else { "has no place for it" },
             report.dropped_metadata.join(", ")
         ));
     }
@@ -160,6 +170,8 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
             "bytes": report.bytes,
             "skipped": skipped,
             "decoded": report.decoded,
+            "dtype": args.dtype,
+            "cast": report.cast,
             "dropped_metadata": report.dropped_metadata,
         });
         if let Written::Shards(sharded) = written {
@@ -174,6 +186,10 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
         0 => String::new(),
         n => format!(", {n} skipped"),
     };
+    let cast = match &args.dtype {
+        Some(dtype) => format!(", {} cast to {dtype}", report.cast.len()),
+        None => String::new(),
+    };
     let (path, shards) = match written {
         Written::Shards(ShardedReport { index: Some(index), files, .. }) => {
             (index, format!("{}, ", render::count(files.len(), "shard")))
@@ -183,7 +199,7 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
     };
     writeln!(
         out,
-        "wrote {} ({}): {shards}{}, {}{skipped}",
+        "wrote {} ({}): {shards}{}, {}{cast}{skipped}",
         path.display(),
         report.format,
         render::count(report.tensors, "tensor"),

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cast;
 mod convert;
 mod diff;
 mod dump;

@@ -56,8 +56,7 @@ class Tensor(NativeTensor):
     def numpy(self, raw: bool = False) -> np.ndarray:
         """The tensor as a read-only numpy array. bfloat16 and float8 need `ml_dtypes`;
         `raw=True` gives unsigned integers of the same width instead."""
-        if self.is_sparse:
-            raise UnsupportedError(f"{self.name} is sparse: dense() decodes it, parts() gives its parts")
+        self._check_plain()
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
         shape = tuple(self.shape)
         if self.nbytes == 0:
@@ -69,8 +68,7 @@ class Tensor(NativeTensor):
         do not write to it), elsewhere a copy on `device`."""
         import torch
 
-        if self.is_sparse:
-            raise UnsupportedError(f"{self.name} is sparse: dense() decodes it, parts() gives its parts")
+        self._check_plain()
         with _quiet_readonly():
             cpu = self._torch_cpu(raw)
         if torch.device(device).type == "cpu":
@@ -78,6 +76,17 @@ class Tensor(NativeTensor):
         from ._cuda import to_device
 
         return to_device([cpu], torch.device(device))[0]
+
+    def _check_plain(self) -> None:
+        """Refuse to hand over the stored bytes of a sparse or quantized tensor as if they
+        were its elements, saying what to call instead."""
+        if self.is_sparse:
+            raise UnsupportedError(f"{self.name} is sparse: dense() decodes it, parts() gives its parts")
+        if self.quantization is not None:
+            raise UnsupportedError(
+                f"{self.name} is quantized ({self.quantization}): dequantize() gives its values as "
+                "float32 (dequantize(dtype=...) in another float dtype), parts() its stored blocks"
+            )
 
     def _torch_cpu(self, raw: bool = False):
         """A CPU torch view of the bytes (callers silence torch's read-only warning)."""
@@ -93,19 +102,38 @@ class Tensor(NativeTensor):
     def dense(self, raw: bool = False) -> np.ndarray:
         """The tensor decoded to a dense numpy array, whatever its layout: a sparse tensor's
         stored values placed at their coordinates among zeros (the library's decoding, the
-        same as `tensorfile extract --dense`). For a dense tensor, `numpy()`."""
-        if not self.is_sparse:
+        same as `tensorfile extract --dense`), a quantized one dequantized to float32. For a
+        dense tensor, `numpy()`."""
+        if not self.is_sparse and self.quantization is None:
             return self.numpy(raw)
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
-        return np.frombuffer(self.decoded(), dtype=dtype).reshape(tuple(self.shape))
+        return np.asarray(self.decoded()).view(dtype).reshape(tuple(self.shape))
+
+    def dequantize(self, dtype: "str | None" = None) -> np.ndarray:
+        """A quantized tensor's values as a dense numpy array: dequantized to float32 bit for
+        bit as the format's reference does (ggml's types as gguf-py's `dequantize`), then
+        cast to `dtype` ("float16", "bfloat16"...) when given, as torch's `Tensor.to()` casts.
+        Any other tensor gives its dense values, cast the same way."""
+        values = self.dense()
+        if dtype is None or dtype == values.dtype.name:
+            return values
+        return self._cast(values, dtype)
+
+    def _cast(self, values: np.ndarray, dtype: str) -> np.ndarray:
+        target = _dtypes.numpy_dtype(dtype)
+        if target.kind != "f" and dtype not in _dtypes.ML_FLOATS:
+            raise UsageError(f"dequantize(dtype={dtype!r}): a floating dtype is needed")
+        return values.astype(target)
 
     def parts(self) -> dict:
         """The parts of the tensor's layout as numpy arrays, by role, in the layout's order:
         `data` for a dense tensor; `indices` and `values` (and `indptr` for CSR) for a sparse
-        one. Index parts are uint64."""
+        one; a quantized one's stored parts (`blocks` of a ggml type, verbatim; `data`,
+        `scales` and `zeros` of group and MX quantization). Index parts are uint64. Each array
+        is a read-only view of the bytes read (of the file's map when stored raw)."""
         out = {}
-        for name, dtype, shape, data in self.layout_parts():
-            out[name] = np.frombuffer(data, dtype=_dtypes.numpy_dtype(dtype)).reshape(tuple(shape))
+        for name, dtype, shape, buffer in self.layout_parts():
+            out[name] = np.asarray(buffer).view(_dtypes.numpy_dtype(dtype, raw=True)).reshape(tuple(shape))
         return out
 
     def sparse(self) -> dict:
@@ -416,6 +444,7 @@ def convert(
     big_endian: bool = False,
     verify: bool = True,
     max_shard_size: "int | str | None" = None,
+    dtype: "str | None" = None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `compress` ("none", "zstd",
@@ -424,11 +453,15 @@ def convert(
     them, little-endian); one given that the format ignores is named in a `UserWarning`. With
     `max_shard_size` (bytes, or text such as "5GB" or "500MiB"), as shards of at most that
     many tensor bytes named after `dst` (`model-00001-of-00003.safetensors`...) plus their
-    index (`model.safetensors.index.json`), all committed together. Returns
-    `{"tensors": n, "skipped": [names], "files": [paths written], "index": path or None}`."""
+    index (`model.safetensors.index.json`), all committed together. With `dtype` ("float32",
+    "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"; or a torch or numpy dtype of those),
+    floating tensors are cast to it exactly as torch's `Tensor.to()` casts them, quantized
+    tensors dequantized first; integer, bool and complex tensors are written as they are.
+    Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
+    "index": path or None}`."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
-    n, skipped, files, index = _convert(
+    n, skipped, cast, files, index = _convert(
         os.fspath(src),
         os.fspath(dst),
         data=None if data is None else os.fspath(data),
@@ -438,5 +471,6 @@ def convert(
         big_endian=big_endian,
         verify=verify,
         max_shard_size=None if max_shard_size is None else str(max_shard_size),
+        dtype=None if dtype is None else _dtypes.name_of(dtype),
     )
-    return {"tensors": n, "skipped": skipped, "files": files, "index": index}
+    return {"tensors": n, "skipped": skipped, "cast": cast, "files": files, "index": index}

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._errors import UnsupportedError
+from ._errors import UnsupportedError, UsageError
 
 # numpy has these natively.
 _NUMPY = {
@@ -17,6 +17,8 @@ _ML_DTYPES = [
     "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
     "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
 ]
+# The floating dtypes among them (dequantize and cast targets).
+ML_FLOATS = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
 # Bytes per element, for raw views of dtypes numpy cannot name.
 _SIZES = {
     "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
@@ -69,3 +71,15 @@ def torch_dtype(name: str, raw: bool = False):
 
 def torch_name(dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+def name_of(dtype) -> str:
+    """tensorfile's name for `dtype`: a name as it is, or a torch or numpy dtype's."""
+    if isinstance(dtype, str):
+        return dtype
+    if type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
+        return torch_name(dtype)
+    try:
+        return numpy_name(dtype)
+    except TypeError:
+        raise UsageError(f"{dtype!r} is no dtype: give a name such as 'bfloat16', or a torch or numpy dtype") from None

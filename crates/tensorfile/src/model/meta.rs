@@ -47,18 +47,6 @@ impl MetaValue {
         }
     }
 
-    /// The value as one line of text, when it is a scalar: text as it is, numbers and
-    /// booleans as written in JSON; `None` for arrays, maps, bytes and tags.
-    pub fn scalar_text(&self) -> Option<String> {
-        match self {
-            MetaValue::Text(s) => Some(s.clone()),
-            MetaValue::Bool(_) | MetaValue::Int(_) | MetaValue::Float(_) | MetaValue::Number(_) => {
-                Some(self.to_json().to_string())
-            }
-            _ => None,
-        }
-    }
-
     /// The value in the untyped variants, for formats that keep no widths: numbers of a stated
     /// width as `Int` or `Float`, typed arrays as `Array` (recursively); others as they are.
     pub fn untyped(&self) -> MetaValue {

@@ -1,5 +1,6 @@
 //! The format-neutral model: what a tensor is, whatever file it came from.
 
+pub mod cast;
 mod data;
 mod dtype;
 mod entry;

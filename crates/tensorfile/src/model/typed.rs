@@ -228,7 +228,6 @@ mod tests {
         assert_eq!((Number::I32(-2).as_i128(), Number::F32(1.5).as_i128()), (Some(-2), None));
         assert_eq!(MetaValue::Number(Number::U8(4)).untyped(), MetaValue::Int(4));
         assert_eq!(MetaValue::Number(Number::F32(0.5)).untyped(), MetaValue::Float(0.5));
-        assert_eq!(MetaValue::Number(Number::I64(-9)).scalar_text().as_deref(), Some("-9"));
     }
 
     #[test]

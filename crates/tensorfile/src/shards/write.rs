@@ -160,7 +160,7 @@ pub fn convert_to_shards(
     let names = ShardNames::of(dest)?;
     let prepared = convert::prepare(src, Format::from_path(dest)?, options)?;
     let tensors = &prepared.plan.tensors;
-    let sizes: Vec<u64> = tensors.iter().map(|(i, _)| src.entries()[*i].nbytes()).collect();
+    let sizes: Vec<u64> = tensors.iter().map(|(i, info)| convert::written_bytes(src, *i, info)).collect();
     let runs = split(&sizes, max_shard_size);
     let count = runs.len();
     if count > MAX_SHARDS {

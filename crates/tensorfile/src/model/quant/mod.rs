@@ -195,8 +195,8 @@ impl Quant {
                         format!("groups of {} do not divide axis {} of {along}", g.group_size, g.axis),
                     ));
                 }
-                let groups = if g.group_size == 0 { along } else { along / g.group_size };
-                let lanes = if along == 0 { 0 } else { numel / along };
+                let groups = along.checked_div(g.group_size).unwrap_or(along);
+                let lanes = numel.checked_div(along).unwrap_or(0);
                 let scale_count = checked::mul(groups, lanes, "group scales")?;
                 if numel % per_word != 0 {
                     return Err(Error::invalid(

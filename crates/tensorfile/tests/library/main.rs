@@ -1,0 +1,28 @@
+//! The library's integration tests, one module per subject, in one test binary (one link of
+//! the library instead of one per file). The remote tests keep their own binary
+//! (`tests/remote.rs`): their servers are process-wide.
+
+mod common;
+
+mod cast;
+mod conformance;
+mod convert;
+mod convert_pieces;
+mod dequantize;
+mod executorch;
+mod fixtures;
+mod fuzz_regressions;
+mod gguf;
+mod layouts;
+mod ptd;
+mod pte_hostile;
+mod pytorch;
+mod ranged_reads;
+mod read_rows;
+mod safetensors;
+mod shards;
+mod torch_hostile;
+mod zt_hostile;
+mod zt_reference;
+mod zt_roundtrip;
+mod zt_sparse;
