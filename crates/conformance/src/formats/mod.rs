@@ -1,5 +1,6 @@
 //! The cases, one module per folder of the corpus.
 
+mod gguf;
 mod pickle;
 mod pt;
 mod pt2;
@@ -38,6 +39,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         zt2::cases(fx)?,
         zt1::cases(fx)?,
         safetensors::cases(fx)?,
+        gguf::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,

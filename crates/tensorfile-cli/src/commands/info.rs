@@ -47,11 +47,29 @@ fn write_text(f: &FileFacts, path: &str, out: &mut dyn Write) -> std::io::Result
     Ok(())
 }
 
-/// A metadata value on one line: text as is, anything else as JSON.
+/// Arrays longer than this show their length, element type and first elements only.
+const LONG_ARRAY: usize = 8;
+/// How many elements of a long array are shown.
+const SHOWN: usize = 3;
+
+/// A metadata value on one line: text as is, a long typed array summarised
+/// (`[151936 × string: "!", "\"", "#", …]`), anything else as JSON.
 fn meta_text(value: &MetaValue) -> String {
     match value {
         MetaValue::Text(s) => render::printable(s).into_owned(),
-        other => other.to_json().to_string(),
+        MetaValue::TypedArray(a) if a.len() > LONG_ARRAY => {
+            let first: Vec<String> = (0..SHOWN).filter_map(|i| a.get(i)).map(|v| item_text(&v)).collect();
+            format!("[{} × {}: {}, …]", a.len(), a.element_name(), first.join(", "))
+        }
+        other => render::printable(&other.to_json().to_string()).into_owned(),
+    }
+}
+
+/// An element of a long array: as JSON (text quoted), or summarised when it is an array.
+fn item_text(value: &MetaValue) -> String {
+    match value {
+        MetaValue::TypedArray(_) => meta_text(value),
+        other => render::printable(&other.to_json().to_string()).into_owned(),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::render;
 /// otherwise unchanged.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The program to update (.pte, .pt2, or a torch.save file).
+    /// The program to update (.pte, .pt2, a torch.save file, or a GGUF file).
     program: PathBuf,
     /// The file holding the new tensors.
     #[arg(long, value_name = "FILE")]

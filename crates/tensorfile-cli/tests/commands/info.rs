@@ -39,3 +39,25 @@ fn info_describes_a_program() {
     assert!(m["delegates"][0]["bytes"].as_u64().unwrap() > 0);
     assert_eq!(j["format"], "pte");
 }
+
+#[test]
+fn info_shows_gguf_metadata_with_long_arrays_summarised() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gguf/metadata.gguf");
+    let text = ok(&[&"info", &path]);
+    assert!(text.lines().any(|l| l.starts_with("format") && l.ends_with("gguf")), "{text}");
+    // The value shown beside `key` under `metadata:`.
+    let shown = |key: &str| {
+        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{key} "))).unwrap_or("");
+        line.trim_start()[key.len()..].trim().to_string()
+    };
+    assert_eq!(shown("scalar.u8"), "250", "{text}");
+    assert_eq!(shown("array.uint8"), "[0,1,255]", "{text}");
+    assert_eq!(shown("tokenizer.ggml.tokens"), r#"[300 × string: "tok0·一", "tok1·丁", "tok2·丂", …]"#, "{text}");
+    let j = json_of(&ok(&[&"info", &path, &"--json"]));
+    assert_eq!(j["format"], "gguf");
+    assert_eq!(j["metadata"]["tokenizer.ggml.tokens"].as_array().unwrap().len(), 300);
+    assert_eq!(j["metadata"]["scalar.u64"], u64::MAX);
+    assert_eq!(j["metadata"]["scalar.f32"], 0.1);
+    assert_eq!(j["metadata"]["array.empty_u32"], serde_json::json!([]));
+    assert_eq!(j["details"]["alignment"], 32);
+}

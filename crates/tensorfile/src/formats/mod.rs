@@ -9,6 +9,7 @@
 
 mod catalog;
 pub mod executorch;
+pub mod gguf;
 pub mod pytorch;
 mod registry;
 mod request;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -45,6 +45,8 @@ registry! {
     Zt2 => ztensor::v2::UNIT,
     /// zTensor 1.x (`ZTEN1000`).
     Zt1 => ztensor::v1::UNIT,
+    /// GGUF (`GGUF`), ggml's format.
+    Gguf => gguf::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

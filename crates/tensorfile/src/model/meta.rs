@@ -1,6 +1,10 @@
 //! Metadata values: the fields a file carries beside its tensors (custom keys, file metadata).
+//! Most formats store untyped values (JSON and CBOR numbers, text); GGUF keeps the width of
+//! every number and the element type of every array, which [`Number`] and [`TypedArray`] keep.
 
-use serde_json::{Map, Number, Value as Json};
+use serde_json::{Map, Number as JsonNumber, Value as Json};
+
+use super::typed::{Number, TypedArray};
 
 /// A metadata value as stored, rich enough for CBOR and JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +32,10 @@ pub enum MetaValue {
     Tagged(u64, Box<MetaValue>),
     /// A CBOR simple value other than false/true/null/undefined.
     Simple(u8),
+    /// A number of a stated width (GGUF's `u8`...`f64` values).
+    Number(Number),
+    /// An array whose elements share one stated type, kept even when it is empty (GGUF arrays).
+    TypedArray(TypedArray),
 }
 
 impl MetaValue {
@@ -36,6 +44,21 @@ impl MetaValue {
         match self {
             MetaValue::Text(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// The value in the untyped variants, for formats that keep no widths: numbers of a stated
+    /// width as `Int` or `Float`, typed arrays as `Array` (recursively); others as they are.
+    pub fn untyped(&self) -> MetaValue {
+        match self {
+            MetaValue::Number(n) => match n.as_i128() {
+                Some(i) => MetaValue::Int(i),
+                None => MetaValue::Float(n.as_f64()),
+            },
+            MetaValue::TypedArray(a) => {
+                MetaValue::Array((0..a.len()).filter_map(|i| a.get(i)).map(|v| v.untyped()).collect())
+            }
+            other => other.clone(),
         }
     }
 
@@ -73,7 +96,7 @@ impl MetaValue {
                     Json::String(i.to_string())
                 }
             }
-            MetaValue::Float(f) => Number::from_f64(*f).map_or(Json::String(f.to_string()), Json::Number),
+            MetaValue::Float(f) => float_json(*f),
             MetaValue::Text(s) => Json::String(s.clone()),
             MetaValue::Bytes(b) => {
                 let mut m = Map::new();
@@ -103,8 +126,15 @@ impl MetaValue {
                 m.insert("simple".into(), Json::from(*s));
                 Json::Object(m)
             }
+            MetaValue::Number(n) => n.to_json(),
+            MetaValue::TypedArray(a) => a.to_json(),
         }
     }
+}
+
+/// A float as a JSON number; a non-finite one (which JSON lacks) as its text.
+pub(super) fn float_json(f: f64) -> Json {
+    JsonNumber::from_f64(f).map_or(Json::String(f.to_string()), Json::Number)
 }
 
 impl From<&str> for MetaValue {

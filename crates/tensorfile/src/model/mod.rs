@@ -7,6 +7,7 @@ mod entry;
 mod layout;
 mod meta;
 pub mod quant;
+mod typed;
 
 pub use data::{Chunks, Part, SparseData, TensorData, gather};
 pub use dtype::DType;
@@ -15,3 +16,4 @@ pub use entry::{
 };
 pub use layout::{DATA, INDICES, INDPTR, Layout, LayoutKind, PartSpec, SparseFormat, VALUES};
 pub use meta::MetaValue;
+pub use typed::{Number, TypedArray};

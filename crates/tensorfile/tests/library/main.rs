@@ -12,6 +12,7 @@ mod dequantize;
 mod executorch;
 mod fixtures;
 mod fuzz_regressions;
+mod gguf;
 mod layouts;
 mod ptd;
 mod pte_hostile;

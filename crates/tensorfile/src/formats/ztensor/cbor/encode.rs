@@ -110,6 +110,8 @@ impl Encoder {
                     self.out.extend_from_slice(&[0xf8, *s]);
                 }
             }
+            // CBOR keeps no widths: numbers in their shortest form, arrays as arrays.
+            MetaValue::Number(_) | MetaValue::TypedArray(_) => self.value(&v.untyped()),
         }
     }
 }

@@ -69,6 +69,9 @@ impl Cbor {
             MetaValue::Map(pairs) => Cbor::Map(
                 pairs.iter().map(|(k, v)| Ok((Cbor::from_meta(k)?, Cbor::from_meta(v)?))).collect::<Result<_>>()?,
             ),
+            // Numbers of a stated width (GGUF's) keep their exact value: the deterministic
+            // encoding then picks the narrowest float that holds it.
+            MetaValue::Number(_) | MetaValue::TypedArray(_) => Cbor::from_meta(&v.untyped())?,
             // JSON holds none of these kinds, so this converts in one step.
             other => Cbor::from_meta(&MetaValue::from_json(&other.to_json()))?,
         })

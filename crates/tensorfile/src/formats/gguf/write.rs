@@ -1,0 +1,143 @@
+//! Writing GGUF version 3, little-endian: the header, the key/values and the tensor infos first
+//! (every size is known from the plan), then each tensor's data as it arrives, padded to the
+//! alignment (the last one too, as gguf-py pads it).
+
+use std::io::{Read, Write};
+
+use super::header::{MAGIC, WRITTEN_VERSION};
+use super::metadata::{self, string};
+use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, check_supported, ggml_type};
+use crate::checked;
+use crate::error::{Error, Result};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::model::quant::BLOCKS;
+use crate::model::{Chunks, MetaValue, Number, TensorData, TensorInfo};
+
+/// A streaming GGUF writer.
+pub struct GgufWriter<'w> {
+    out: Box<dyn Output + 'w>,
+    plan: Vec<TensorInfo>,
+    alignment: u64,
+    next: usize,
+}
+
+/// The metadata as written, with `general.alignment` (when given) as the `u32` readers require,
+/// and the alignment it sets (32 when it sets none). An integer, or text holding one, that is a
+/// power of two below 2^32 is an alignment; anything else is refused.
+fn with_alignment(metadata: &[(String, MetaValue)]) -> Result<(Vec<(String, MetaValue)>, u64)> {
+    let mut alignment = DEFAULT_ALIGNMENT;
+    let mut out = Vec::with_capacity(metadata.len());
+    for (key, value) in metadata {
+        if key != ALIGNMENT_KEY {
+            out.push((key.clone(), value.clone()));
+            continue;
+        }
+        let given = match value {
+            MetaValue::Number(n) => n.as_i128(),
+            MetaValue::Int(i) => Some(*i),
+            MetaValue::Text(s) => s.trim().parse::<i128>().ok(),
+            _ => None,
+        };
+        let a = given.and_then(|a| u32::try_from(a).ok()).filter(|a| a.is_power_of_two()).ok_or_else(|| {
+            Error::usage(format!("{ALIGNMENT_KEY} {} is not a power of two below 2^32", value.to_json()))
+        })?;
+        alignment = u64::from(a);
+        out.push((key.clone(), MetaValue::Number(Number::U32(a))));
+    }
+    Ok((out, alignment))
+}
+
+/// Zero bytes from `len` up to the next multiple of `alignment`, written (without a buffer of
+/// that size: an alignment may be large).
+fn pad(out: &mut dyn Output, len: u64, alignment: u64) -> Result<()> {
+    let n = checked::align_up(len, alignment)? - len;
+    std::io::copy(&mut std::io::repeat(0).take(n), out)?;
+    Ok(())
+}
+
+impl<'w> GgufWriter<'w> {
+    /// A writer for the tensors of `plan`, in that order; errors naming the first tensor GGUF
+    /// cannot hold, or metadata it cannot store.
+    pub fn new(mut out: Box<dyn Output + 'w>, plan: &[TensorInfo], options: &WriteOptions) -> Result<Self> {
+        for info in plan {
+            check_supported(info).map_err(|e| e.for_tensor(info.name()))?;
+        }
+        let mut names: Vec<&str> = plan.iter().map(TensorInfo::name).collect();
+        names.sort_unstable();
+        if let Some(pair) = names.windows(2).find(|p| p[0] == p[1]) {
+            return Err(Error::usage(format!("two tensors named {:?}", pair[0])));
+        }
+        let (metadata, alignment) = with_alignment(&options.metadata)?;
+        let mut head = MAGIC.to_vec();
+        head.extend_from_slice(&WRITTEN_VERSION.to_le_bytes());
+        head.extend_from_slice(&(plan.len() as u64).to_le_bytes());
+        head.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
+        head.extend_from_slice(&metadata::encode_all(&metadata)?);
+        let mut offset = 0u64;
+        for info in plan {
+            string(&mut head, info.name());
+            head.extend_from_slice(&(info.shape().len() as u32).to_le_bytes());
+            for d in info.shape().iter().rev() {
+                head.extend_from_slice(&d.to_le_bytes());
+            }
+            head.extend_from_slice(&ggml_type(info)?.id().to_le_bytes());
+            head.extend_from_slice(&offset.to_le_bytes());
+            offset = checked::align_up(checked::add(offset, info.nbytes()?, "data size")?, alignment)?;
+        }
+        out.write_all(&head)?;
+        // ggml starts the data region aligned only when there are tensors.
+        if !plan.is_empty() {
+            pad(&mut out, head.len() as u64, alignment)?;
+        }
+        Ok(GgufWriter { out, plan: plan.to_vec(), alignment, next: 0 })
+    }
+
+    fn planned(&self) -> Result<&TensorInfo> {
+        self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))
+    }
+
+    /// The padding after a tensor of `len` bytes, and the next tensor.
+    fn done(&mut self, len: u64) -> Result<()> {
+        pad(&mut self.out, len, self.alignment)?;
+        self.next += 1;
+        Ok(())
+    }
+}
+
+impl FormatWriter for GgufWriter<'_> {
+    fn write(&mut self, data: &TensorData) -> Result<()> {
+        let info = self.planned()?;
+        check_data(info, data).map_err(|e| e.for_tensor(info.name()))?;
+        let bytes = match info.layout().quant() {
+            Some(_) => data.part(BLOCKS).ok_or_else(|| Error::usage("ggml data without its blocks"))?,
+            None => data.as_dense()?,
+        };
+        self.out.write_all(bytes)?;
+        self.done(bytes.len() as u64)
+    }
+
+    fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let info = self.planned()?;
+        let want = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
+        let mut got = 0u64;
+        for chunk in open()? {
+            let chunk = chunk?;
+            got += chunk.len() as u64;
+            if got > want {
+                break;
+            }
+            self.out.write_all(&chunk)?;
+        }
+        let info = self.planned()?;
+        check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
+        self.done(want)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        if self.next != self.plan.len() {
+            return Err(Error::usage(format!("writer finished after {} of {} tensors", self.next, self.plan.len())));
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+}
