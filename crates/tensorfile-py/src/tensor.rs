@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
-use tensorfile::model::{SparseFormat, TensorData};
+use tensorfile::model::{SparseFormat, TensorData, cast};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, Error, TensorFile};
 
@@ -296,11 +296,27 @@ impl NativeTensor {
     /// filled in, a quantized one dequantized to float32, as the library's layout decoding
     /// does): contiguous, row-major, little-endian, with the array interface of the tensor's
     /// dtype and shape. Decoded once per call, with the GIL released; no copy into Python.
-    fn decoded(&self, py: Python<'_>) -> PyResult<NativeBuffer> {
+    /// With `dtype`, a floating tensor's values are then cast to it as the library's
+    /// `convert --dtype` casts (torch's `Tensor.to()`, bit for bit).
+    #[pyo3(signature = (dtype=None))]
+    fn decoded(&self, py: Python<'_>, dtype: Option<&str>) -> PyResult<NativeBuffer> {
+        let target = dtype.map(cast::target).transpose().py()?;
         let data = self.read_all(py)?;
-        let (dtype, shape) = (self.dtype, self.shape.clone());
-        let dense = py.detach(|| data.to_dense(dtype, &shape)).map_err(|e| e.for_tensor(&self.name)).py()?;
-        NativeBuffer::new(dense, dtype, &self.shape)
+        let (from, shape) = (self.dtype, self.shape.clone());
+        let decode = || -> tensorfile::Result<(Bytes, DType)> {
+            let dense = data.to_dense(from, &shape)?;
+            match target {
+                Some(to) if to != from => {
+                    if !cast::can_cast_from(from) {
+                        return Err(Error::usage(format!("{from} values cannot be cast to {to}")));
+                    }
+                    Ok((Bytes::from_vec(cast::cast(&dense, from, to)?), to))
+                }
+                _ => Ok((dense, from)),
+            }
+        };
+        let (bytes, dtype) = py.detach(decode).map_err(|e| e.for_tensor(&self.name)).py()?;
+        NativeBuffer::new(bytes, dtype, &self.shape)
     }
 
     /// The parts of the tensor's layout, in order: (role, dtype name, shape, view of the

@@ -114,16 +114,11 @@ class Tensor(NativeTensor):
         bit as the format's reference does (ggml's types as gguf-py's `dequantize`), then
         cast to `dtype` ("float16", "bfloat16"...) when given, as torch's `Tensor.to()` casts.
         Any other tensor gives its dense values, cast the same way."""
-        values = self.dense()
-        if dtype is None or dtype == values.dtype.name:
-            return values
-        return self._cast(values, dtype)
-
-    def _cast(self, values: np.ndarray, dtype: str) -> np.ndarray:
-        target = _dtypes.numpy_dtype(dtype)
-        if target.kind != "f" and dtype not in _dtypes.ML_FLOATS:
-            raise UsageError(f"dequantize(dtype={dtype!r}): a floating dtype is needed")
-        return values.astype(target)
+        if dtype is None:
+            return self.dense()
+        name = _dtypes.name_of(dtype)
+        decoded = self.decoded(name)
+        return np.asarray(decoded).view(_dtypes.numpy_dtype(name)).reshape(tuple(self.shape))
 
     def parts(self) -> dict:
         """The parts of the tensor's layout as numpy arrays, by role, in the layout's order:
