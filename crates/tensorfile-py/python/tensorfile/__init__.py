@@ -56,7 +56,7 @@ class Tensor(NativeTensor):
     def numpy(self, raw: bool = False) -> np.ndarray:
         """The tensor as a read-only numpy array. bfloat16 and float8 need `ml_dtypes`;
         `raw=True` gives unsigned integers of the same width instead."""
-        self._check_plain()
+        _check_plain(self)
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
         shape = tuple(self.shape)
         if self.nbytes == 0:
@@ -68,7 +68,7 @@ class Tensor(NativeTensor):
         do not write to it), elsewhere a copy on `device`."""
         import torch
 
-        self._check_plain()
+        _check_plain(self)
         with _quiet_readonly():
             cpu = self._torch_cpu(raw)
         if torch.device(device).type == "cpu":
@@ -76,17 +76,6 @@ class Tensor(NativeTensor):
         from ._cuda import to_device
 
         return to_device([cpu], torch.device(device))[0]
-
-    def _check_plain(self) -> None:
-        """Refuse to hand over the stored bytes of a sparse or quantized tensor as if they
-        were its elements, saying what to call instead."""
-        if self.is_sparse:
-            raise UnsupportedError(f"{self.name} is sparse: dense() decodes it, parts() gives its parts")
-        if self.quantization is not None:
-            raise UnsupportedError(
-                f"{self.name} is quantized ({self.quantization}): dequantize() gives its values as "
-                "float32 (dequantize(dtype=...) in another float dtype), parts() its stored blocks"
-            )
 
     def _torch_cpu(self, raw: bool = False):
         """A CPU torch view of the bytes (callers silence torch's read-only warning)."""
@@ -168,6 +157,19 @@ class Tensor(NativeTensor):
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
+
+
+def _check_plain(tensor: NativeTensor) -> None:
+    """Refuse to hand over the stored bytes of a sparse or quantized tensor as if they were its
+    elements, saying what to call instead (row slices are native tensors: a function, not a
+    method)."""
+    if tensor.is_sparse:
+        raise UnsupportedError(f"{tensor.name} is sparse: dense() decodes it, parts() gives its parts")
+    if tensor.quantization is not None:
+        raise UnsupportedError(
+            f"{tensor.name} is quantized ({tensor.quantization}): dequantize() gives its values as "
+            "float32 (dequantize(dtype=...) in another float dtype), parts() its stored blocks"
+        )
 
 
 def _view(tensor: NativeTensor) -> np.ndarray:
