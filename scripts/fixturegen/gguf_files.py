@@ -233,7 +233,7 @@ def record(path: Path) -> None:
     tensors = []
     for t in r.tensors:
         stored = t.data.tobytes()
-        tensors.append({
+        tensor = {
             "name": t.name,
             "type": t.tensor_type.name,
             "shape": [int(d) for d in reversed(t.shape.tolist())],
@@ -241,7 +241,14 @@ def record(path: Path) -> None:
             "data_offset": int(t.data_offset),
             "stored_sha256": sha256(stored),
             "sha256": sha256(little_endian(t, stored) if big else stored),
-        })
+        }
+        if t.tensor_type.name not in PLAIN_TYPES:
+            try:
+                values = gguf.quants.dequantize(t.data, t.tensor_type).astype("<f4")
+                tensor["dequantized_sha256"] = sha256(values.tobytes())
+            except NotImplementedError:
+                pass
+        tensors.append(tensor)
     doc = {
         "producer": f"gguf-py {version()} (numpy {np.__version__})",
         "file": path.name,
@@ -287,6 +294,9 @@ def encoded(element: V, items: list) -> bytes:
         return bytes(out)
     dtype = {V.INT32: "<i4", V.FLOAT32: "<f4", V.UINT32: "<u4", V.UINT8: "u1"}[element]
     return np.array(items, dtype=dtype).tobytes()
+
+
+PLAIN_TYPES = {"F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"}
 
 
 def little_endian(t, stored: bytes) -> bytes:

@@ -158,6 +158,11 @@ fn check_file(file: &TensorFile, record: &Value, what: &str, stored: bool) {
             None => data.as_dense().unwrap().clone(),
         };
         assert_eq!(sha256(&bytes), common::text(t, "sha256", &what), "{what}: bytes");
+        // Blocks of a type gguf-py dequantizes: the same float32 values.
+        if let Some(want) = t.get("dequantized_sha256") {
+            let values = data.to_dense(e.info().dtype(), e.info().shape()).unwrap();
+            assert_eq!(Some(sha256(&values).as_str()), want.as_str(), "{what}: dequantized");
+        }
         if stored {
             assert_eq!(Some(e.storage().offset()), t["data_offset"].as_u64(), "{what}: offset");
             let raw = std::fs::read(file.path().unwrap()).unwrap();
