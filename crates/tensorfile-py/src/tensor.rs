@@ -171,6 +171,13 @@ impl NativeTensor {
         if let Some(b) = self.data.get() {
             return Ok(b);
         }
+        if let Some(q) = &self.quantized {
+            let detail = format!(
+                "quantized ({q}): dequantize() gives its values as float32 (dequantize(dtype=...) in \
+                 another float dtype), parts() its stored blocks"
+            );
+            return Err(Error::unsupported(detail).for_tensor(&self.name)).py();
+        }
         let Some((first, count)) = self.rows else {
             let all = self.read_all(py)?;
             return self.keep(all);
