@@ -8,13 +8,10 @@ use unicode_normalization::is_nfc;
 use crate::error::{Error, Result};
 use crate::model::MetaValue;
 
-/// The 8 bytes at the start of a file and at the end of its footer.
-pub(crate) const MAGIC: [u8; 8] = *b"\x89ZT2\r\n\x1a\n";
-/// The footer: manifest offset, length and XXH3-64 (u64 each), version and reserved (u32
-/// each), the magic.
-pub(crate) const FOOTER_LEN: u64 = 40;
-/// The footer's version integer.
-pub(crate) const VERSION: u32 = 2;
+// The container's constants (the reader's): the magic at the start of a file and at the end
+// of its footer; the footer (manifest offset, length and XXH3-64, version and reserved, the
+// magic); the footer's version.
+pub(crate) use super::{FOOTER_LEN, MAGIC, VERSION};
 /// Canonical placement: every blob, and the manifest, at a multiple of 64 KiB, the first at
 /// 64 KiB.
 pub(crate) const CANONICAL_ALIGN: u64 = 64 << 10;

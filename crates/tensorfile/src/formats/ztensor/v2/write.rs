@@ -74,7 +74,7 @@ impl<'w> Zt2Writer<'w> {
             // attributes sit one level below the manifest's root.
             Cbor::Array(vec![a.clone()]).encode("the file metadata")?;
         }
-        out.write_all(&MAGIC)?;
+        out.write_all(MAGIC)?;
         Ok(Zt2Writer {
             out,
             pos: MAGIC.len() as u64,
@@ -207,7 +207,7 @@ impl FormatWriter for Zt2Writer<'_> {
         footer.extend_from_slice(&xxh3_64(&manifest).to_le_bytes());
         footer.extend_from_slice(&VERSION.to_le_bytes());
         footer.extend_from_slice(&0u32.to_le_bytes());
-        footer.extend_from_slice(&MAGIC);
+        footer.extend_from_slice(MAGIC);
         self.out.write_all(&footer)?;
         self.out.flush()?;
         Ok(())
