@@ -2,14 +2,22 @@
 `scripts/bench`; prints `{"seconds": ..., "bytes": ..., "tensors": ...}` (the operation
 alone: not the interpreter's start nor the imports).
 
-  tensorfile    open | read | load-torch      (the package: pip install ./crates/tensorfile-py)
+  tensorfile    open | list | read | load-torch | convert   (the package: pip install
+                ./crates/tensorfile-py; convert: DATA is the output, written as zTensor 2)
   safetensors   open | read | load-torch
   ztensor       open | read                   (pip ztensor==0.1.4, the zTensor 0.1 reference)
   torch-export  read                          (torch.export.load(FILE).state_dict + constants)
   torch-load    read                          (torch.load(FILE, weights_only=True, mmap=True))
   executorch    read                          (deserialize_pte_binary: every constant)
+  gguf          list | read | dequantize      (gguf-py's GGUFReader, in the gguf environment;
+                                               dequantize: DATA names the tensor, decoded by
+                                               gguf.quants.dequantize after its blocks are read)
+  ztensor2      open | read | convert         (pip ztensor==2.1.2, in its own environment;
+                                               convert: ztensor.convert(FILE, DATA))
 
-`read` touches every byte of every tensor (a sum of 8-byte words where the size allows).
+`read` touches every byte of every tensor (a sum of 8-byte words where the size allows); of a
+quantized tensor, every byte of its stored parts. `list` reads every tensor's name, type and
+shape.
 """
 
 import json
@@ -46,10 +54,16 @@ def run(tool: str, op: str, path: str, data: str | None):
             with tensorfile.open(path, data=data) as f:
                 n = len(f.keys())
             return time.perf_counter() - start, 0, n
+        if op == "list":
+            start = time.perf_counter()
+            with tensorfile.open(path) as f:
+                listed = [(name, t.dtype, t.shape, t.quantization) for name in f for t in [f[name]]]
+            return time.perf_counter() - start, 0, len(listed)
         if op == "read":
             start = time.perf_counter()
             with tensorfile.open(path, data=data) as f:
-                arrays = [f[name].numpy(raw=True) for name in f]
+                arrays = [a for name in f for t in [f[name]]
+                          for a in (t.parts().values() if t.quantization is not None else [t.numpy(raw=True)])]
             total = sum(touch(a) for a in arrays)
             return time.perf_counter() - start, total, len(arrays)
         if op == "load-torch":
@@ -122,7 +136,62 @@ def run(tool: str, op: str, path: str, data: str | None):
         buffers = [bytes(b.storage) for b in program.constant_buffer]
         total = sum(touch(np.frombuffer(b, np.uint8)) for b in buffers)
         return time.perf_counter() - start, total, len(buffers)
+    if tool == "tensorfile" and op == "convert":
+        import tensorfile
+
+        start = time.perf_counter()
+        done = tensorfile.convert(path, data, zt_version=2, verify=False)
+        return time.perf_counter() - start, 0, done["tensors"]
+    if tool == "gguf":
+        return gguf_op(op, path, data)
+    if tool == "ztensor2":
+        return ztensor2_op(op, path, data)
     raise SystemExit(f"unknown {tool} {op}")
+
+
+def gguf_op(op: str, path: str, name: str | None):
+    import gguf
+
+    if op == "list":
+        start = time.perf_counter()
+        listed = [(t.name, t.tensor_type, tuple(t.shape)) for t in gguf.GGUFReader(path).tensors]
+        return time.perf_counter() - start, 0, len(listed)
+    if op == "read":
+        start = time.perf_counter()
+        tensors = gguf.GGUFReader(path).tensors
+        total = sum(touch(t.data) for t in tensors)
+        return time.perf_counter() - start, total, len(tensors)
+    if op == "dequantize":
+        t = next(t for t in gguf.GGUFReader(path).tensors if t.name == name)
+        touch(t.data)
+        gguf.quants.dequantize(t.data[:1], t.tensor_type)  # a codebook is built on first use
+        start = time.perf_counter()
+        values = gguf.quants.dequantize(t.data, t.tensor_type)
+        return time.perf_counter() - start, values.nbytes, 1
+    raise SystemExit(f"unknown gguf {op}")
+
+
+def ztensor2_op(op: str, path: str, out: str | None):
+    import ztensor
+
+    if op == "convert":
+        start = time.perf_counter()
+        ztensor.convert(path, out)
+        return time.perf_counter() - start, 0, len(ztensor.index(out))
+    start = time.perf_counter()
+    with ztensor.open(path) as src:
+        if op == "open":
+            listed = [(t.name, t.shape, t.layout) for t in src.values()]
+            return time.perf_counter() - start, 0, len(listed)
+        if op != "read":
+            raise SystemExit(f"unknown ztensor2 {op}")
+        total, n = 0, 0
+        for t in src.values():
+            parts = t.parts
+            for part in parts:
+                total += touch(np.frombuffer(memoryview(t if len(parts) == 1 else t[part]), np.uint8))
+            n += 1
+    return time.perf_counter() - start, total, n
 
 
 def main() -> None:

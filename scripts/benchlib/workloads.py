@@ -91,13 +91,8 @@ def derived(tensorfile_bin: Path, source: Path, formats: list) -> dict:
     return files
 
 
-def make(cache: Path, tensorfile_bin: Path, quick: bool) -> dict:
-    """workload -> {format label -> path}."""
-    tag = "quick" if quick else "full"
-    folder = cache / tag
-    folder.mkdir(parents=True, exist_ok=True)
-    out = {}
-
+def llama_safetensors(folder: Path, quick: bool) -> Path:
+    """llama-1b as safetensors in `folder`, made if it is not there."""
     llama = folder / "llama-1b.safetensors"
     if not llama.exists():
         rng = np.random.default_rng(0)
@@ -105,6 +100,17 @@ def make(cache: Path, tensorfile_bin: Path, quick: bool) -> dict:
         tmp = llama.with_suffix(".tmp")
         write_safetensors_bf16(tmp, [(n, s, (lambda s=s: bf16_normal(rng, s))) for n, s in shapes])
         tmp.rename(llama)
+    return llama
+
+
+def make(cache: Path, tensorfile_bin: Path, quick: bool) -> dict:
+    """workload -> {format label -> path}."""
+    tag = "quick" if quick else "full"
+    folder = cache / tag
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+
+    llama = llama_safetensors(folder, quick)
     out["llama-1b"] = derived(tensorfile_bin, llama, ["zt", "zt-zstd", "pt", "ptd"])
     pt2 = folder / "llama-1b.pt2"
     if not pt2.exists():

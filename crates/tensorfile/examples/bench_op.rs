@@ -1,15 +1,21 @@
 //! One timed operation on one file, for `scripts/bench`: tensorfile or a Rust peer (the
-//! safetensors crate, the zTensor 0.1 reference crate `ztensor =0.1.0`, a bare memory map).
+//! safetensors crate, the zTensor 0.1 reference crate `ztensor =0.1.0`, the zTensor 2 crate
+//! `ztensor =2.1.1`, a bare memory map).
 //! Prints one line of JSON: `{"seconds": ..., "bytes": ..., "tensors": ..., "sum": ...}`,
 //! where `seconds` covers the operation alone (not the process start).
 //!
 //! Usage: bench_op TOOL OP FILE [OUT] [OPTION]
-//!   tensorfile  open | read | read-one (the largest tensor up to 64 MiB) | write-zt | write-zt-zstd | write-zt-zstd-1 | convert |
-//!               convert-zstd (OUT for writes and conversions; its extension picks the format;
-//!               -zstd: compressed, for .zt) | zstd | zstd-1
+//!   tensorfile  open | list | read | read-one (the largest tensor up to 64 MiB) | write-zt | write-zt-zstd | write-zt-zstd-1 |
+//!               write-zt2 | convert | convert-zstd (OUT for writes and conversions; its extension picks the format;
+//!               -zstd: compressed, for .zt; write-zt2: zTensor 2, checksums not checked while reading) | zstd | zstd-1
 //!               (compress into a .zt that goes nowhere: the CPU work alone; -1: one thread)
+//!               | dequantize (FILE NAME THREADS [reuse]: tensor NAME decoded to float32 on THREADS
+//!               threads, 0 for one per core; only the decoding is timed, its stored bytes read
+//!               before; reuse: the second of two decodings, into memory the first used)
 //!   safetensors open | read
 //!   ztensor     open | read
+//!   ztensor2    open | read | write (OUT from FILE, a .safetensors or a zTensor 2 .zt, in
+//!                                    canonical form, published as the crate publishes)
 //!   mmap        read              (sum every byte of the file: the warm-read limit)
 //!   write       plain             (write_all of FILE's tensor bytes to OUT: the write limit)
 //!   curl        read | read-mem   (FILE a URL: `curl` fetching it whole into /dev/null, or
@@ -17,7 +23,9 @@
 //!
 //! FILE may be a URL for tensorfile's ops (a remote file read by range).
 //!
-//! `read` touches every byte (a wrapping sum of 8-byte words), so lazy mapping is not free.
+//! `read` touches every byte (a wrapping sum of 8-byte words), so lazy mapping is not free;
+//! of a quantized tensor, every byte of its stored parts. `list` and `open` read every
+//! tensor's name, dtype, layout and shape.
 
 use std::fs::File;
 use std::io::Write;
@@ -27,7 +35,7 @@ use std::time::Instant;
 use tensorfile::TensorFile;
 use tensorfile::convert::{ConvertOptions, convert_file, convert_to_writer};
 use tensorfile::formats::{Compression, Format, WriteOptions};
-use tensorfile::model::ChecksumKind;
+use tensorfile::model::{ChecksumKind, DType};
 use tensorfile::output::AtomicFile;
 use tensorfile::source::Bytes;
 
@@ -83,18 +91,22 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
     let file = TensorFile::open(path).expect("open");
     let tensors = file.entries().len();
     match op {
-        "open" => {
-            let names: usize = file.entries().iter().map(|e| e.info().name().len()).sum();
-            Outcome { bytes: 0, tensors, sum: names as u64 }
+        "open" | "list" => {
+            let listed = file.entries().iter().map(|e| {
+                let info = e.info();
+                let layout = info.layout().describe().len() + info.dtype().name().len();
+                (info.name().len() + layout + info.shape().len()) as u64
+            });
+            Outcome { bytes: 0, tensors, sum: listed.sum() }
         }
         "read" => {
             let (mut bytes, mut total) = (0, 0u64);
             let all: Vec<usize> = (0..tensors).collect();
             file.read_each(&all, false, &mut |_, data| {
-                let data = data?;
-                let b = data.as_dense()?;
-                bytes += b.len() as u64;
-                total = total.wrapping_add(sum(b));
+                for part in data?.parts() {
+                    bytes += part.bytes().len() as u64;
+                    total = total.wrapping_add(sum(part.bytes()));
+                }
                 Ok(())
             })
             .expect("read");
@@ -132,6 +144,11 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
                 run();
             }
             Outcome { bytes: file.entries().iter().map(|e| e.nbytes()).sum(), tensors, sum: 0 }
+        }
+        "write-zt2" => {
+            let options = ConvertOptions { verify: false, format: Some(Format::Zt2), ..ConvertOptions::default() };
+            let report = convert_file(&file, out.expect("OUT"), &options, &mut |_| {}).expect("convert");
+            Outcome { bytes: report.bytes, tensors: report.tensors, sum: 0 }
         }
         "convert" | "convert-zstd" => {
             let compression = if op == "convert" { Compression::None } else { Compression::Zstd(3) };
@@ -183,6 +200,119 @@ fn ztensor_op(op: &str, path: &Path) -> Outcome {
     }
 }
 
+/// `name` of `path` decoded to float32 on `threads` threads (0: one per core), timed alone.
+/// With `reuse`, decoded once untimed first, so that the timed decoding writes into memory
+/// the allocator hands back (when it keeps freed memory: see `scripts/benchlib/quant.py`)
+/// rather than into fresh pages: the kernels without the page faults.
+fn dequantize_op(path: &Path, name: &str, threads: usize, reuse: bool) -> (f64, Outcome) {
+    let file = TensorFile::open(path).expect("open");
+    let index = file.index_of(name).expect("no such tensor");
+    let shape = file.entries()[index].info().shape().to_vec();
+    let data = file.read_index(index).expect("read");
+    // The stored bytes paged in before the clock starts: only decoding is timed.
+    let stored = data.parts().iter().fold(0u64, |t, p| t.wrapping_add(sum(p.bytes())));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+    // Both decodings on one thread of the pool, which allocates their output from one arena.
+    let (seconds, values) = pool.install(|| {
+        if reuse {
+            drop(data.to_dense(DType::Float32, &shape).expect("dequantize"));
+        }
+        let start = Instant::now();
+        let values = data.to_dense(DType::Float32, &shape).expect("dequantize");
+        (start.elapsed().as_secs_f64(), values)
+    });
+    (seconds, Outcome { bytes: values.len() as u64, tensors: 1, sum: stored.wrapping_add(sum(&values)) })
+}
+
+fn ztensor2_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
+    if op == "write" {
+        return ztensor2_write(path, out.expect("OUT"));
+    }
+    let src = ztensor2::Source::open(path).expect("open");
+    match op {
+        "open" => {
+            let listed = src.tensors().map(|t| (t.name().len() + t.layout().len() + t.shape().len()) as u64);
+            Outcome { bytes: 0, tensors: src.len(), sum: listed.sum() }
+        }
+        "read" => {
+            let (mut bytes, mut total) = (0, 0u64);
+            for t in src.tensors() {
+                for p in t.parts() {
+                    let data = t.part(p).and_then(|p| p.bytes()).expect("read");
+                    bytes += data.len() as u64;
+                    total = total.wrapping_add(sum(&data));
+                }
+            }
+            Outcome { bytes, tensors: src.len(), sum: total }
+        }
+        other => panic!("unknown ztensor2 op {other}"),
+    }
+}
+
+/// The zTensor 2 crate writing `src`'s tensors to `out`: from a safetensors file, dense
+/// tensors; from a zTensor 2 file, every object with its layout, parts and attributes.
+fn ztensor2_write(src: &Path, out: &Path) -> Outcome {
+    use ztensor2::DType as Z;
+    let mut w = ztensor2::Writer::publish(out).expect("create");
+    let (mut bytes, mut tensors) = (0, 0);
+    if src.extension().is_some_and(|e| e == "safetensors") {
+        let m = map(src);
+        let st = safetensors::SafeTensors::deserialize(&m).expect("deserialize");
+        let mut names = st.names();
+        names.sort();
+        for n in names {
+            let t = st.tensor(n).expect("tensor");
+            let dtype = match t.dtype() {
+                safetensors::Dtype::BF16 => Z::BF16,
+                safetensors::Dtype::F16 => Z::F16,
+                safetensors::Dtype::F32 => Z::F32,
+                other => panic!("no zTensor 2 dtype for {other:?} here"),
+            };
+            let shape: Vec<u64> = t.shape().iter().map(|&d| d as u64).collect();
+            w.add(n, shape, dtype, t.data()).expect("add");
+            bytes += t.data().len() as u64;
+            tensors += 1;
+        }
+    } else {
+        let source = ztensor2::Source::open(src).expect("open");
+        if let Some(a) = source.attributes() {
+            w.set_attributes(a.clone());
+        }
+        let mut all: Vec<_> = source.tensors().collect();
+        all.sort_by(|a, b| a.name().cmp(b.name()));
+        for t in all {
+            let parts: Vec<_> = t
+                .parts()
+                .map(|p| {
+                    let part = t.part(p).expect("part");
+                    (p, part.dtype(), part.logical(), part.bytes().expect("read"))
+                })
+                .collect();
+            w.object(t.name(), |o| {
+                let mut o = o.shape(t.shape()).layout(t.layout());
+                if let Some(a) = t.attributes() {
+                    o = o.attributes(a.clone());
+                }
+                for (name, dtype, logical, data) in &parts {
+                    o = o.part(*name, |p| {
+                        let p = p.dtype(*dtype).bytes(data);
+                        match logical {
+                            Some(l) => p.logical(*l),
+                            None => p,
+                        }
+                    });
+                }
+                o
+            })
+            .expect("add");
+            bytes += parts.iter().map(|p| p.3.len() as u64).sum::<u64>();
+            tensors += 1;
+        }
+    }
+    w.finish().expect("finish");
+    Outcome { bytes, tensors, sum: 0 }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
@@ -191,11 +321,19 @@ fn main() {
     }
     let (tool, op, path) = (args[1].as_str(), args[2].as_str(), Path::new(&args[3]));
     let out = args.get(4).map(Path::new);
+    if (tool, op) == ("tensorfile", "dequantize") {
+        let threads = args.get(5).and_then(|t| t.parse().ok()).expect("THREADS");
+        let reuse = args.get(6).is_some_and(|a| a == "reuse");
+        let (seconds, o) = dequantize_op(path, args.get(4).expect("NAME"), threads, reuse);
+        println!("{{\"seconds\": {seconds}, \"bytes\": {}, \"tensors\": 1, \"sum\": {}}}", o.bytes, o.sum);
+        return;
+    }
     let start = Instant::now();
     let outcome = match tool {
         "tensorfile" => tensorfile_op(op, path, out),
         "safetensors" => safetensors_op(op, path),
         "ztensor" => ztensor_op(op, path),
+        "ztensor2" => ztensor2_op(op, path, out),
         "mmap" => {
             let m = map(path);
             Outcome { bytes: m.len() as u64, tensors: 0, sum: sum(&m) }
