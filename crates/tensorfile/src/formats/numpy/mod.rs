@@ -96,6 +96,8 @@ pub fn check_supported(info: &TensorInfo) -> Result<()> {
         format!("NumPy has no dtype {}", info.dtype())
     } else if info.kind() != Kind::Tensor {
         "an .npz holds arrays, not opaque blobs".to_string()
+    } else if crate::zip::leaves_archive(&format!("{}.npy", info.name())) {
+        "a name that makes an .npz member leave the archive (absolute, a drive or `..`)".to_string()
     } else if !info.layout().reads_dense() {
         format!("NumPy files hold dense arrays, not {} ones", info.layout().describe())
     } else {
@@ -147,5 +149,8 @@ mod tests {
         assert!(e.to_string().contains("bfloat16") && e.to_string().contains('w'), "{e}");
         assert!(check_supported(&TensorInfo::dense("w", DType::Complex64, vec![2])).is_ok());
         assert!(check_supported(&TensorInfo::blob("b", 3)).is_err());
+        for name in ["/abs", "a/../b", "C:x", ".."] {
+            assert!(check_supported(&TensorInfo::dense(name, DType::Int8, vec![2])).is_err(), "{name}");
+        }
     }
 }
