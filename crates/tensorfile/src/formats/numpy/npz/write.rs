@@ -27,8 +27,9 @@ impl<'w> NpzWriter<'w> {
                 return Err(Error::usage(format!("two tensors named {:?}", info.name())));
             }
         }
-        // No root folder: numpy names members at the top of the archive.
-        Ok(NpzWriter { zip: ZipWriter::new(out, ""), plan: plan.to_vec(), next: 0 })
+        // Members at the top of the archive, as numpy names them; the zip64 end records only
+        // where needed (numpy.load looks for a local header or an end record first).
+        Ok(NpzWriter { zip: ZipWriter::plain(out), plan: plan.to_vec(), next: 0 })
     }
 
     /// The next planned tensor and its member's header.
