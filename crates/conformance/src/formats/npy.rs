@@ -95,7 +95,11 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         ("dict-unclosed", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", "a dict that is not closed"),
         ("dict-a-call", "__import__('os').system('x')", "a function call instead of a dict"),
         ("dict-not-a-dict", "['descr', '<f4']", "a list instead of a dict"),
-        ("dict-extra-key", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}", "a key numpy does not allow"),
+        (
+            "dict-extra-key",
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}",
+            "a key numpy does not allow",
+        ),
         ("dict-key-twice", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}", "descr twice"),
         ("shape-a-list", "{'descr': '<f4', 'fortran_order': False, 'shape': [6]}", "a shape that is a list"),
         ("shape-negative", "{'descr': '<f4', 'fortran_order': False, 'shape': (-6,)}", "a negative dimension"),
@@ -128,7 +132,13 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         ("datetime", "<M8[ns]", "datetimes"),
         ("unknown-descr", "<q9", "a descr numpy does not define"),
     ] {
-        f.verify(stem, F::BadField, ud, &format!("descr {descr}: {what}"), npy(1, &dict(descr, false, "(3,)"), &[0; 48]));
+        f.verify(
+            stem,
+            F::BadField,
+            ud,
+            &format!("descr {descr}: {what}"),
+            npy(1, &dict(descr, false, "(3,)"), &[0; 48]),
+        );
     }
     f.verify("structured", F::BadField, ud, "a structured descr (a list of fields)", {
         npy(1, "{'descr': [('a', '<i4'), ('b', '<f8')], 'fortran_order': False, 'shape': (2,)}", &[0; 24])

@@ -26,10 +26,7 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
     f.valid("deflated", F::Valid, "two deflated members, as savez_compressed writes them", {
         npz(&[Entry::deflated("a.npy", &a), Entry::deflated("nested/b.npy", &b)])
     });
-    for (stem, path) in [
-        ("numpy-savez", "numpy/savez.npz"),
-        ("numpy-savez-compressed", "numpy/savez_compressed.npz"),
-    ] {
+    for (stem, path) in [("numpy-savez", "numpy/savez.npz"), ("numpy-savez-compressed", "numpy/savez_compressed.npz")] {
         f.valid(stem, F::Valid, &format!("{path} (fixture made by numpy)"), fx.read(path)?);
     }
 
@@ -56,9 +53,13 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         m[8..10].copy_from_slice(&1000u16.to_le_bytes());
         npz(&[Entry::stored("a.npy", &m)])
     });
-    f.verify("names-collide", F::DuplicateName, Rule::DuplicateName, "members a and a.npy: one name once .npy is dropped", {
-        npz(&[Entry::stored("a.npy", &a), Entry::stored("a", &a)])
-    });
+    f.verify(
+        "names-collide",
+        F::DuplicateName,
+        Rule::DuplicateName,
+        "members a and a.npy: one name once .npy is dropped",
+        { npz(&[Entry::stored("a.npy", &a), Entry::stored("a", &a)]) },
+    );
     f.verify("member-crc", F::Checksum, Rule::ChecksumMismatch, "a stored member whose CRC-32 does not match", {
         let mut e = Entry::stored("a.npy", &a);
         e.crc ^= 1;

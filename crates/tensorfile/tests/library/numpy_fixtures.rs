@@ -123,7 +123,10 @@ fn every_fixture_converts_to_npz_and_reads_back_the_same() {
 #[test]
 fn dtypes_numpy_lacks_are_refused_by_name_or_skipped() {
     use tensorfile::model::{DType, TensorInfo};
-    let tensors = [common::dense(TensorInfo::dense("w", DType::BFloat16, vec![2]), 1), common::dense(TensorInfo::dense("b", DType::Float32, vec![2]), 2)];
+    let tensors = [
+        common::dense(TensorInfo::dense("w", DType::BFloat16, vec![2]), 1),
+        common::dense(TensorInfo::dense("b", DType::Float32, vec![2]), 2),
+    ];
     let src = common::open(common::write(Format::Safetensors, &tensors, &Default::default()));
     let err = convert(&src, Format::Npz, &ConvertOptions::default()).unwrap_err();
     assert!(err.to_string().contains("bfloat16") && err.to_string().contains('w'), "{err}");

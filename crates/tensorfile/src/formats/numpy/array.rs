@@ -14,11 +14,8 @@ pub(crate) fn to_row_major_le(stored: Bytes, dtype: DType, order: ByteOrder, for
     if !swap && !transpose {
         return stored;
     }
-    let mut out = if transpose {
-        from_fortran(&stored, shape, dtype.size().unwrap_or(1) as usize)
-    } else {
-        stored.to_vec()
-    };
+    let mut out =
+        if transpose { from_fortran(&stored, shape, dtype.size().unwrap_or(1) as usize) } else { stored.to_vec() };
     if swap {
         swap::swap_in_place(&mut out, unit);
     }

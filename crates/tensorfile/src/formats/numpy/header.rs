@@ -89,7 +89,9 @@ pub(crate) fn header(preamble: Preamble, bytes: &[u8]) -> Result<Header> {
             Literal::Str(k) if k == "descr" => &mut descr,
             Literal::Str(k) if k == "fortran_order" => &mut fortran,
             Literal::Str(k) if k == "shape" => &mut shape,
-            Literal::Str(k) => return Err(bad(format!("unexpected key {k:?} (NumPy allows descr, fortran_order, shape)"))),
+            Literal::Str(k) => {
+                return Err(bad(format!("unexpected key {k:?} (NumPy allows descr, fortran_order, shape)")));
+            }
             other => return Err(bad(format!("a key that is {}", other.kind()))),
         };
         if slot.replace(value).is_some() {

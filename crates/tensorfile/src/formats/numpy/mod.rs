@@ -75,11 +75,7 @@ fn native() -> ByteOrder {
 /// The layout of an array stored in Fortran order: its dimensions stored last first. An array
 /// of fewer than two dimensions is the same in either order.
 pub(crate) fn layout_of(fortran_order: bool, rank: usize) -> Layout {
-    if fortran_order && rank > 1 {
-        Layout::DimOrder((0..rank as u8).rev().collect())
-    } else {
-        Layout::Dense
-    }
+    if fortran_order && rank > 1 { Layout::DimOrder((0..rank as u8).rev().collect()) } else { Layout::Dense }
 }
 
 /// The tensor a header describes (named `name`, of `dtype`) and its size in bytes.
@@ -130,8 +126,7 @@ mod tests {
 
     #[test]
     fn other_descrs_are_unknown_dtypes() {
-        for d in ["|O", "<U3", "|S5", "|V8", "<M8[ns]", "<m8[s]", "<f16", "<c32", "<f3", "", "<", "float32", "\u{e9}"]
-        {
+        for d in ["|O", "<U3", "|S5", "|V8", "<M8[ns]", "<m8[s]", "<f16", "<c32", "<f3", "", "<", "float32", "\u{e9}"] {
             assert_eq!(descr_dtype(d).unwrap_err().rule(), Some(Rule::UnknownDType), "{d:?}");
         }
     }
@@ -149,7 +144,7 @@ mod tests {
         assert!(e.to_string().contains("bfloat16") && e.to_string().contains('w'), "{e}");
         assert!(check_supported(&TensorInfo::dense("w", DType::Complex64, vec![2])).is_ok());
         assert!(check_supported(&TensorInfo::blob("b", 3)).is_err());
-        for name in ["/abs", "a/../b", "C:x", ".."] {
+        for name in ["/abs", "a/../b", "C:x", "../x"] {
             assert!(check_supported(&TensorInfo::dense(name, DType::Int8, vec![2])).is_err(), "{name}");
         }
     }

@@ -54,7 +54,10 @@ impl NpyReader {
                 if available < nbytes {
                     return Err(Error::invalid(
                         Rule::Truncated,
-                        format!("dtype {dtype} and shape {:?} need {nbytes} bytes, the file holds {available}", header.shape),
+                        format!(
+                            "dtype {dtype} and shape {:?} need {nbytes} bytes, the file holds {available}",
+                            header.shape
+                        ),
                     )
                     .for_tensor(&name));
                 }
@@ -109,13 +112,8 @@ impl FormatReader for NpyReader {
         let e = self.catalog.get(index)?;
         let stored = self.src.range(e.storage().offset(), e.storage().len())?;
         let info = e.info();
-        let data = to_row_major_le(
-            stored,
-            info.dtype(),
-            e.storage().byte_order(),
-            self.header.fortran_order,
-            info.shape(),
-        );
+        let data =
+            to_row_major_le(stored, info.dtype(), e.storage().byte_order(), self.header.fortran_order, info.shape());
         Ok(TensorData::dense(data))
     }
 }

@@ -17,7 +17,8 @@ pub struct NpyWriter<'w> {
 /// The header of an `.npy` file holding `info` (checked to be one NumPy holds).
 pub(crate) fn header_of(info: &TensorInfo) -> Result<Vec<u8>> {
     check_supported(info)?;
-    let descr = numpy_descr(info.dtype()).ok_or_else(|| Error::unsupported(format!("NumPy has no dtype {}", info.dtype())))?;
+    let descr =
+        numpy_descr(info.dtype()).ok_or_else(|| Error::unsupported(format!("NumPy has no dtype {}", info.dtype())))?;
     header(descr, info.shape()).map_err(|e| e.for_tensor(info.name()))
 }
 

@@ -4,10 +4,10 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use super::member_name;
 use super::super::array::to_row_major_le;
 use super::super::header::{has_magic, header, preamble};
 use super::super::{MAX_HEADER, array_info};
+use super::member_name;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Encoding, Entry, MetaValue, Storage, TensorData, TensorInfo};
@@ -53,7 +53,8 @@ impl NpzReader {
         for (i, e) in archive.entries().iter().enumerate() {
             let name = member_name(&e.name).to_string();
             if !seen.insert(name.clone()) {
-                let why = Error::invalid(Rule::DuplicateName, format!("two members named {name:?} once .npy is dropped"));
+                let why =
+                    Error::invalid(Rule::DuplicateName, format!("two members named {name:?} once .npy is dropped"));
                 catalog.push_unreadable(name.clone(), String::new(), Vec::new(), why.for_tensor(&name));
                 continue;
             }

@@ -48,7 +48,9 @@ impl<'w> NpzWriter<'w> {
         self.zip.add_streamed(&format!("{name}.npy"), size, Box::new(head.chain(pieces))).map_err(|e| {
             // Pieces of another size are the caller's mistake, said in the tensor's terms.
             match e.kind() {
-                crate::ErrorKind::Usage(_) => Error::usage(format!("the pieces given do not add up to the {want} bytes planned")),
+                crate::ErrorKind::Usage(_) => {
+                    Error::usage(format!("the pieces given do not add up to the {want} bytes planned"))
+                }
                 _ => e,
             }
             .for_tensor(name)
