@@ -58,7 +58,7 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         F::DuplicateName,
         Rule::DuplicateName,
         "members a and a.npy: one name once .npy is dropped",
-        { npz(&[Entry::stored("a.npy", &a), Entry::stored("a", &a)]) },
+        npz(&[Entry::stored("a.npy", &a), Entry::stored("a", &a)]),
     );
     f.verify("member-crc", F::Checksum, Rule::ChecksumMismatch, "a stored member whose CRC-32 does not match", {
         let mut e = Entry::stored("a.npy", &a);
