@@ -34,7 +34,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: plan_order,
-    caps: Caps { holds_dtype, compression: true, ..Caps::PLAIN },
+    caps: Caps { holds_dtype, ..Caps::PLAIN },
 };
 
 /// Whether a zip archive's entry names are those of an `.npz`: at least one, all ending in
