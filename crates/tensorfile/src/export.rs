@@ -1,3 +1,3 @@
 //! Tensors written for other tools: NumPy `.npy` files (what `extract` writes).
 
-pub use crate::npy::{numpy_descr, write_npy};
+pub use crate::formats::numpy::{numpy_descr, write_npy};

@@ -32,7 +32,7 @@ macro_rules! internal_modules {
     };
 }
 
-internal_modules!(checked, cursor, flatbuf, npy, pickle, zip);
+internal_modules!(checked, cursor, flatbuf, pickle, zip);
 
 mod ahead;
 pub mod compare;
@@ -57,7 +57,7 @@ pub mod update;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::{checked, cursor, flatbuf, npy, pickle, zip};
+    pub use crate::{checked, cursor, flatbuf, pickle, zip};
 }
 
 pub use error::{Error, ErrorKind, Hint, Result, Rule};

@@ -1,6 +1,8 @@
 //! The cases, one module per folder of the corpus.
 
 mod gguf;
+mod npy;
+mod npz;
 mod pickle;
 mod pt;
 mod pt2;
@@ -40,6 +42,8 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         zt1::cases(fx)?,
         safetensors::cases(fx)?,
         gguf::cases(fx)?,
+        npy::cases(fx)?,
+        npz::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, gguf, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, numpy, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -47,6 +47,8 @@ registry! {
     Zt1 => ztensor::v1::UNIT,
     /// GGUF (`GGUF`), ggml's format.
     Gguf => gguf::UNIT,
+    /// A NumPy array (`\x93NUMPY`).
+    Npy => numpy::npy::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).
@@ -57,6 +59,8 @@ registry! {
     Pt2 => pytorch::pt2::UNIT,
     /// A `torch.save` file.
     Pt => pytorch::pt::UNIT,
+    /// A NumPy archive: a zip of `.npy` members.
+    Npz => numpy::npz::UNIT,
 }
 
 impl Format {

@@ -18,7 +18,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use read::{Archive, ZipEntry, entry_names, entry_names_in, is_safe_name};
+pub use read::{Archive, ZipEntry, entry_names, entry_names_in, is_safe_name, leaves_archive};
 pub use region::Region;
 pub use write::ZipWriter;
 

@@ -221,7 +221,7 @@ fn inflate(raw: &[u8], e: &ZipEntry) -> Result<Vec<u8>> {
 /// Whether an entry name points outside the archive when extracted: an absolute path (`/x`,
 /// `\\x`), a drive (`C:x`), or a `..` component. Archives holding one are refused: PyTorch
 /// never writes them, and tools that extract them write outside their folder.
-fn leaves_archive(name: &str) -> bool {
+pub fn leaves_archive(name: &str) -> bool {
     let b = name.as_bytes();
     name.starts_with(['/', '\\'])
         || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')

@@ -21,6 +21,9 @@ pub struct ZipWriter<W: Write> {
     pos: u64,
     root: String,
     central: Vec<Central>,
+    /// Whether the zip64 end records are written when nothing needs them (PyTorch's writer
+    /// always writes them).
+    zip64_always: bool,
 }
 
 const WIDE: u64 = 0xFFFF_FFFF;
@@ -28,7 +31,14 @@ const WIDE: u64 = 0xFFFF_FFFF;
 impl<W: Write> ZipWriter<W> {
     /// A writer whose records all go under `root/` (or, with an empty root, at the top).
     pub fn new(out: W, root: &str) -> ZipWriter<W> {
-        ZipWriter { out, pos: 0, root: root.to_string(), central: Vec::new() }
+        ZipWriter { out, pos: 0, root: root.to_string(), central: Vec::new(), zip64_always: true }
+    }
+
+    /// A writer of records at the top of the archive whose zip64 end records are written only
+    /// when a count, size or offset needs them, as Python's `zipfile` writes archives (an
+    /// empty archive then starts with the end record, which NumPy's `load` looks for).
+    pub fn plain(out: W) -> ZipWriter<W> {
+        ZipWriter { zip64_always: false, ..ZipWriter::new(out, "") }
     }
 
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
@@ -91,6 +101,25 @@ impl<W: Write> ZipWriter<W> {
         Ok((full, head))
     }
 
+    /// The zip64 end of central directory record and its locator.
+    fn zip64_end(count: u64, dir_size: u64, dir_offset: u64, zip64_end: u64) -> Vec<u8> {
+        let mut r = Vec::with_capacity(56 + 20);
+        r.extend_from_slice(b"PK\x06\x06");
+        r.extend_from_slice(&44u64.to_le_bytes());
+        r.extend_from_slice(&45u16.to_le_bytes());
+        r.extend_from_slice(&45u16.to_le_bytes());
+        r.extend_from_slice(&[0; 8]); // this disk, directory disk
+        r.extend_from_slice(&count.to_le_bytes());
+        r.extend_from_slice(&count.to_le_bytes());
+        r.extend_from_slice(&dir_size.to_le_bytes());
+        r.extend_from_slice(&dir_offset.to_le_bytes());
+        r.extend_from_slice(b"PK\x06\x07");
+        r.extend_from_slice(&0u32.to_le_bytes());
+        r.extend_from_slice(&zip64_end.to_le_bytes());
+        r.extend_from_slice(&1u32.to_le_bytes());
+        r
+    }
+
     /// Write the central directory and end records; return the output.
     pub fn finish(mut self) -> Result<W> {
         let dir_offset = self.pos;
@@ -136,19 +165,10 @@ impl<W: Write> ZipWriter<W> {
         let count = central.len() as u64;
         let zip64_end = self.pos;
         let mut r = Vec::with_capacity(56 + 20 + 22);
-        r.extend_from_slice(b"PK\x06\x06");
-        r.extend_from_slice(&44u64.to_le_bytes());
-        r.extend_from_slice(&45u16.to_le_bytes());
-        r.extend_from_slice(&45u16.to_le_bytes());
-        r.extend_from_slice(&[0; 8]); // this disk, directory disk
-        r.extend_from_slice(&count.to_le_bytes());
-        r.extend_from_slice(&count.to_le_bytes());
-        r.extend_from_slice(&dir_size.to_le_bytes());
-        r.extend_from_slice(&dir_offset.to_le_bytes());
-        r.extend_from_slice(b"PK\x06\x07");
-        r.extend_from_slice(&0u32.to_le_bytes());
-        r.extend_from_slice(&zip64_end.to_le_bytes());
-        r.extend_from_slice(&1u32.to_le_bytes());
+        let zip64 = self.zip64_always || count >= 0xFFFF || dir_size >= WIDE || dir_offset >= WIDE;
+        if zip64 {
+            r.extend_from_slice(&Self::zip64_end(count, dir_size, dir_offset, zip64_end));
+        }
         r.extend_from_slice(b"PK\x05\x06");
         r.extend_from_slice(&[0; 4]);
         let small = |v: u64, max: u64| v.min(max);
@@ -244,6 +264,18 @@ mod tests {
         // `read(.., true)` checks the central directory's CRC.
         assert_eq!(&*z.read(z.record("data/0").unwrap(), true).unwrap(), &want[..]);
         assert_eq!(&*z.read(z.record("after").unwrap(), true).unwrap(), b"tail");
+    }
+
+    #[test]
+    fn plain_archives_have_zip64_end_records_only_when_needed() {
+        let empty = ZipWriter::plain(Vec::new()).finish().unwrap();
+        assert_eq!((empty.len(), &empty[..4]), (22, &b"PK\x05\x06"[..]));
+        let mut w = ZipWriter::plain(Vec::new());
+        w.add("a.npy", b"hello").unwrap();
+        let out = w.finish().unwrap();
+        assert!(!out.windows(4).any(|w| w == b"PK\x06\x06"));
+        let z = Archive::open(Bytes::from_vec(out)).unwrap();
+        assert_eq!((z.root(), &*z.read(z.entry("a.npy").unwrap(), true).unwrap()), (None, &b"hello"[..]));
     }
 
     #[test]

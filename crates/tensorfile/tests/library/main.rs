@@ -14,6 +14,7 @@ mod fixtures;
 mod fuzz_regressions;
 mod gguf;
 mod layouts;
+mod numpy_fixtures;
 mod ptd;
 mod pte_hostile;
 mod pytorch;

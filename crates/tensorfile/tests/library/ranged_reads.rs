@@ -98,7 +98,7 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
             fixture_files(&path, out);
         } else {
             match path.extension().and_then(|e| e.to_str()) {
-                Some("zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2") => out.push(path),
+                Some("zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2" | "npy" | "npz") => out.push(path),
                 // Records, shard indexes (read through their shards' test), notes.
                 Some("json" | "md") => {}
                 _ if path.file_name().is_some_and(|n| n == ".gitattributes") => {}

@@ -1,5 +1,6 @@
-//! NumPy `.npy` output: a short text header describing dtype and shape, then the raw
-//! little-endian, row-major bytes.
+//! Writing `.npy` files: a short text header describing dtype and shape, then the raw
+//! little-endian, row-major bytes (what `extract` writes, and each member of the `.npz`
+//! files `convert` writes).
 //!
 //! Format version 1.0 (a 16-bit header length) is written whenever the header fits, 2.0 (a
 //! 32-bit length) otherwise. The header is padded with spaces and ends with `\n` so that the
@@ -7,11 +8,10 @@
 
 use std::io::Write;
 
+use super::MAGIC;
 use crate::error::{Error, Result};
 use crate::model::DType;
 
-/// `\x93NUMPY`.
-const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// The data of an `.npy` file starts at a multiple of this.
 const ALIGNMENT: usize = 64;
 
@@ -53,7 +53,7 @@ fn python_tuple(shape: &[u64]) -> String {
 
 /// Everything before the data: magic, version, header length, and the header padded so
 /// that the data starts at a multiple of [`ALIGNMENT`].
-fn header(descr: &str, shape: &[u64]) -> Result<Vec<u8>> {
+pub(crate) fn header(descr: &str, shape: &[u64]) -> Result<Vec<u8>> {
     let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {}, }}", python_tuple(shape));
     // The header's length counts the dict, the padding and the final newline.
     let padded_len = |prefix: usize| (prefix + dict.len() + 1).next_multiple_of(ALIGNMENT) - prefix;
