@@ -6,6 +6,8 @@
 // Until the reader uses every part of the contract modules.
 #![allow(dead_code)]
 
+mod btree2;
 mod checksum;
+mod dataset;
 mod io;
 mod object_header;
