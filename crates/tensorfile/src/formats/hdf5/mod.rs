@@ -12,6 +12,8 @@
 mod attribute;
 mod btree2;
 mod checksum;
+// `ChunkIndex::name` (dataset/layout.rs) is not used by the reader yet.
+#[allow(dead_code)]
 mod dataset;
 mod dense;
 mod group;
@@ -53,8 +55,20 @@ fn holds(d: DType) -> bool {
     use DType::*;
     matches!(
         d,
-        Bool | UInt8 | Int8 | UInt16 | Int16 | UInt32 | Int32 | UInt64 | Int64 | Float16 | BFloat16 | Float32 | Float64
-            | Complex64 | Complex128
+        Bool | UInt8
+            | Int8
+            | UInt16
+            | Int16
+            | UInt32
+            | Int32
+            | UInt64
+            | Int64
+            | Float16
+            | BFloat16
+            | Float32
+            | Float64
+            | Complex64
+            | Complex128
     )
 }
 

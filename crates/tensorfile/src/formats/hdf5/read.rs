@@ -64,7 +64,13 @@ impl Hdf5Reader {
 
 impl Walk<'_> {
     /// The members of the group at `path` whose header holds `messages`.
-    fn group(&mut self, path: &str, messages: &[object_header::Message], cache: Option<(u64, u64)>, depth: usize) -> Result<()> {
+    fn group(
+        &mut self,
+        path: &str,
+        messages: &[object_header::Message],
+        cache: Option<(u64, u64)>,
+        depth: usize,
+    ) -> Result<()> {
         if depth > MAX_NESTING {
             return Err(Error::invalid(Rule::TooDeep, format!("groups nested deeper than {MAX_NESTING} at {path:?}")));
         }
@@ -157,6 +163,9 @@ impl FormatReader for Hdf5Reader {
             ("offset_size".into(), MetaValue::Int(i128::from(self.superblock.offset_size))),
             ("length_size".into(), MetaValue::Int(i128::from(self.superblock.length_size))),
         ];
+        if self.io.base_address() > 0 {
+            details.push(("base_address".into(), MetaValue::Int(i128::from(self.io.base_address()))));
+        }
         if self.superblock.at > 0 {
             details.push(("user_block_bytes".into(), MetaValue::Int(i128::from(self.superblock.at))));
         }
