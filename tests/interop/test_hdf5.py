@@ -49,10 +49,14 @@ def test_convert_to_safetensors_equals_h5py(path: Path, tmp_path: Path) -> None:
     ours = load_file(str(out))
     theirs = h5py_arrays(path)
     listed = json.loads(run("ls", path, "--json"))
-    refused = {t["name"] for t in listed.get("unreadable", [])}
-    assert set(ours) | refused >= set(theirs) - refused
+    refused = {t["name"] for t in listed if t["kind"] == "unreadable"}
+    assert all(name.startswith("refused") for name in refused), refused
     for name, want in theirs.items():
         if name in refused:
+            continue
+        if want.dtype.kind == "c" and want.dtype.itemsize == 16:
+            # safetensors has no complex128: left out by --skip-unsupported.
+            assert name not in ours, name
             continue
         got = ours[name]
         assert got.shape == want.shape, name

@@ -93,3 +93,33 @@ fn a_user_block_is_found_when_hdf5_is_named_but_not_recognised() {
     let Err(err) = TensorFile::open(&path) else { panic!("a user block recognised from the first bytes") };
     assert_eq!(err.rule(), Some(Rule::UnknownFormat));
 }
+
+/// The dataset fixtures (`tests/fixtures/hdf5/datasets`) opened whole: every dataset h5py
+/// lists is an entry with h5py's bytes, or, where the record says tensorfile refuses it,
+/// unreadable with a reason; nothing else is listed.
+#[test]
+fn the_dataset_fixtures_open_whole_with_every_dataset_listed() {
+    let records = common::records_in(&common::fixtures_dir().join("hdf5/datasets"), false);
+    assert!(records.len() >= 4, "fixtures missing: run scripts/fixtures");
+    for (path, record) in records {
+        let what = path.display().to_string();
+        let file = open(&path);
+        let mut listed: Vec<&str> = file.entries().iter().map(|e| e.info().name()).collect();
+        listed.extend(file.unreadable().iter().map(|u| u.name()));
+        listed.sort_unstable();
+        let mut want: Vec<&str> =
+            common::array(&record, "datasets", &what).iter().map(|d| common::text(d, "name", &what)).collect();
+        want.sort_unstable();
+        assert_eq!(listed, want, "{what}: datasets listed");
+        for d in common::array(&record, "datasets", &what) {
+            let name = common::text(d, "name", &what);
+            if d["refused"].as_bool() == Some(true) {
+                assert!(file.unreadable().iter().any(|u| u.name() == name), "{what}: {name} should be unreadable");
+                continue;
+            }
+            let data = file.read(name).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let digest = hex::encode(Sha256::digest(data.as_dense().unwrap()));
+            assert_eq!(digest, common::text(d, "sha256", &what), "{what}: bytes of {name}");
+        }
+    }
+}

@@ -302,3 +302,66 @@ fn resolve_shared(io: &H5Io, m: Message) -> Result<Message> {
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Source;
+
+    fn io(bytes: Vec<u8>) -> H5Io {
+        H5Io::new(Source::local(Bytes::from_vec(bytes)), 8, 8, 0).unwrap()
+    }
+
+    /// A version 1 header at 0 holding `messages` (type, flags, body).
+    fn v1(messages: &[(u16, u8, &[u8])]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (kind, flags, b) in messages {
+            body.extend_from_slice(&kind.to_le_bytes());
+            body.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            body.extend_from_slice(&[*flags, 0, 0, 0]);
+            body.extend_from_slice(b);
+        }
+        let mut h = vec![1, 0];
+        h.extend_from_slice(&(messages.len() as u16).to_le_bytes());
+        h.extend_from_slice(&1u32.to_le_bytes());
+        h.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        h.extend_from_slice(&[0; 4]);
+        h.extend_from_slice(&body);
+        h
+    }
+
+    #[test]
+    fn version_1_messages_are_read_and_null_ones_dropped() {
+        let f = io(v1(&[(kind::NIL, 0, &[0; 8]), (kind::DATASPACE, 1, &[1, 2, 3, 4, 5, 6, 7, 8])]));
+        let m = messages(&f, 0).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].kind, m[0].flags, &m[0].body[..]), (kind::DATASPACE, 1, &[1, 2, 3, 4, 5, 6, 7, 8][..]));
+    }
+
+    #[test]
+    fn a_header_of_too_many_messages_is_refused() {
+        let nil: Vec<(u16, u8, &[u8])> = vec![(kind::NIL, 0, &[]); MAX_MESSAGES + 1];
+        let err = messages(&io(v1(&nil)), 0).unwrap_err();
+        assert_eq!(err.rule(), Some(Rule::HeaderTooLarge));
+    }
+
+    #[test]
+    fn a_message_longer_than_its_block_and_a_bad_version_are_refused() {
+        let mut h = v1(&[(kind::DATASPACE, 0, &[0; 8])]);
+        h[16 + 2] = 200;
+        assert_eq!(messages(&io(h), 0).unwrap_err().rule(), Some(Rule::Truncated));
+        let mut h = v1(&[]);
+        h[0] = 3;
+        assert_eq!(messages(&io(h), 0).unwrap_err().rule(), Some(Rule::BadField));
+    }
+
+    #[test]
+    fn a_continuation_back_to_its_own_block_is_refused() {
+        // The header's only message continues at its own first chunk (address 16).
+        let mut cont = 16u64.to_le_bytes().to_vec();
+        cont.extend_from_slice(&24u64.to_le_bytes());
+        let h = v1(&[(kind::CONTINUATION, 0, &cont)]);
+        let err = messages(&io(h), 0).unwrap_err();
+        assert!(matches!(err.rule(), Some(Rule::Overlap) | Some(Rule::HeaderTooLarge)), "{err}");
+    }
+}

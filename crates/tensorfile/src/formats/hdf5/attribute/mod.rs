@@ -17,8 +17,8 @@ use crate::model::MetaValue;
 /// The most attributes read from one object.
 pub(super) const MAX_ATTRIBUTES: usize = 1 << 16;
 
-/// The attributes of the object whose header holds `messages`, in the order stored (compact)
-/// or of their names' B-tree (dense), each decoded or, where it cannot be, described.
+/// The attributes of the object whose header holds `messages`, in name order, each decoded or,
+/// where it cannot be, described.
 pub(super) fn attributes(io: &H5Io, messages: &[Message]) -> Result<Vec<(String, MetaValue)>> {
     let mut out = Vec::new();
     for m in messages.iter().filter(|m| m.kind == kind::ATTRIBUTE) {
