@@ -6,6 +6,9 @@
 
 mod value;
 
+#[cfg(test)]
+mod tests;
+
 use super::group::FractalHeap;
 use super::io::H5Io;
 use super::object_header::{Message, find, kind};

@@ -111,6 +111,12 @@ pub(super) fn decode(io: &H5Io, datatype: &[u8], dataspace: &[u8], data: &[u8]) 
         return Ok(MetaValue::Text(format!("<hdf5 {class} attribute of shape {dims:?}>")));
     }
     let count = checked::numel(&dims)?;
+    if element.size(io) == 0 {
+        return Err(Error::invalid(Rule::BadField, "attribute of zero-byte strings"));
+    }
+    if count == 0 {
+        return Ok(MetaValue::TypedArray(elements(io, element, 0, data)?));
+    }
     let need = checked::mul(count, element.size(io), "attribute data")?;
     if need > data.len() as u64 {
         return Err(Error::invalid(
