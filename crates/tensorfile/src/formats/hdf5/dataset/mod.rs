@@ -206,3 +206,5 @@ impl Dataset {
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod hostile_tests;
