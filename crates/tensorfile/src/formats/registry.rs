@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, gguf, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, hdf5, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -47,6 +47,8 @@ registry! {
     Zt1 => ztensor::v1::UNIT,
     /// GGUF (`GGUF`), ggml's format.
     Gguf => gguf::UNIT,
+    /// HDF5 (`\x89HDF\r\n\x1a\n`): h5py, Keras and TensorFlow files; read only.
+    Hdf5 => hdf5::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

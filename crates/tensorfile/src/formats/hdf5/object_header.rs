@@ -53,7 +53,7 @@ pub(super) mod kind {
 /// The most messages one object header may hold (continuation blocks included).
 pub(super) const MAX_MESSAGES: usize = 1 << 16;
 /// The most continuation blocks one object header may have.
-pub(super) const MAX_CONTINUATIONS: usize = 4096;
+pub(super) const MAX_CONTINUATIONS: usize = 1024;
 
 /// Bit of a message's flags: the message is shared (stored elsewhere).
 const SHARED: u8 = 0x02;
