@@ -23,7 +23,11 @@ fn every_dataset_reads_as_h5py_reads_it() {
             if d.get("refused").is_some() {
                 let u = file.unreadable().iter().find(|u| u.name() == name);
                 let u = u.unwrap_or_else(|| panic!("{what}: {name} should be unreadable"));
-                assert!(matches!(u.error().rule(), Some(Rule::UnknownDType | Rule::UnknownEncoding)), "{what}: {name}: {}", u.error());
+                assert!(
+                    matches!(u.error().rule(), Some(Rule::UnknownDType | Rule::UnknownEncoding)),
+                    "{what}: {name}: {}",
+                    u.error()
+                );
                 assert_eq!(u.shape(), shape, "{what}: {name}");
                 continue;
             }
@@ -35,7 +39,11 @@ fn every_dataset_reads_as_h5py_reads_it() {
             assert_eq!(hex::encode(Sha256::digest(&bytes[..])), common::text(d, "sha256", &what), "{what}: {name}");
             // A contiguous little-endian dataset is a slice of the mapped file.
             let little = name.ends_with("_le") || !name.ends_with("_be");
-            if common::text(d, "layout", &what) == "contiguous" && little && !name.starts_with("unwritten") && !bytes.is_empty() {
+            if common::text(d, "layout", &what) == "contiguous"
+                && little
+                && !name.starts_with("unwritten")
+                && !bytes.is_empty()
+            {
                 assert!(bytes.is_mapped(), "{what}: {name} was copied");
             }
         }

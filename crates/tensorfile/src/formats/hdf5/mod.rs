@@ -53,8 +53,20 @@ fn holds(d: DType) -> bool {
     use DType::*;
     matches!(
         d,
-        Bool | UInt8 | Int8 | UInt16 | Int16 | UInt32 | Int32 | UInt64 | Int64 | Float16 | BFloat16 | Float32 | Float64
-            | Complex64 | Complex128
+        Bool | UInt8
+            | Int8
+            | UInt16
+            | Int16
+            | UInt32
+            | Int32
+            | UInt64
+            | Int64
+            | Float16
+            | BFloat16
+            | Float32
+            | Float64
+            | Complex64
+            | Complex128
     )
 }
 

@@ -64,7 +64,13 @@ impl Hdf5Reader {
 
 impl Walk<'_> {
     /// The members of the group at `path` whose header holds `messages`.
-    fn group(&mut self, path: &str, messages: &[object_header::Message], cache: Option<(u64, u64)>, depth: usize) -> Result<()> {
+    fn group(
+        &mut self,
+        path: &str,
+        messages: &[object_header::Message],
+        cache: Option<(u64, u64)>,
+        depth: usize,
+    ) -> Result<()> {
         if depth > MAX_NESTING {
             return Err(Error::invalid(Rule::TooDeep, format!("groups nested deeper than {MAX_NESTING} at {path:?}")));
         }

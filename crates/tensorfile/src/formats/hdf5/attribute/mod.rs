@@ -47,7 +47,10 @@ pub(super) fn attributes(io: &H5Io, messages: &[Message]) -> Result<Vec<(String,
         }
     }
     if out.len() > MAX_ATTRIBUTES {
-        return Err(Error::invalid(Rule::TooManyEntries, format!("more than {MAX_ATTRIBUTES} attributes on one object")));
+        return Err(Error::invalid(
+            Rule::TooManyEntries,
+            format!("more than {MAX_ATTRIBUTES} attributes on one object"),
+        ));
     }
     Ok(out)
 }
@@ -73,7 +76,8 @@ fn attribute(io: &H5Io, body: &[u8]) -> Result<(String, MetaValue)> {
     let name = c.take(pad(name_len)?, "attribute name")?;
     let name = name.get(..usize::from(name_len)).unwrap_or(name);
     let name = name.split(|&b| b == 0).next().unwrap_or_default();
-    let name = String::from_utf8(name.to_vec()).map_err(|_| Error::invalid(Rule::BadUtf8, "attribute name is not UTF-8"))?;
+    let name =
+        String::from_utf8(name.to_vec()).map_err(|_| Error::invalid(Rule::BadUtf8, "attribute name is not UTF-8"))?;
     if flags & 3 != 0 {
         // A shared datatype or dataspace: described, not followed.
         return Ok((name, MetaValue::Text("<hdf5 attribute with a shared datatype or dataspace>".into())));

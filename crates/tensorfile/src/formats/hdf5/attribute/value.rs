@@ -16,10 +16,19 @@ const MAX_RANK: usize = 32;
 /// What an attribute's elements are.
 #[derive(Debug, Clone, Copy)]
 enum Element {
-    Int { size: u8, signed: bool, big: bool },
-    Float { size: u8, big: bool },
+    Int {
+        size: u8,
+        signed: bool,
+        big: bool,
+    },
+    Float {
+        size: u8,
+        big: bool,
+    },
     /// Fixed-length strings of `size` bytes (NUL- or space-padded).
-    Text { size: u64 },
+    Text {
+        size: u64,
+    },
     /// Variable-length strings (in the global heap).
     VlenText,
     /// h5py's bool: an enum of two members over one byte.
@@ -42,8 +51,18 @@ impl Element {
 }
 
 const CLASSES: [&str; 12] = [
-    "fixed-point", "floating-point", "time", "string", "bitfield", "opaque", "compound", "reference",
-    "enumerated", "variable-length", "array", "complex",
+    "fixed-point",
+    "floating-point",
+    "time",
+    "string",
+    "bitfield",
+    "opaque",
+    "compound",
+    "reference",
+    "enumerated",
+    "variable-length",
+    "array",
+    "complex",
 ];
 
 fn element(datatype: &[u8]) -> Result<Element> {
@@ -205,7 +224,10 @@ impl GlobalHeaps {
             let head = io.read_what(addr, 8 + u64::from(io.length_size()), "global heap collection")?;
             let mut c = Cursor::new(&head);
             if c.take(4, "signature")? != b"GCOL" {
-                return Err(Error::invalid(Rule::BadMagic, format!("global heap collection at {addr} does not start with GCOL")));
+                return Err(Error::invalid(
+                    Rule::BadMagic,
+                    format!("global heap collection at {addr} does not start with GCOL"),
+                ));
             }
             c.skip(4, "version and reserved")?;
             let size = io.length(&mut c)?;

@@ -37,7 +37,11 @@ fn bad(addr: u64, what: impl std::fmt::Display) -> Error {
 
 /// log2 of `v` when it is a power of two.
 fn log2_exact(v: u64, addr: u64, what: &str) -> Result<u32> {
-    if v.is_power_of_two() { Ok(v.trailing_zeros()) } else { Err(bad(addr, format!("{what} {v} is not a power of two"))) }
+    if v.is_power_of_two() {
+        Ok(v.trailing_zeros())
+    } else {
+        Err(bad(addr, format!("{what} {v} is not a power of two")))
+    }
 }
 
 impl FractalHeap {
@@ -94,17 +98,7 @@ impl FractalHeap {
         let direct_len_size = max_log.div_ceil(8) as u8;
         let managed_len_size = (63 - max_managed.max(1).leading_zeros()) / 8 + 1;
         let len_size = direct_len_size.min(managed_len_size as u8);
-        Ok(FractalHeap {
-            addr,
-            id_len,
-            width,
-            start_block,
-            max_direct_block,
-            off_size,
-            len_size,
-            root,
-            root_rows,
-        })
+        Ok(FractalHeap { addr, id_len, width, start_block, max_direct_block, off_size, len_size, root, root_rows })
     }
 
     /// The length of this heap's IDs.
@@ -134,7 +128,10 @@ impl FractalHeap {
                     ((usize::from(first & 0x0f) << 8 | usize::from(second)) + 1, 2)
                 };
                 let data = id.get(from..from + len).ok_or_else(|| {
-                    Error::invalid(Rule::OutOfBounds, format!("tiny object of {len} bytes in a heap ID of {}", id.len()))
+                    Error::invalid(
+                        Rule::OutOfBounds,
+                        format!("tiny object of {len} bytes in a heap ID of {}", id.len()),
+                    )
                 })?;
                 Ok(Bytes::from_vec(data.to_vec()))
             }
@@ -165,7 +162,10 @@ impl FractalHeap {
     /// The managed object at `offset` of `len` bytes.
     fn managed(&self, io: &H5Io, offset: u64, len: u64) -> Result<Bytes> {
         let out_of_range = || {
-            Error::invalid(Rule::OutOfBounds, format!("heap object at offset {offset} ({len} bytes) is outside the fractal heap at {}", self.addr))
+            Error::invalid(
+                Rule::OutOfBounds,
+                format!("heap object at offset {offset} ({len} bytes) is outside the fractal heap at {}", self.addr),
+            )
         };
         if io.is_undefined(self.root) {
             return Err(out_of_range());
@@ -205,7 +205,10 @@ impl FractalHeap {
             let first = self.start_block.trailing_zeros() + self.width.trailing_zeros();
             rows = u64::from(size.trailing_zeros().checked_sub(first).ok_or_else(out_of_range)?) + 1;
         }
-        Err(Error::invalid(Rule::TooDeep, format!("fractal heap at {}: indirect blocks nested past {MAX_DEPTH}", self.addr)))
+        Err(Error::invalid(
+            Rule::TooDeep,
+            format!("fractal heap at {}: indirect blocks nested past {MAX_DEPTH}", self.addr),
+        ))
     }
 
     /// Entry `index` of the indirect block at `addr` of `rows` rows (checked by its signature
@@ -220,7 +223,10 @@ impl FractalHeap {
         let len = checked::add(header, checked::mul(entries, o, "indirect block")? + 4, "indirect block")?;
         let b = io.read_what(addr, len, "fractal heap indirect block")?;
         if !b.starts_with(b"FHIB") {
-            return Err(Error::invalid(Rule::BadMagic, format!("fractal heap indirect block at {addr} does not start with FHIB")));
+            return Err(Error::invalid(
+                Rule::BadMagic,
+                format!("fractal heap indirect block at {addr} does not start with FHIB"),
+            ));
         }
         checksum::verify(&b, &format!("fractal heap indirect block at {addr}"))?;
         let mut c = Cursor::new(&b[(header + index * o) as usize..]);
@@ -231,11 +237,17 @@ impl FractalHeap {
     fn direct(&self, io: &H5Io, addr: u64, within: u64, len: u64) -> Result<Bytes> {
         let sig = io.read_what(addr, 4, "fractal heap direct block")?;
         if &*sig != b"FHDB" {
-            return Err(Error::invalid(Rule::BadMagic, format!("fractal heap direct block at {addr} does not start with FHDB")));
+            return Err(Error::invalid(
+                Rule::BadMagic,
+                format!("fractal heap direct block at {addr} does not start with FHDB"),
+            ));
         }
         let header = 5 + u64::from(io.offset_size()) + u64::from(self.off_size);
         if within < header {
-            return Err(Error::invalid(Rule::OutOfBounds, format!("heap object at {within} overlaps its direct block's header")));
+            return Err(Error::invalid(
+                Rule::OutOfBounds,
+                format!("heap object at {within} overlaps its direct block's header"),
+            ));
         }
         io.read_what(checked::add(addr, within, "heap object")?, len, "heap object")
     }

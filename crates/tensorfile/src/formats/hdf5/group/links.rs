@@ -78,7 +78,10 @@ pub(super) fn dense(io: &H5Io, info: &Message) -> Result<Vec<Link>> {
     let mut out = Vec::new();
     for record in crate::formats::hdf5::dense::records(io, index, 5)? {
         let id = record.get(4..4 + heap.id_len()).ok_or_else(|| {
-            Error::invalid(Rule::Truncated, format!("name index record of {} bytes, heap IDs of {}", record.len(), heap.id_len()))
+            Error::invalid(
+                Rule::Truncated,
+                format!("name index record of {} bytes, heap IDs of {}", record.len(), heap.id_len()),
+            )
         })?;
         out.push(parse_link(io, &heap.object(io, id)?)?);
         if out.len() > MAX_LINKS {

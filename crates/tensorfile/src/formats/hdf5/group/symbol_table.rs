@@ -95,13 +95,19 @@ fn leaves(io: &H5Io, root: u64) -> Result<Vec<u64>> {
         let head = io.read_what(addr, 8 + 2 * o, "group B-tree node")?;
         let mut c = Cursor::new(&head);
         if c.take(4, "signature")? != b"TREE" {
-            return Err(Error::invalid(Rule::BadMagic, format!("group B-tree node at {addr} does not start with TREE")));
+            return Err(Error::invalid(
+                Rule::BadMagic,
+                format!("group B-tree node at {addr} does not start with TREE"),
+            ));
         }
         let node_type = c.u8("node type")?;
         let level = c.u8("node level")?;
         let used = u64::from(c.u16_le("entries used")?);
         if node_type != 0 {
-            return Err(Error::invalid(Rule::BadField, format!("group B-tree node at {addr} has type {node_type}, not 0")));
+            return Err(Error::invalid(
+                Rule::BadField,
+                format!("group B-tree node at {addr} has type {node_type}, not 0"),
+            ));
         }
         if want_level.is_some_and(|w| w != level) || usize::from(level) > MAX_NESTING {
             return Err(Error::invalid(
@@ -141,7 +147,8 @@ fn symbol_node(io: &H5Io, heap: &LocalHeap, addr: u64, out: &mut Vec<Link>) -> R
     c.skip(1, "reserved")?;
     let count = u64::from(c.u16_le("number of symbols")?);
     let entry = 2 * u64::from(io.offset_size()) + 24;
-    let body = io.read_what(checked::add(addr, 8, "symbol table node")?, checked::mul(count, entry, "symbols")?, "symbols")?;
+    let body =
+        io.read_what(checked::add(addr, 8, "symbol table node")?, checked::mul(count, entry, "symbols")?, "symbols")?;
     let mut c = Cursor::new(&body);
     for _ in 0..count {
         let name = heap.name(io.offset(&mut c)?)?;
