@@ -105,6 +105,8 @@ def compact(name: str, f: h5py.File, data: np.ndarray) -> None:
     space = h5py.h5s.create_simple(data.shape)
     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     dcpl.set_layout(h5py.h5d.COMPACT)
+    # No modification times: the file is the same every run.
+    dcpl.set_obj_track_times(False)
     dset = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=dcpl)
     dset.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
 
@@ -142,6 +144,7 @@ def chunk_index_datasets(f: h5py.File) -> None:
     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     dcpl.set_chunk((4, 3))
     dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    dcpl.set_obj_track_times(False)
     dset = h5py.h5d.create(f.id, b"index_implicit", h5py.h5t.STD_I32LE, space, dcpl=dcpl)
     dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
     # Fixed array: fixed max shape, several chunks.
