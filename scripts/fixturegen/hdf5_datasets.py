@@ -154,11 +154,15 @@ def chunk_index_datasets(f: h5py.File) -> None:
     paged = sample("paged", np.dtype("u1"), (1200,))
     f.create_dataset("index_fixed_paged", data=paged, chunks=(1,))
     f.create_dataset("index_fixed_paged_gzip", data=paged, chunks=(1,), compression="gzip")
+    # A maximum shape larger than the shape, not unlimited: chunks numbered over the maximum.
+    f.create_dataset("index_fixed_max", data=data, chunks=(4, 3), maxshape=(10, 11))
     part = f.create_dataset("index_fixed_partial", shape=(6, 8), dtype="i4", chunks=(2, 2), fillvalue=42)
     part[2:4, 4:8] = 5
     # Extensible array: one unlimited dimension.
     f.create_dataset("index_extensible", data=data, chunks=(2, 3), maxshape=(None, 8))
     f.create_dataset("index_extensible_gzip", data=data, chunks=(2, 3), maxshape=(None, 8), compression="gzip")
+    # The unlimited dimension second: the array numbers chunks with it first.
+    f.create_dataset("index_extensible_dim1", data=data, chunks=(4, 3), maxshape=(9, None))
     # Many chunks: the extensible array's data blocks, super blocks and their pages.
     long = sample("long", np.dtype("i2"), (3000,))
     f.create_dataset("index_extensible_many", data=long, chunks=(2,), maxshape=(None,))

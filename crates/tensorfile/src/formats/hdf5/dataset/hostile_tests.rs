@@ -256,3 +256,35 @@ fn data_in_external_files_is_refused() {
     let e = Dataset::from_messages(&io, &messages).err().unwrap();
     assert!(e.to_string().contains("external files"), "{e}");
 }
+
+/// The fixtures cover every chunk index: each dataset has the one its name says.
+#[test]
+fn fixtures_cover_every_chunk_index() {
+    let kinds = [
+        ("index_single", "single"),
+        ("index_single_gzip", "single"),
+        ("index_implicit", "implicit"),
+        ("index_fixed", "fixed"),
+        ("index_fixed_max", "fixed"),
+        ("index_fixed_paged_gzip", "fixed"),
+        ("index_extensible", "extensible"),
+        ("index_extensible_dim1", "extensible"),
+        ("index_extensible_many_gzip", "extensible"),
+        ("index_btree2", "btree2"),
+        ("index_btree2_many_gzip", "btree2"),
+    ];
+    for (dataset, want) in kinds {
+        let (b, h) = fixture("chunked_latest.h5", dataset);
+        let got = match index(&b, h) {
+            ChunkIndex::Single { .. } => "single",
+            ChunkIndex::Implicit(_) => "implicit",
+            ChunkIndex::FixedArray(_) => "fixed",
+            ChunkIndex::ExtensibleArray(_) => "extensible",
+            ChunkIndex::BTreeV2(_) => "btree2",
+            ChunkIndex::BTreeV1(_) => "btree1",
+        };
+        assert_eq!(got, want, "{dataset}");
+    }
+    let (b, h) = fixture("chunked_earliest.h5", "many_chunks");
+    assert!(matches!(index(&b, h), ChunkIndex::BTreeV1(_)));
+}
