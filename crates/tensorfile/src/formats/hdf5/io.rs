@@ -34,11 +34,6 @@ impl H5Io {
         Ok(H5Io { src, offset_size, length_size, base })
     }
 
-    /// The file itself.
-    pub(super) fn source(&self) -> &Source {
-        &self.src
-    }
-
     /// The width of an offset (an address) in bytes.
     pub(super) fn offset_size(&self) -> u8 {
         self.offset_size

@@ -12,6 +12,8 @@
 mod attribute;
 mod btree2;
 mod checksum;
+// `ChunkIndex::name` (dataset/layout.rs) is not used by the reader yet.
+#[allow(dead_code)]
 mod dataset;
 mod dense;
 mod group;

@@ -32,8 +32,6 @@ pub(super) mod kind {
     pub const FILL_VALUE: u16 = 0x05;
     /// One link of a new-style group.
     pub const LINK: u16 = 0x06;
-    /// Raw data in files outside this one.
-    pub const EXTERNAL_FILES: u16 = 0x07;
     /// Where and how a dataset's elements are stored.
     pub const LAYOUT: u16 = 0x08;
     /// A new-style group's settings.

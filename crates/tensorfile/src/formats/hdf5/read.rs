@@ -163,6 +163,9 @@ impl FormatReader for Hdf5Reader {
             ("offset_size".into(), MetaValue::Int(i128::from(self.superblock.offset_size))),
             ("length_size".into(), MetaValue::Int(i128::from(self.superblock.length_size))),
         ];
+        if self.io.base_address() > 0 {
+            details.push(("base_address".into(), MetaValue::Int(i128::from(self.io.base_address()))));
+        }
         if self.superblock.at > 0 {
             details.push(("user_block_bytes".into(), MetaValue::Int(i128::from(self.superblock.at))));
         }

@@ -220,7 +220,7 @@ impl GlobalHeaps {
     /// reserved bytes, its size, then objects (index, reference count, reserved, size, data
     /// padded to 8 bytes) up to object 0, the free space.
     fn object(&mut self, io: &H5Io, addr: u64, index: u32) -> Result<Vec<u8>> {
-        if !self.collections.contains_key(&addr) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.collections.entry(addr) {
             let head = io.read_what(addr, 8 + u64::from(io.length_size()), "global heap collection")?;
             let mut c = Cursor::new(&head);
             if c.take(4, "signature")? != b"GCOL" {
@@ -231,7 +231,7 @@ impl GlobalHeaps {
             }
             c.skip(4, "version and reserved")?;
             let size = io.length(&mut c)?;
-            self.collections.insert(addr, io.read_what(addr, size, "global heap collection")?);
+            slot.insert(io.read_what(addr, size, "global heap collection")?);
         }
         let block = &self.collections[&addr];
         let mut c = Cursor::new(block);

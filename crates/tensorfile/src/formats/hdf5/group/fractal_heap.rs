@@ -235,7 +235,7 @@ impl FractalHeap {
 
     /// `len` bytes at `within` of the direct block at `addr`.
     fn direct(&self, io: &H5Io, addr: u64, within: u64, len: u64) -> Result<Bytes> {
-        let sig = io.read_what(addr, 4, "fractal heap direct block")?;
+        let sig = io.read(addr, 4)?;
         if &*sig != b"FHDB" {
             return Err(Error::invalid(
                 Rule::BadMagic,
