@@ -252,7 +252,7 @@ fn data_in_external_files_is_refused() {
     let mut messages = object_header::messages(&io, h).unwrap();
     assert!(Dataset::from_messages(&io, &messages).is_ok());
     let body = Bytes::from_vec(vec![1, 0, 0, 0, 0, 0, 0, 0]);
-    messages.push(object_header::Message { kind: kind::EXTERNAL_FILES, flags: 0, body });
+    messages.push(object_header::Message { kind: super::EXTERNAL_FILES, flags: 0, body });
     let e = Dataset::from_messages(&io, &messages).err().unwrap();
     assert!(e.to_string().contains("external files"), "{e}");
 }

@@ -34,6 +34,9 @@ use datatype::Element;
 use filters::Filter;
 use layout::Storage;
 
+/// The external data files message: a dataset whose bytes are in other files.
+const EXTERNAL_FILES: u16 = 0x07;
+
 /// The address of contiguous data never written.
 const UNWRITTEN: u64 = u64::MAX;
 
@@ -72,7 +75,7 @@ impl Dataset {
     /// The dataset the messages of its object header describe, or why it is not a tensor.
     pub(super) fn from_messages(io: &H5Io, messages: &[Message]) -> Result<Dataset> {
         let element = datatype::parse(&required(messages, kind::DATATYPE, "datatype")?)?;
-        if find(messages, kind::EXTERNAL_FILES).is_some() {
+        if find(messages, EXTERNAL_FILES).is_some() {
             // Its bytes are in other files, which a reader of this one does not open.
             return Err(Error::unsupported("HDF5 dataset stored in external files"));
         }
