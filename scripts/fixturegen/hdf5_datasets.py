@@ -147,6 +147,10 @@ def chunk_index_datasets(f: h5py.File) -> None:
     dcpl.set_obj_track_times(False)
     dset = h5py.h5d.create(f.id, b"index_implicit", h5py.h5t.STD_I32LE, space, dcpl=dcpl)
     dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
+    # The same over a larger (fixed) maximum shape: chunks numbered over the maximum.
+    space = h5py.h5s.create_simple((6, 8), (10, 11))
+    dset = h5py.h5d.create(f.id, b"index_implicit_max", h5py.h5t.STD_I32LE, space, dcpl=dcpl)
+    dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
     # Fixed array: fixed max shape, several chunks.
     f.create_dataset("index_fixed", data=data, chunks=(4, 3))
     f.create_dataset("index_fixed_gzip", data=data, chunks=(4, 3), compression="gzip", shuffle=True)

@@ -264,6 +264,7 @@ fn fixtures_cover_every_chunk_index() {
         ("index_single", "single"),
         ("index_single_gzip", "single"),
         ("index_implicit", "implicit"),
+        ("index_implicit_max", "implicit"),
         ("index_fixed", "fixed"),
         ("index_fixed_max", "fixed"),
         ("index_fixed_paged_gzip", "fixed"),
