@@ -105,6 +105,8 @@ def compact(name: str, f: h5py.File, data: np.ndarray) -> None:
     space = h5py.h5s.create_simple(data.shape)
     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     dcpl.set_layout(h5py.h5d.COMPACT)
+    # No modification times: the file is the same every run.
+    dcpl.set_obj_track_times(False)
     dset = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=dcpl)
     dset.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
 
@@ -142,7 +144,12 @@ def chunk_index_datasets(f: h5py.File) -> None:
     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     dcpl.set_chunk((4, 3))
     dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    dcpl.set_obj_track_times(False)
     dset = h5py.h5d.create(f.id, b"index_implicit", h5py.h5t.STD_I32LE, space, dcpl=dcpl)
+    dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
+    # The same over a larger (fixed) maximum shape: chunks numbered over the maximum.
+    space = h5py.h5s.create_simple((6, 8), (10, 11))
+    dset = h5py.h5d.create(f.id, b"index_implicit_max", h5py.h5t.STD_I32LE, space, dcpl=dcpl)
     dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
     # Fixed array: fixed max shape, several chunks.
     f.create_dataset("index_fixed", data=data, chunks=(4, 3))
@@ -151,11 +158,15 @@ def chunk_index_datasets(f: h5py.File) -> None:
     paged = sample("paged", np.dtype("u1"), (1200,))
     f.create_dataset("index_fixed_paged", data=paged, chunks=(1,))
     f.create_dataset("index_fixed_paged_gzip", data=paged, chunks=(1,), compression="gzip")
+    # A maximum shape larger than the shape, not unlimited: chunks numbered over the maximum.
+    f.create_dataset("index_fixed_max", data=data, chunks=(4, 3), maxshape=(10, 11))
     part = f.create_dataset("index_fixed_partial", shape=(6, 8), dtype="i4", chunks=(2, 2), fillvalue=42)
     part[2:4, 4:8] = 5
     # Extensible array: one unlimited dimension.
     f.create_dataset("index_extensible", data=data, chunks=(2, 3), maxshape=(None, 8))
     f.create_dataset("index_extensible_gzip", data=data, chunks=(2, 3), maxshape=(None, 8), compression="gzip")
+    # The unlimited dimension second: the array numbers chunks with it first.
+    f.create_dataset("index_extensible_dim1", data=data, chunks=(4, 3), maxshape=(9, None))
     # Many chunks: the extensible array's data blocks, super blocks and their pages.
     long = sample("long", np.dtype("i2"), (3000,))
     f.create_dataset("index_extensible_many", data=long, chunks=(2,), maxshape=(None,))

@@ -2,6 +2,7 @@
 
 mod gguf;
 mod hdf5;
+mod hdf5_datasets;
 mod pickle;
 mod pt;
 mod pt2;
@@ -42,6 +43,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         safetensors::cases(fx)?,
         gguf::cases(fx)?,
         hdf5::cases(fx)?,
+        hdf5_datasets::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,

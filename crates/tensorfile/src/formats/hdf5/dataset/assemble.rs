@@ -2,13 +2,12 @@
 //! inside the dataset copied into place; chunks never written keep the fill value. Chunks are
 //! decoded in parallel, in batches of bounded size.
 
-use std::borrow::Cow;
-
 use rayon::prelude::*;
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::hdf5::io::H5Io;
+use crate::source::Bytes;
 
 use super::Dataset;
 use super::chunks;
@@ -37,7 +36,7 @@ pub(super) fn chunked(d: &Dataset, io: &H5Io, chunking: &Chunking, len: u64) -> 
     let refs = chunks::locate(io, chunking, &grid, chunk_bytes)?;
     let per_batch = usize::try_from((BATCH_BYTES / chunk_bytes.max(1)).max(1)).unwrap_or(1);
     for batch in refs.chunks(per_batch) {
-        let decoded: Vec<Cow<'_, [u8]>> =
+        let decoded: Vec<Bytes> =
             batch.par_iter().map(|r| decode(d, io, chunking, r, chunk_bytes)).collect::<Result<_>>()?;
         for (r, data) in batch.iter().zip(&decoded) {
             place(&mut out, data, &r.scaled, &chunking.chunk, dims, d.element.size)?;
@@ -46,8 +45,9 @@ pub(super) fn chunked(d: &Dataset, io: &H5Io, chunking: &Chunking, len: u64) -> 
     Ok(out)
 }
 
-/// One chunk's bytes with its filters undone: `chunk_bytes` of them.
-fn decode<'a>(d: &Dataset, io: &H5Io, chunking: &Chunking, r: &ChunkRef, chunk_bytes: u64) -> Result<Cow<'a, [u8]>> {
+/// One chunk's bytes with its filters undone: `chunk_bytes` of them (an unfiltered chunk's
+/// are a slice of the file).
+fn decode(d: &Dataset, io: &H5Io, chunking: &Chunking, r: &ChunkRef, chunk_bytes: u64) -> Result<Bytes> {
     let stored = io.read_what(r.addr, r.size, "HDF5 chunk")?;
     let edge = r
         .scaled
@@ -64,9 +64,9 @@ fn decode<'a>(d: &Dataset, io: &H5Io, chunking: &Chunking, r: &ChunkRef, chunk_b
                 format!("HDF5 unfiltered chunk of {} bytes where a chunk holds {chunk_bytes}", r.size),
             ));
         }
-        return Ok(Cow::Owned(stored.to_vec()));
+        return Ok(stored);
     }
-    filters::undo(&d.filters, mask, &stored, chunk_bytes).map(Cow::Owned)
+    filters::undo(&d.filters, mask, &stored, chunk_bytes).map(Bytes::from_vec)
 }
 
 /// Copies the part of a decoded chunk at grid position `scaled` that lies inside the dataset

@@ -235,3 +235,62 @@ fn read_data_block(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Bytes, Source};
+
+    fn sealed(mut b: Vec<u8>) -> Vec<u8> {
+        let sum = checksum::lookup3(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    fn block(signature: &[u8], header: u64, rest: &[u8]) -> Vec<u8> {
+        [signature, &[0, 0], &header.to_le_bytes()[..], rest].concat()
+    }
+
+    /// An array with no entries in its index block, data blocks of at least one entry, super
+    /// blocks of at least two, pages of two entries: super block 3 holds two data blocks of four
+    /// entries (numbers 7..11 and 11..15), each in two pages.
+    #[test]
+    fn paged_data_blocks_read_only_their_written_pages() {
+        const UNDEF: u64 = u64::MAX;
+        let (header, index, sup, data) = (0u64, 100u64, 300u64, 400u64);
+        let mut h = b"EAHD\x00\x00".to_vec();
+        h.extend_from_slice(&[8, 8, 0, 1, 2, 1]);
+        for v in [0u64, 0, 0, 0, 100, 100, index] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        let h = sealed(h);
+        // Index block: no entries, data blocks of super blocks 0 and 1 (not written), then
+        // the seven super block addresses (super blocks 2 to 8): only 3 written.
+        let mut addrs = vec![UNDEF, UNDEF, UNDEF, sup];
+        addrs.extend([UNDEF; 5]);
+        let ib = sealed(block(b"EAIB", header, &addrs.iter().flat_map(|a| a.to_le_bytes()).collect::<Vec<_>>()));
+        // Super block 3: block offset (one byte), page bitmaps (one byte per data block: the
+        // first block's second page only), data block addresses.
+        let mut sb = vec![7, 0b0100_0000, 0];
+        sb.extend_from_slice(&data.to_le_bytes());
+        sb.extend_from_slice(&UNDEF.to_le_bytes());
+        let sb = sealed(block(b"EASB", header, &sb));
+        // Data block: its prefix and checksum, then two pages of two entries and a checksum.
+        let db = sealed(block(b"EADB", header, &[7]));
+        let page = |a: u64, b: u64| sealed([a.to_le_bytes(), b.to_le_bytes()].concat());
+        let pages = [page(0xdead, 0xbeef), page(1000, 2000)].concat();
+        let mut file = vec![0u8; 600];
+        for (at, bytes) in [(header, &h), (index, &ib), (sup, &sb), (data, &[db, pages].concat())] {
+            file[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+        }
+        let io = H5Io::new(Source::local(Bytes::from_vec(file.clone())), 8, 8, 0).unwrap();
+        let got = entries(&io, header).unwrap();
+        let addr = |a| Entry { addr: a, filtered: None };
+        assert_eq!(got, [(9, addr(1000)), (10, addr(2000))]);
+        // A page whose checksum fails.
+        let at = data as usize + 14 + 4 + 20 + 3;
+        file[at] ^= 1;
+        let io = H5Io::new(Source::local(Bytes::from_vec(file)), 8, 8, 0).unwrap();
+        assert_eq!(entries(&io, header).unwrap_err().rule(), Some(Rule::ChecksumMismatch));
+    }
+}

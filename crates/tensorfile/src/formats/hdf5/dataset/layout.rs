@@ -59,20 +59,6 @@ pub(in crate::formats::hdf5) enum ChunkIndex {
     BTreeV2(u64),
 }
 
-impl ChunkIndex {
-    /// The index's name, for messages.
-    pub(in crate::formats::hdf5) fn name(&self) -> &'static str {
-        match self {
-            ChunkIndex::BTreeV1(_) => "B-tree v1",
-            ChunkIndex::Single { .. } => "single chunk",
-            ChunkIndex::Implicit(_) => "implicit",
-            ChunkIndex::FixedArray(_) => "fixed array",
-            ChunkIndex::ExtensibleArray(_) => "extensible array",
-            ChunkIndex::BTreeV2(_) => "B-tree v2",
-        }
-    }
-}
-
 /// Decodes a layout message of a dataset of `rank` dimensions.
 pub(in crate::formats::hdf5) fn parse(body: &Bytes, rank: usize, offset_size: u8, length_size: u8) -> Result<Storage> {
     let mut c = Cursor::new(body);

@@ -34,6 +34,9 @@ use datatype::Element;
 use filters::Filter;
 use layout::Storage;
 
+/// The external data files message: a dataset whose bytes are in other files.
+const EXTERNAL_FILES: u16 = 0x07;
+
 /// The address of contiguous data never written.
 const UNWRITTEN: u64 = u64::MAX;
 
@@ -72,6 +75,10 @@ impl Dataset {
     /// The dataset the messages of its object header describe, or why it is not a tensor.
     pub(super) fn from_messages(io: &H5Io, messages: &[Message]) -> Result<Dataset> {
         let element = datatype::parse(&required(messages, kind::DATATYPE, "datatype")?)?;
+        if find(messages, EXTERNAL_FILES).is_some() {
+            // Its bytes are in other files, which a reader of this one does not open.
+            return Err(Error::unsupported("HDF5 dataset stored in external files"));
+        }
         let space = dataspace::parse(&required(messages, kind::DATASPACE, "dataspace")?, io.length_size())?;
         let layout_body = required(messages, kind::LAYOUT, "data layout")?;
         let mut storage = layout::parse(&layout_body, space.dims.len(), io.offset_size(), io.length_size())?;
@@ -206,3 +213,5 @@ impl Dataset {
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod hostile_tests;
