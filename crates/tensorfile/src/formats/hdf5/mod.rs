@@ -12,8 +12,6 @@
 mod attribute;
 mod btree2;
 mod checksum;
-// `ChunkIndex::name` (dataset/layout.rs) is not used by the reader yet.
-#[allow(dead_code)]
 mod dataset;
 mod dense;
 mod group;
