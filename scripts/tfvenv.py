@@ -22,10 +22,10 @@ GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
 GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]
 
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
-LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest", "gguf==0.19.0"]
+LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest", "gguf==0.19.0", "h5py"]
 FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
 # Wanted by later fixtures; a failure to install them is only warned about.
-OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision", "huggingface_hub"]
+OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision", "huggingface_hub", "keras"]
 
 
 def add_venv_argument(parser: argparse.ArgumentParser) -> None:

@@ -3,6 +3,8 @@
 mod gguf;
 mod npy;
 mod npz;
+mod hdf5;
+mod hdf5_datasets;
 mod pickle;
 mod pt;
 mod pt2;
@@ -44,6 +46,8 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         gguf::cases(fx)?,
         npy::cases(fx)?,
         npz::cases(fx)?,
+        hdf5::cases(fx)?,
+        hdf5_datasets::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,

@@ -10,6 +10,7 @@
 mod catalog;
 pub mod executorch;
 pub mod gguf;
+pub mod hdf5;
 pub mod numpy;
 pub mod pytorch;
 mod registry;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, gguf, numpy, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, hdf5, numpy, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -49,6 +49,8 @@ registry! {
     Gguf => gguf::UNIT,
     /// A NumPy array (`\x93NUMPY`).
     Npy => numpy::npy::UNIT,
+    /// HDF5 (`\x89HDF\r\n\x1a\n`): h5py, Keras and TensorFlow files; read only.
+    Hdf5 => hdf5::UNIT,
     /// safetensors.
     Safetensors => safetensors::UNIT,
     /// ExecuTorch named data (`.ptd`).

@@ -13,6 +13,8 @@ mod executorch;
 mod fixtures;
 mod fuzz_regressions;
 mod gguf;
+mod hdf5_datasets;
+mod hdf5_files;
 mod layouts;
 mod numpy_fixtures;
 mod ptd;

@@ -1,0 +1,241 @@
+//! The datatype message (type 0x03, versions 1 to 3): which element type a dataset holds.
+//!
+//! Tensors are fixed-point integers of 1, 2, 4 or 8 bytes, IEEE floats (half, single, double,
+//! and bfloat16 when described bit by bit), h5py's bool (an enum of int8 `FALSE = 0`,
+//! `TRUE = 1`) and h5py's complex numbers (a compound of two floats named `r` and `i`), in
+//! either byte order. Every other class (strings, references, opaque, bitfields, variable
+//! length, arrays, other compounds and enums, VAX floats) is refused with its name.
+
+use crate::cursor::Cursor;
+use crate::error::{Error, Result, Rule};
+use crate::model::DType;
+
+/// The element type of a dataset as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::formats::hdf5) struct Element {
+    /// What the element is, once in little-endian order.
+    pub dtype: DType,
+    /// Bytes per element.
+    pub size: u64,
+    /// Whether stored elements (each part of a complex number) are big-endian.
+    pub big_endian: bool,
+}
+
+/// The HDF5 datatype classes, by number.
+const CLASS_NAMES: [&str; 12] = [
+    "fixed-point",
+    "floating-point",
+    "time",
+    "string",
+    "bitfield",
+    "opaque",
+    "compound",
+    "reference",
+    "enumerated",
+    "variable-length",
+    "array",
+    "complex",
+];
+
+/// The name of a datatype message's class ("string", "compound"...), for a dataset this
+/// library refuses.
+pub(in crate::formats::hdf5) fn class_name(body: &[u8]) -> &'static str {
+    body.first().and_then(|b| CLASS_NAMES.get(usize::from(b & 0x0f))).copied().unwrap_or("unknown")
+}
+
+/// Decodes a datatype message into the element it describes, or refuses it.
+pub(in crate::formats::hdf5) fn parse(body: &[u8]) -> Result<Element> {
+    let mut c = Cursor::new(body);
+    parse_at(&mut c, 0)
+}
+
+/// How deep datatypes may nest (a complex's members, an enum's base).
+const MAX_DEPTH: usize = 2;
+
+fn refuse(what: impl Into<String>) -> Error {
+    Error::invalid(Rule::UnknownDType, what.into())
+}
+
+/// The datatype at the cursor (a whole message, or a member of a compound or an enum's base).
+fn parse_at(c: &mut Cursor<'_>, depth: usize) -> Result<Element> {
+    if depth > MAX_DEPTH {
+        return Err(refuse("HDF5 datatype nested too deeply to be a tensor element"));
+    }
+    let head = c.u8("datatype class and version")?;
+    let (class, version) = (head & 0x0f, head >> 4);
+    if !(1..=5).contains(&version) {
+        return Err(Error::invalid(Rule::BadField, format!("HDF5 datatype message version {version}")));
+    }
+    let bits = c.array::<3>("datatype class bit fields")?;
+    let size = u64::from(c.u32_le("datatype size")?);
+    match class {
+        0 => fixed_point(c, bits, size),
+        1 => floating_point(c, bits, size),
+        6 => compound(c, bits, size, version, depth),
+        8 => enumeration(c, bits, size, version, depth),
+        _ => Err(refuse(format!(
+            "HDF5 {} datatype: not a tensor element",
+            CLASS_NAMES.get(usize::from(class)).copied().unwrap_or("unknown-class")
+        ))),
+    }
+}
+
+fn byte_order(bits: [u8; 3]) -> bool {
+    bits[0] & 1 == 1
+}
+
+fn fixed_point(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> {
+    let offset = c.u16_le("fixed-point bit offset")?;
+    let precision = c.u16_le("fixed-point bit precision")?;
+    let signed = bits[0] & 0x08 != 0;
+    let dtype = match (size, signed) {
+        (1, false) => DType::UInt8,
+        (1, true) => DType::Int8,
+        (2, false) => DType::UInt16,
+        (2, true) => DType::Int16,
+        (4, false) => DType::UInt32,
+        (4, true) => DType::Int32,
+        (8, false) => DType::UInt64,
+        (8, true) => DType::Int64,
+        _ => return Err(refuse(format!("HDF5 fixed-point datatype of {size} bytes"))),
+    };
+    if offset != 0 || u64::from(precision) != size * 8 {
+        return Err(refuse(format!(
+            "HDF5 fixed-point datatype of {size} bytes using bits {offset}..{}: only whole-width integers are tensors",
+            u32::from(offset) + u32::from(precision)
+        )));
+    }
+    Ok(Element { dtype, size, big_endian: byte_order(bits) })
+}
+
+/// The bit layout of an IEEE-style float: (size, exponent location, exponent size, mantissa
+/// size, bias, the dtype).
+const FLOATS: [(u64, u8, u8, u8, u32, DType); 4] = [
+    (2, 10, 5, 10, 15, DType::Float16),
+    (2, 7, 8, 7, 127, DType::BFloat16),
+    (4, 23, 8, 23, 127, DType::Float32),
+    (8, 52, 11, 52, 1023, DType::Float64),
+];
+
+fn floating_point(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> {
+    let offset = c.u16_le("float bit offset")?;
+    let precision = c.u16_le("float bit precision")?;
+    let exp_loc = c.u8("float exponent location")?;
+    let exp_size = c.u8("float exponent size")?;
+    let mant_loc = c.u8("float mantissa location")?;
+    let mant_size = c.u8("float mantissa size")?;
+    let bias = c.u32_le("float exponent bias")?;
+    let order = (bits[0] & 1) | ((bits[0] >> 5) & 2);
+    let big_endian = match order {
+        0 => false,
+        1 => true,
+        _ => return Err(refuse("HDF5 float in VAX byte order")),
+    };
+    let normalization = (bits[0] >> 4) & 3;
+    let sign = bits[1];
+    let found = FLOATS.iter().find(|f| {
+        f.0 == size
+            && f.1 == exp_loc
+            && f.2 == exp_size
+            && f.3 == mant_size
+            && f.4 == bias
+            && mant_loc == 0
+            && offset == 0
+            && u64::from(precision) == size * 8
+            && u64::from(sign) == size * 8 - 1
+            && normalization == 2
+    });
+    match found {
+        Some(f) => Ok(Element { dtype: f.5, size, big_endian }),
+        None => Err(refuse(format!(
+            "HDF5 float of {size} bytes (sign bit {sign}, exponent {exp_size} bits at {exp_loc}, mantissa \
+             {mant_size} bits at {mant_loc}, bias {bias}): not an IEEE half, single, double or bfloat16"
+        ))),
+    }
+}
+
+/// A name of a compound member or an enum value: NUL-terminated, padded to a multiple of 8
+/// bytes before version 3.
+fn name<'a>(c: &mut Cursor<'a>, version: u8) -> Result<&'a [u8]> {
+    let rest = c.rest();
+    let len = rest
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| Error::invalid(Rule::Truncated, "HDF5 datatype member name without its NUL"))?;
+    let stored = if version < 3 { (len + 8) & !7 } else { len + 1 };
+    c.take(stored, "datatype member name")?;
+    Ok(&rest[..len])
+}
+
+/// h5py's complex numbers: members `r` at 0 and `i` at half the size, the same IEEE float.
+fn compound(c: &mut Cursor<'_>, bits: [u8; 3], size: u64, version: u8, depth: usize) -> Result<Element> {
+    let members = u16::from_le_bytes([bits[0], bits[1]]);
+    let refused =
+        || refuse(format!("HDF5 compound datatype of {members} members: only h5py's complex {{r, i}} is a tensor"));
+    if members != 2 {
+        return Err(refused());
+    }
+    let mut parts = Vec::with_capacity(2);
+    for _ in 0..2 {
+        let member = name(c, version)?.to_vec();
+        let offset = match version {
+            1 | 2 => u64::from(c.u32_le("compound member offset")?),
+            _ => {
+                let width = offset_width(size);
+                let b = c.take(width, "compound member offset")?;
+                b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x))
+            }
+        };
+        if version == 1 {
+            // Dimensionality, reserved, permutation, reserved, four dimension sizes.
+            let rank = c.u8("compound member dimensionality")?;
+            c.skip(3 + 4 + 4 + 16, "compound member dimensions")?;
+            if rank != 0 {
+                return Err(refused());
+            }
+        }
+        let element = parse_at(c, depth + 1)?;
+        parts.push((member, offset, element));
+    }
+    let [(r, r_at, re), (i, i_at, im)] = [parts[0].clone(), parts[1].clone()];
+    let dtype = match re.dtype {
+        DType::Float32 => DType::Complex64,
+        DType::Float64 => DType::Complex128,
+        _ => return Err(refused()),
+    };
+    if r != b"r" || i != b"i" || re != im || r_at != 0 || i_at != re.size || size != 2 * re.size {
+        return Err(refused());
+    }
+    Ok(Element { dtype, size, big_endian: re.big_endian })
+}
+
+/// Bytes of a version-3 compound member's offset: as few as hold the compound's size.
+fn offset_width(size: u64) -> usize {
+    match size {
+        0..=0xff => 1,
+        0x100..=0xffff => 2,
+        0x1_0000..=0xff_ffff => 3,
+        _ => 4,
+    }
+}
+
+/// h5py's bool: an enum of int8 with exactly `FALSE = 0` and `TRUE = 1`.
+fn enumeration(c: &mut Cursor<'_>, bits: [u8; 3], size: u64, version: u8, depth: usize) -> Result<Element> {
+    let members = u16::from_le_bytes([bits[0], bits[1]]);
+    let base = parse_at(c, depth + 1)?;
+    let refused = || refuse(format!("HDF5 enumerated datatype of {members} members: only h5py's bool is a tensor"));
+    if members != 2 || base.dtype != DType::Int8 || size != 1 {
+        return Err(refused());
+    }
+    let first = name(c, version)?.to_vec();
+    let second = name(c, version)?.to_vec();
+    let values = c.take(2, "enumeration values")?;
+    if first != b"FALSE" || second != b"TRUE" || values != [0, 1] {
+        return Err(refused());
+    }
+    Ok(Element { dtype: DType::Bool, size: 1, big_endian: false })
+}
+
+#[cfg(test)]
+#[path = "datatype_tests.rs"]
+mod tests;

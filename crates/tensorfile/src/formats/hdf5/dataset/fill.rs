@@ -1,0 +1,74 @@
+//! The fill value messages (old: type 0x04; new: type 0x05, versions 1 to 3): what elements
+//! never written read as. Zeros when no fill value is defined.
+
+use crate::cursor::Cursor;
+use crate::error::{Error, Result, Rule};
+
+/// The fill value of elements of `element_size` bytes, in the dataset's stored byte order:
+/// from the new message when there is one, else from the old one, else `None` (zeros).
+pub(in crate::formats::hdf5) fn parse(
+    new: Option<&[u8]>,
+    old: Option<&[u8]>,
+    element_size: u64,
+) -> Result<Option<Vec<u8>>> {
+    let value = match (new, old) {
+        (Some(body), _) => parse_new(body)?,
+        (None, Some(body)) => {
+            let mut c = Cursor::new(body);
+            let size = c.u32_le("fill value size")?;
+            Some(c.take(size as usize, "fill value")?)
+        }
+        (None, None) => None,
+    };
+    match value {
+        None => Ok(None),
+        Some([]) => Ok(None),
+        Some(v) if v.len() as u64 == element_size => Ok(Some(v.to_vec())),
+        Some(v) => Err(Error::invalid(
+            Rule::SizeMismatch,
+            format!("HDF5 fill value of {} bytes for elements of {element_size}", v.len()),
+        )),
+    }
+}
+
+fn parse_new(body: &[u8]) -> Result<Option<&[u8]>> {
+    let mut c = Cursor::new(body);
+    let version = c.u8("fill value version")?;
+    let present = match version {
+        1 | 2 => {
+            c.skip(2, "fill value allocation and write times")?;
+            let defined = c.u8("fill value defined")?;
+            version == 1 || defined != 0
+        }
+        3 => c.u8("fill value flags")? & 0x20 != 0,
+        v => return Err(Error::invalid(Rule::BadField, format!("HDF5 fill value message version {v}"))),
+    };
+    if !present || c.is_at_end() {
+        return Ok(None);
+    }
+    let size = c.u32_le("fill value size")?;
+    Ok(Some(c.take(size as usize, "fill value")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_and_old_messages() {
+        assert_eq!(parse(Some(&[3, 0x20, 2, 0, 0, 0, 7, 0]), None, 2).unwrap(), Some(vec![7, 0]));
+        assert_eq!(parse(Some(&[3, 0x0a]), Some(&[1, 0, 0, 0, 5]), 1).unwrap(), None);
+        assert_eq!(parse(Some(&[2, 2, 2, 0]), None, 4).unwrap(), None);
+        assert_eq!(parse(Some(&[2, 2, 2, 1, 1, 0, 0, 0, 9]), None, 1).unwrap(), Some(vec![9]));
+        assert_eq!(parse(None, Some(&[1, 0, 0, 0, 5]), 1).unwrap(), Some(vec![5]));
+        assert_eq!(parse(None, None, 8).unwrap(), None);
+    }
+
+    #[test]
+    fn hostile_fill_values() {
+        let rule = |new: &[u8], size| parse(Some(new), None, size).unwrap_err().rule();
+        assert_eq!(rule(&[3, 0x20, 4, 0, 0, 0, 7, 0, 0, 0], 2), Some(Rule::SizeMismatch));
+        assert_eq!(rule(&[3, 0x20, 0xff, 0xff, 0xff, 0xff], 2), Some(Rule::Truncated));
+        assert_eq!(rule(&[9], 2), Some(Rule::BadField));
+    }
+}

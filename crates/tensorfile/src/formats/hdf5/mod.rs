@@ -1,0 +1,88 @@
+//! HDF5: the files h5py, Keras and TensorFlow write (`.h5`, `.hdf5`, Keras `.weights.h5`).
+//!
+//! A bounded reader of the subset those producers use, written here: superblock versions 0
+//! to 3, object headers v1 and v2, old-style groups (symbol tables over B-tree v1 nodes and
+//! local heaps) and new-style ones (link messages, dense links in a fractal heap indexed by a
+//! B-tree v2), attributes (compact and dense) as metadata, and the datasets `dataset/` reads
+//! (compact, contiguous and chunked, deflate, shuffle and fletcher32, numeric dtypes in
+//! either byte order). Read only; see docs/hdf5.md for what is refused and why no
+//! third-party HDF5 crate is used. The specification: the HDF5 File Format Specification
+//! version 3.0 (The HDF Group).
+
+mod attribute;
+mod btree2;
+mod checksum;
+mod dataset;
+mod dense;
+mod group;
+mod io;
+mod object_header;
+mod read;
+mod superblock;
+
+pub use read::Hdf5Reader;
+
+use crate::error::{Error, Result};
+use crate::formats::{Caps, FormatUnit};
+use crate::model::{ByteOrder, DType, TensorInfo};
+
+/// The HDF5 unit.
+pub(crate) static UNIT: FormatUnit = FormatUnit {
+    name: "hdf5",
+    title: "HDF5",
+    extensions: &["h5", "hdf5"],
+    recognise: |probe| looks_like(probe.head()),
+    open: |src| Ok(Box::new(Hdf5Reader::open(src)?)),
+    writer: None,
+    updater: None,
+    check_supported,
+    write_order: crate::formats::plan_order,
+    caps: Caps {
+        holds_dtype: holds,
+        file_metadata: true,
+        typed_metadata: true,
+        tensor_fields: true,
+        compression: true,
+        byte_orders: &[ByteOrder::Little, ByteOrder::Big],
+        ..Caps::PLAIN
+    },
+};
+
+/// The dtypes this reader reads from HDF5 datasets.
+fn holds(d: DType) -> bool {
+    use DType::*;
+    matches!(
+        d,
+        Bool | UInt8
+            | Int8
+            | UInt16
+            | Int16
+            | UInt32
+            | Int32
+            | UInt64
+            | Int64
+            | Float16
+            | BFloat16
+            | Float32
+            | Float64
+            | Complex64
+            | Complex128
+    )
+}
+
+/// Whether `bytes` start with the HDF5 signature. A file with a user block (the signature at
+/// 512, 1024... bytes) is not recognised from its first bytes; it opens when HDF5 is named.
+pub fn looks_like(bytes: &[u8]) -> bool {
+    bytes.starts_with(superblock::SIGNATURE)
+}
+
+/// tensorfile reads HDF5 files but does not write them.
+pub fn check_supported(_info: &TensorInfo) -> Result<()> {
+    Err(Error::unsupported("tensorfile reads HDF5 files but does not write them"))
+}
+
+/// lookup3 as HDF5 computes its checksums: for the conformance generator's hand-built files.
+#[cfg(feature = "internals")]
+pub fn lookup3(bytes: &[u8]) -> u32 {
+    checksum::lookup3(bytes)
+}
