@@ -143,3 +143,15 @@ fn npy_writes_need_exactly_one_array() {
     let err = convert(&src, Format::Npy, &ConvertOptions::default()).unwrap_err();
     assert!(err.to_string().contains("exactly one"), "{err}");
 }
+
+#[test]
+fn an_npz_with_members_in_folders_a_pt2_uses_stays_an_npz() {
+    // numpy names members by their keys: `np.savez(f, **{"x/models/a": a})` writes
+    // `x/models/a.npy`, a name a `.pt2` archive's `models/` folder also matches.
+    let npy = std::fs::read(common::fixtures_dir().join("numpy/le_float32.npy")).unwrap();
+    let mut zip = tensorfile::internals::zip::ZipWriter::plain(Vec::new());
+    zip.add("x/models/a.npy", &npy).unwrap();
+    zip.add("x/data/aotinductor/b.npy", &npy).unwrap();
+    let bytes = zip.finish().unwrap();
+    assert_eq!(Format::detect(&bytes).unwrap(), Format::Npz);
+}
