@@ -10,6 +10,7 @@
 mod catalog;
 pub mod executorch;
 pub mod gguf;
+pub mod onnx;
 pub mod pytorch;
 mod registry;
 mod request;

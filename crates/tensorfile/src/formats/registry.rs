@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, gguf, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, onnx, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -57,6 +57,8 @@ registry! {
     Pt2 => pytorch::pt2::UNIT,
     /// A `torch.save` file.
     Pt => pytorch::pt::UNIT,
+    /// An ONNX model (protobuf, no magic bytes: recognised last).
+    Onnx => onnx::UNIT,
 }
 
 impl Format {
