@@ -3,7 +3,8 @@
 //! A model starts with field 1 (`ir_version`, wire type varint: tag byte `0x08`), a version
 //! from 1 to [`MAX_IR_VERSION`]; then, in increasing field order, only fields 2 to 6 with
 //! their wire types (strings 2, 3, 4, 6 as UTF-8, the varint 5), then field 7, the graph
-//! (length-delimited). Bytes are accepted when the graph's tag is reached, or when the head
+//! (length-delimited), whose first field must be one of `GraphProto`'s length-delimited
+//! fields and fit inside it. Bytes are accepted when the graph's start is seen, or when the head
 //! ends inside that prefix (a long doc string) after at least [`MIN_SEEN`] bytes. No other
 //! format's file and no text starts that way: text does not start with the byte `0x08`, and
 //! every other format has a magic its unit checks first.
@@ -42,7 +43,7 @@ pub fn looks_like(head: &[u8]) -> bool {
             (7, 2) => {
                 // The graph's length: a varint that must be complete when the head has room.
                 return match varint(&head[at..]) {
-                    Some((len, _)) => len > 0,
+                    Some((len, n)) => len > 0 && graph_starts(&head[at + n..], len),
                     None => head.len() - at < 10 && head.len() >= MIN_SEEN,
                 };
             }
@@ -67,6 +68,22 @@ pub fn looks_like(head: &[u8]) -> bool {
             _ => return false,
         }
         last_field = field;
+    }
+}
+
+/// Whether `b` (the start of a graph of `len` bytes, maybe cut by the head's end) starts
+/// with a field of `GraphProto` that holds a message or a string (`node` 1, `name` 2,
+/// `initializer` 5, `doc_string` 10, `input` 11, `output` 12, `value_info` 13,
+/// `quantization_annotation` 14, `sparse_initializer` 15, `metadata_props` 16) whose length
+/// fits inside the graph.
+fn graph_starts(b: &[u8], len: u64) -> bool {
+    let Some((tag, n)) = varint(b) else { return b.len() < 3 };
+    if tag & 7 != 2 || ![1, 2, 5, 10, 11, 12, 13, 14, 15, 16].contains(&(tag >> 3)) {
+        return false;
+    }
+    match varint(&b[n..]) {
+        Some((inner, m)) => (n + m) as u64 + inner <= len,
+        None => b.len() - n < 10,
     }
 }
 

@@ -18,6 +18,9 @@ fn a_model_head_is_recognised() {
     assert!(looks_like(&model_head()));
     // No producer at all: ir_version, then the graph.
     assert!(looks_like(&[0x08, 7, 0x3a, 5, 0x0a, 3, 0x0a, 1, 0x78]));
+    // A graph whose first field is no GraphProto field, or longer than the graph.
+    assert!(!looks_like(&[0x08, 7, 0x3a, 5, 0x18, 3, 0x0a, 1, 0x78]));
+    assert!(!looks_like(&[0x08, 7, 0x3a, 5, 0x0a, 9, 0x0a, 1, 0x78]));
     // A doc string longer than the head.
     let mut long = vec![0x08, 9, 0x32, 0x90, 0x03];
     long.extend(std::iter::repeat_n(b'x', 59));
@@ -68,5 +71,5 @@ fn random_bytes_are_not_taken_for_models() {
         }
         taken += usize::from(looks_like(&head));
     }
-    assert!(taken < 10, "{taken} random heads taken for ONNX models");
+    assert!(taken <= 8, "{taken} random heads taken for ONNX models");
 }
