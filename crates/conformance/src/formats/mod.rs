@@ -1,6 +1,7 @@
 //! The cases, one module per folder of the corpus.
 
 mod gguf;
+mod onnx;
 mod pickle;
 mod pt;
 mod pt2;
@@ -40,6 +41,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         zt1::cases(fx)?,
         safetensors::cases(fx)?,
         gguf::cases(fx)?,
+        onnx::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,

@@ -68,7 +68,8 @@ fn every_model_reads_as_numpy_helper_recorded() {
             check_tensor(&file, t, &what);
         }
         let unreadable: Vec<&str> = file.unreadable().iter().map(|u| u.name()).collect();
-        let expected: Vec<&str> = common::array(&record, "unreadable", &what).iter().map(|v| v.as_str().unwrap()).collect();
+        let expected: Vec<&str> =
+            common::array(&record, "unreadable", &what).iter().map(|v| v.as_str().unwrap()).collect();
         assert_eq!(unreadable, expected, "{what}: unreadable");
         for u in file.unreadable() {
             assert_eq!(u.error().rule(), Some(Rule::UnknownDType), "{what}: {}", u.name());
@@ -76,7 +77,8 @@ fn every_model_reads_as_numpy_helper_recorded() {
         let summary = file.summary();
         assert_eq!(summary.version, record["ir_version"].as_u64().unwrap().to_string(), "{what}");
         for (k, v) in record["metadata"].as_object().unwrap() {
-            let found = summary.metadata.iter().find(|(mk, _)| mk == k).and_then(|(_, mv)| mv.as_text().map(String::from));
+            let found =
+                summary.metadata.iter().find(|(mk, _)| mk == k).and_then(|(_, mv)| mv.as_text().map(String::from));
             assert_eq!(found.as_deref(), v.as_str(), "{what}: metadata {k}");
         }
     }

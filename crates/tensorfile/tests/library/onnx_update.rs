@@ -69,7 +69,10 @@ fn an_external_initializer_is_replaced_in_a_new_data_file_beside_the_output() {
     assert_eq!(out.read("b").unwrap().as_dense().unwrap()[..], model.read("b").unwrap().as_dense().unwrap()[..]);
     // The model itself is unchanged (its weights stay external); the source data file too.
     assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(src.join("model.onnx")).unwrap());
-    assert_eq!(std::fs::read(src.join("weights.bin")).unwrap(), std::fs::read(fixture("external/weights.bin")).unwrap());
+    assert_eq!(
+        std::fs::read(src.join("weights.bin")).unwrap(),
+        std::fs::read(fixture("external/weights.bin")).unwrap()
+    );
     // In place: the model's own data file is rewritten (atomically, by rename).
     drop(out);
     let again: Vec<f32> = (0..16).map(|i| i as f32 + 0.25).collect();

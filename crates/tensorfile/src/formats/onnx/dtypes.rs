@@ -35,7 +35,10 @@ pub fn dtype_of(code: i32) -> Result<DType> {
     if let Some(&(_, d)) = TABLE.iter().find(|(c, _)| *c == code) {
         return Ok(d);
     }
-    Err(Error::invalid(Rule::UnknownDType, format!("ONNX type {} ({}), which tensorfile does not hold", code, name(code))))
+    Err(Error::invalid(
+        Rule::UnknownDType,
+        format!("ONNX type {} ({}), which tensorfile does not hold", code, name(code)),
+    ))
 }
 
 /// ONNX's number for `d`, when ONNX has the dtype.

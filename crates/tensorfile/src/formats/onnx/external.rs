@@ -49,14 +49,14 @@ pub fn declared(t: &TensorProto) -> Result<Declared> {
             _ => {}
         }
     }
-    let location =
-        location.ok_or_else(|| Error::invalid(Rule::MissingField, "external data without a location"))?;
+    let location = location.ok_or_else(|| Error::invalid(Rule::MissingField, "external data without a location"))?;
     Ok(Declared { location, offset, length })
 }
 
-/// `location` as a path inside `folder`: relative, of plain components only (no `..`, no
-/// root, no drive), and, symlinks resolved, still inside the folder.
-pub fn resolve(folder: &Path, location: &str) -> Result<PathBuf> {
+/// `location` is a relative path of plain components (no `..`, no root, no drive, no
+/// backslash): checked before the model's folder is known, so that a model read from memory is
+/// refused for it too.
+pub fn check_location(location: &str) -> Result<()> {
     let rel = Path::new(location);
     let plain = !location.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     if !plain || location.contains('\\') || location.contains('\0') {
@@ -65,7 +65,14 @@ pub fn resolve(folder: &Path, location: &str) -> Result<PathBuf> {
             format!("external data location {location:?} is not a relative path inside the model's folder"),
         ));
     }
-    let path = folder.join(rel);
+    Ok(())
+}
+
+/// `location` as a path inside `folder`: relative, of plain components only (no `..`, no
+/// root, no drive), and, symlinks resolved, still inside the folder.
+pub fn resolve(folder: &Path, location: &str) -> Result<PathBuf> {
+    check_location(location)?;
+    let path = folder.join(location);
     let outside = || {
         Error::invalid(
             Rule::UnsafePath,
@@ -102,10 +109,7 @@ impl Files {
         if d.offset > size || end > size {
             return Err(Error::invalid(
                 Rule::OutOfBounds,
-                format!(
-                    "external data at {}..{end} of {:?}, which is {size} bytes long",
-                    d.offset, d.location
-                ),
+                format!("external data at {}..{end} of {:?}, which is {size} bytes long", d.offset, d.location),
             ));
         }
         Ok(Place { file, offset: d.offset, len })

@@ -100,7 +100,14 @@ impl OnnxReader {
         let walk = graph::walk(&mut graph)?;
         let facts = Facts::of(&model, &graph, &walk);
         let folder = if src.is_remote() { None } else { src.location().and_then(Path::parent).map(Path::to_path_buf) };
-        let mut b = Builder { whole: &whole, base, folder, files: Files::default(), items: Vec::new(), catalog: Catalog::default() };
+        let mut b = Builder {
+            whole: &whole,
+            base,
+            folder,
+            files: Files::default(),
+            items: Vec::new(),
+            catalog: Catalog::default(),
+        };
         for f in walk.found {
             b.add(f.name, f.held)?;
         }
@@ -142,7 +149,9 @@ struct Builder<'a> {
 /// The shape of `dims` (no negative size).
 fn shape_of(dims: &[i64]) -> Result<Vec<u64>> {
     dims.iter()
-        .map(|&d| u64::try_from(d).map_err(|_| Error::invalid(Rule::BadField, format!("dimension {d} in dims {dims:?}"))))
+        .map(|&d| {
+            u64::try_from(d).map_err(|_| Error::invalid(Rule::BadField, format!("dimension {d} in dims {dims:?}")))
+        })
         .collect()
 }
 
@@ -232,6 +241,7 @@ impl Builder<'_> {
         };
         if t.data_location == 1 {
             let d = external::declared(t)?;
+            external::check_location(&d.location)?;
             let Some(folder) = &self.folder else {
                 return Err(Error::unsupported(format!(
                     "its bytes are in external data {:?}, and a model read from a URL or from memory has no folder to find it in",
@@ -293,19 +303,20 @@ impl Builder<'_> {
 /// Whether a tensor's problem refuses the whole model rather than that tensor: external data
 /// leaving the folder or its file.
 fn is_fatal(e: &Error) -> bool {
-    matches!(e.rule(), Some(Rule::UnsafePath | Rule::OutOfBounds))
-        || matches!(e.kind(), crate::ErrorKind::Io(_))
+    matches!(e.rule(), Some(Rule::UnsafePath | Rule::OutOfBounds)) || matches!(e.kind(), crate::ErrorKind::Io(_))
 }
 
 impl OnnxReader {
     /// The COO indices (`u64`, `rank x nnz`) of a sparse tensor whose indices are `idx`.
     fn coo(&self, idx: &Indices, shape: &[u64], nnz: u64) -> Result<Vec<u64>> {
         let raw = self.bytes_of(&idx.stored)?;
-        let values: Vec<i64> = raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+        let values: Vec<i64> =
+            raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
         let negative = || Error::invalid(Rule::BadSparse, "a negative sparse index");
         let rank = shape.len();
         let nnz = checked::to_usize(nnz, "nnz")?;
-        let mut out = vec![0u64; checked::to_usize(checked::mul(rank as u64, nnz as u64, "sparse indices")?, "sparse indices")?];
+        let mut out =
+            vec![0u64; checked::to_usize(checked::mul(rank as u64, nnz as u64, "sparse indices")?, "sparse indices")?];
         match idx.form {
             IndexForm::Coordinates => {
                 for (k, &v) in values.iter().enumerate() {
@@ -364,7 +375,8 @@ impl FormatReader for OnnxReader {
         };
         let name = e.info().name();
         let indices = self.coo(idx, e.info().shape(), nnz).map_err(|err| err.for_tensor(name))?;
-        let data = SparseData::new(SparseFormat::Coo, nnz, Vec::new(), indices, values).map_err(|err| err.for_tensor(name))?;
+        let data =
+            SparseData::new(SparseFormat::Coo, nnz, Vec::new(), indices, values).map_err(|err| err.for_tensor(name))?;
         data.validate(e.info().shape()).map_err(|err| err.for_tensor(name))?;
         Ok(TensorData::sparse(data))
     }

@@ -38,7 +38,9 @@ pub struct Facts {
 fn value(v: &ValueInfoProto) -> Value {
     let (dtype, shape) = match &v.r#type {
         Some(TypeProto { tensor_type: Some(t), .. }) => ("".to_string() + &dtypes::shown(t.elem_type), shape(t)),
-        Some(TypeProto { sparse_tensor_type: Some(t), .. }) => (format!("sparse {}", dtypes::shown(t.elem_type)), shape(t)),
+        Some(TypeProto { sparse_tensor_type: Some(t), .. }) => {
+            (format!("sparse {}", dtypes::shown(t.elem_type)), shape(t))
+        }
         Some(TypeProto { sequence_type: Some(_), .. }) => ("sequence".into(), None),
         Some(TypeProto { map_type: Some(_), .. }) => ("map".into(), None),
         Some(TypeProto { optional_type: Some(_), .. }) => ("optional".into(), None),
@@ -112,19 +114,14 @@ impl Facts {
     }
 
     fn opsets_text(&self) -> String {
-        let each: Vec<String> = self
-            .opsets
-            .iter()
-            .map(|(d, v)| format!("{} {v}", if d.is_empty() { "ai.onnx" } else { d }))
-            .collect();
+        let each: Vec<String> =
+            self.opsets.iter().map(|(d, v)| format!("{} {v}", if d.is_empty() { "ai.onnx" } else { d })).collect();
         each.join(", ")
     }
 
     fn json(&self) -> serde_json::Value {
         let values = |vs: &[Value]| -> Vec<serde_json::Value> {
-            vs.iter()
-                .map(|v| serde_json::json!({"name": v.name, "dtype": v.dtype, "shape": v.shape}))
-                .collect()
+            vs.iter().map(|v| serde_json::json!({"name": v.name, "dtype": v.dtype, "shape": v.shape})).collect()
         };
         serde_json::json!({
             "ir_version": self.ir_version,

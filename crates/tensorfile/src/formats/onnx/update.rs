@@ -115,7 +115,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// resolved) must be inside, and it must not be a symlink itself.
 fn check_target(folder: &Path, target: &Path, location: &str) -> Result<()> {
     let outside = || {
-        Error::invalid(Rule::UnsafePath, format!("external data {location:?} would be written outside the output's folder"))
+        Error::invalid(
+            Rule::UnsafePath,
+            format!("external data {location:?} would be written outside the output's folder"),
+        )
     };
     let parent = target.parent().ok_or_else(outside)?;
     let real = parent.canonicalize().map_err(|e| Error::from(e).in_file(parent))?;
@@ -134,7 +137,10 @@ fn write_patched(src: &Source, patches: &mut [Patch], dest: &Path) -> Result<()>
         let mut at = 0u64;
         for p in patches.iter() {
             if p.offset < at {
-                return Err(Error::invalid(Rule::Overlap, format!("two replaced tensors share the bytes at {}", p.offset)));
+                return Err(Error::invalid(
+                    Rule::Overlap,
+                    format!("two replaced tensors share the bytes at {}", p.offset),
+                ));
             }
             copy(src, at, p.offset, &mut w)?;
             w.write_all(&p.bytes)?;
