@@ -219,3 +219,22 @@ fn external_ranges_are_checked_against_the_data_file() {
     let missing = external_model(dir.path(), "nothing.bin", None, None);
     assert!(TensorFile::open(&missing).is_err());
 }
+
+#[test]
+fn every_cut_and_many_changed_bytes_of_real_models_are_errors_not_panics() {
+    let dir = crate::common::fixtures_dir().join("onnx");
+    for name in ["storage.onnx", "subgraphs.onnx", "torch_mlp.onnx", "external/model.onnx"] {
+        let model = std::fs::read(dir.join(name)).unwrap();
+        for cut in 0..model.len() {
+            tensorfile::formats::exercise(&model[..cut], Some(Format::Onnx));
+        }
+        // Each byte set to a few values that break varints, tags and lengths.
+        for at in 0..model.len() {
+            for v in [0x00, 0x7f, 0x80, 0xff] {
+                let mut m = model.clone();
+                m[at] = v;
+                tensorfile::formats::exercise(&m, Some(Format::Onnx));
+            }
+        }
+    }
+}

@@ -103,7 +103,7 @@ impl Files {
         let size = self.opened[file].2.len();
         let len = match d.length {
             Some(l) => l,
-            None => size.checked_sub(d.offset).unwrap_or(0),
+            None => size.saturating_sub(d.offset),
         };
         let end = checked::add(d.offset, len, "external data end")?;
         if d.offset > size || end > size {

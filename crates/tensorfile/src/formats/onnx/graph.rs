@@ -13,7 +13,7 @@ pub enum Held {
     /// A dense tensor (an initializer or a `Constant`'s value).
     Dense(TensorProto),
     /// A sparse initializer or `Constant` value.
-    Sparse(SparseTensorProto),
+    Sparse(Box<SparseTensorProto>),
     /// A `Constant` this library cannot list as a tensor (a string value), with why.
     Unsupported { dtype: String, error: Error },
 }
@@ -54,7 +54,7 @@ impl Walk {
         }
         for s in std::mem::take(&mut g.sparse_initializer) {
             let name = s.values.as_ref().map(|v| v.name.clone()).unwrap_or_default();
-            self.add(name, scope, Held::Sparse(s))?;
+            self.add(name, scope, Held::Sparse(Box::new(s)))?;
         }
         for (i, node) in g.node.iter_mut().enumerate() {
             let op = if node.domain.is_empty() || node.domain == "ai.onnx" {
@@ -98,7 +98,7 @@ impl Walk {
                 None => return Ok(()),
             },
             "sparse_value" => match a.sparse_tensor.take() {
-                Some(s) => Held::Sparse(s),
+                Some(s) => Held::Sparse(Box::new(s)),
                 None => return Ok(()),
             },
             "value_float" | "value_floats" | "value_int" | "value_ints" => Held::Dense(numbers(a)),

@@ -89,7 +89,7 @@ impl Facts {
     pub fn summary(&self, files: &Files) -> FileSummary {
         let text = |s: &str| MetaValue::Text(s.to_string());
         let mut details = vec![
-            ("producer".into(), text(&format!("{} {}", self.producer, self.producer_version).trim().to_string())),
+            ("producer".into(), text(format!("{} {}", self.producer, self.producer_version).trim())),
             ("opsets".into(), text(&self.opsets_text())),
             ("graph".into(), text(&self.graph_name)),
             ("graphs".into(), MetaValue::Int(i128::from(self.graphs))),

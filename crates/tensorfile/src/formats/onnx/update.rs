@@ -26,9 +26,6 @@ use crate::update::{UpdateOptions, UpdateReport};
 /// Bytes copied from an old file at once.
 const COPY_PIECE: u64 = 64 << 20;
 
-/// The largest protobuf message: a model past it cannot be read by protobuf's own parsers.
-pub const PROTOBUF_LIMIT: u64 = 2 << 30;
-
 /// New bytes for a range of a file.
 struct Patch {
     offset: u64,
@@ -73,14 +70,7 @@ pub(crate) fn update(
         }
         report.replaced.push(w.name().to_string());
     }
-    report.unchanged = file.entries().len() - report.replaced.len();
-    if reader.source().len() > PROTOBUF_LIMIT && !model_patches.is_empty() {
-        // Not a limit of this rewrite (lengths do not change), but of every other reader.
-        return Err(Error::invalid(
-            Rule::HeaderTooLarge,
-            format!("a model of {} bytes, past protobuf's 2 GiB: its weights must be external", reader.source().len()),
-        ));
-    }
+    report.unchanged = file.entries().len().saturating_sub(report.replaced.len());
     let out_folder = folder_of(dest)?;
     for (k, patches) in external_patches.iter_mut().enumerate() {
         let (location, old_path, src) = reader.external(k);
