@@ -22,7 +22,17 @@ GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
 GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]
 
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
-LIGHT_PACKAGES = ["ztensor==0.1.4", "safetensors", "numpy", "ml_dtypes", "pytest", "gguf==0.19.0", "h5py"]
+LIGHT_PACKAGES = [
+    "ztensor==0.1.4",
+    "safetensors",
+    "numpy",
+    "ml_dtypes",
+    "pytest",
+    "gguf==0.19.0",
+    "onnx==1.23.2",
+    "onnxruntime==1.32.0",
+    "h5py==3.16.0",
+]
 FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
 # Wanted by later fixtures; a failure to install them is only warned about.
 OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision", "huggingface_hub", "keras"]

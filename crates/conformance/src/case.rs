@@ -33,10 +33,11 @@ pub enum Family {
     NotTiled,
     BadSparse,
     BadCompressedData,
+    MalformedProtobuf,
 }
 
 impl Family {
-    pub const ALL: [Family; 28] = [
+    pub const ALL: [Family; 29] = [
         Family::Valid,
         Family::Truncation,
         Family::PastEnd,
@@ -65,6 +66,7 @@ impl Family {
         Family::NotTiled,
         Family::BadSparse,
         Family::BadCompressedData,
+        Family::MalformedProtobuf,
     ];
 
     pub fn id(self) -> &'static str {
@@ -97,6 +99,7 @@ impl Family {
             Family::NotTiled => "not-tiled",
             Family::BadSparse => "bad-sparse",
             Family::BadCompressedData => "bad-compressed-data",
+            Family::MalformedProtobuf => "malformed-protobuf",
         }
     }
 
@@ -144,6 +147,7 @@ impl Family {
                 "sparse structure that is inconsistent (indices out of range, indptr decreasing, wrong rank)"
             }
             Family::BadCompressedData => "compressed data that does not decode",
+            Family::MalformedProtobuf => "protobuf that does not decode: wire types, tags, lengths, varints",
         }
     }
 }

@@ -89,6 +89,9 @@ pub enum Rule {
     BadQuantization,
     /// Stored elements outside the values their type allows: a bool byte other than 0 or 1.
     BadValue,
+    /// Protobuf that does not decode (ONNX): a bad wire type or tag, a varint past 10 bytes, a
+    /// length past the end of its message, a string that is not UTF-8.
+    BadProtobuf,
 }
 
 impl Rule {
@@ -130,6 +133,7 @@ impl Rule {
             Rule::ShardMismatch => "shard-mismatch",
             Rule::BadQuantization => "bad-quantization",
             Rule::BadValue => "bad-value",
+            Rule::BadProtobuf => "bad-protobuf",
         }
     }
 
@@ -139,7 +143,7 @@ impl Rule {
     }
 
     /// Every rule, in declaration order.
-    pub const ALL: [Rule; 35] = [
+    pub const ALL: [Rule; 36] = [
         Rule::Truncated,
         Rule::BadMagic,
         Rule::UnknownFormat,
@@ -175,6 +179,7 @@ impl Rule {
         Rule::ShardMismatch,
         Rule::BadQuantization,
         Rule::BadValue,
+        Rule::BadProtobuf,
     ];
 }
 
@@ -451,6 +456,7 @@ mod tests {
             Rule::ShardMismatch => 32,
             Rule::BadQuantization => 33,
             Rule::BadValue => 34,
+            Rule::BadProtobuf => 35,
         }
     }
 

@@ -5,6 +5,7 @@ mod npy;
 mod npz;
 mod hdf5;
 mod hdf5_datasets;
+mod onnx;
 mod pickle;
 mod pt;
 mod pt2;
@@ -48,6 +49,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         npz::cases(fx)?,
         hdf5::cases(fx)?,
         hdf5_datasets::cases(fx)?,
+        onnx::cases(fx)?,
         pte::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,

@@ -12,6 +12,7 @@ pub mod executorch;
 pub mod gguf;
 pub mod hdf5;
 pub mod numpy;
+pub mod onnx;
 pub mod pytorch;
 mod registry;
 mod request;

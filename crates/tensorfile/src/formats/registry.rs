@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, gguf, hdf5, numpy, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, hdf5, numpy, onnx, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -63,6 +63,8 @@ registry! {
     Pt => pytorch::pt::UNIT,
     /// A NumPy archive: a zip of `.npy` members.
     Npz => numpy::npz::UNIT,
+    /// An ONNX model (protobuf, no magic bytes: recognised last).
+    Onnx => onnx::UNIT,
 }
 
 impl Format {

@@ -10,7 +10,7 @@ use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 
 /// The folders of the corpus: one per format, and `pickle` (pickles inside `.pt` files).
-const FOLDERS: [&str; 10] = ["zt", "zt2", "zt1", "safetensors", "gguf", "pte", "ptd", "pt", "pt2", "pickle"];
+const FOLDERS: [&str; 11] = ["zt", "zt2", "zt1", "safetensors", "gguf", "onnx", "pte", "ptd", "pt", "pt2", "pickle"];
 
 /// The families of attacks the corpus must cover, at least one case each.
 const REQUIRED_FAMILIES: [&str; 20] = [
