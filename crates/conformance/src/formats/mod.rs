@@ -1,10 +1,10 @@
 //! The cases, one module per folder of the corpus.
 
 mod gguf;
-mod npy;
-mod npz;
 mod hdf5;
 mod hdf5_datasets;
+mod npy;
+mod npz;
 mod onnx;
 mod pickle;
 mod pt;

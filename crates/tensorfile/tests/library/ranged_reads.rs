@@ -98,9 +98,13 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
             fixture_files(&path, out);
         } else {
             match path.extension().and_then(|e| e.to_str()) {
-                Some("zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2" | "npy" | "npz" | "h5") => out.push(path),
+                Some("zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2" | "npy" | "npz" | "h5" | "onnx") => {
+                    out.push(path)
+                }
                 // Records, shard indexes (read through their shards' test), notes.
                 Some("json" | "md") => {}
+                // An ONNX model's external data, read through the model.
+                Some("bin") if path.parent().is_some_and(|p| p.ends_with("onnx/external")) => {}
                 _ if path.file_name().is_some_and(|n| n == ".gitattributes") => {}
                 _ => panic!("{}: a fixture of no known format: add it here", path.display()),
             }
@@ -120,7 +124,8 @@ fn every_fixture_reads_the_same_by_range_as_from_its_map() {
         let bytes = Bytes::map_file(&path).unwrap();
         // An HDF5 file with a user block is recognised only when its format is named.
         let named = path.file_name().is_some_and(|n| n == "userblock.h5").then_some(Format::Hdf5);
-        let format = named.map_or_else(|| Format::detect(&bytes), Ok).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let format =
+            named.map_or_else(|| Format::detect(&bytes), Ok).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let src = Source::counted(Bytes::from_vec(bytes.to_vec()));
         // The pickles torch refuses too (pytorch/hostile/) are refused alike both ways.
         if path.parent().is_some_and(|p| p.ends_with("hostile")) {
