@@ -126,6 +126,10 @@ impl Plan {
 /// Decide which entries of `src` go into a file of `format`, in the order it will store them,
 /// with floating tensors cast to `dtype` when one is given (see [`ConvertOptions::dtype`]).
 pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Option<DType>) -> Result<Plan> {
+    if !format.unit().can_write() {
+        // Not a matter of some tensors: leaving them out would not help.
+        return Err(Error::unsupported(format!("tensorfile does not write {} files", format.unit().title())));
+    }
     if let Some(to) = dtype {
         cast::target(to.name())?;
     }

@@ -67,7 +67,7 @@ fn one(t: Vec<u8>) -> Vec<u8> {
     model(&graph(&[], &[t]))
 }
 
-/// A float32 [4] tensor in external data at `location`.
+/// A float32 tensor of shape `[4]` in external data at `location`.
 fn external(location: &str, extra: &[(&str, &str)]) -> Vec<u8> {
     let entry = |k: &str, v: &str| bytes(13, &[bytes(1, k.as_bytes()), bytes(2, v.as_bytes())].concat());
     let mut data = entry("location", location);

@@ -36,7 +36,7 @@
 //! `<node>/<attribute>/<name>` after the node and attribute holding its graph, with `~2`,
 //! `~3`... appended if that is taken too.
 //!
-//! Updated ([`update`]): initializers replaced by name (same dtype and shape), their bytes
+//! Updated (`update.rs`): initializers replaced by name (same dtype and shape), their bytes
 //! rewritten where they are: in the model (`raw_data`, same length, every other byte kept) or
 //! in their external data file, each file written atomically; weights that were external
 //! stay external, so a model never grows past protobuf's 2 GiB limit. Nothing is written as
