@@ -166,7 +166,7 @@ fn converting_into_a_format_with_no_writer_says_so_without_offering_to_skip() {
     let src = TensorFile::open(onnx_dir().join("storage.onnx")).unwrap();
     for format in [Format::Onnx, Format::Hdf5] {
         for skip in [false, true] {
-            let err = tensorfile::convert::plan(&src, format, skip, None).err().expect("planned");
+            let err = tensorfile::convert::plan(&src, format, skip, None).expect_err("planned");
             assert!(matches!(err.kind(), tensorfile::ErrorKind::Unsupported(_)), "{format}: {err}");
             assert!(err.to_string().contains("does not write"), "{format}: {err}");
             assert_eq!(err.hint(), None, "{format}: {err}");
