@@ -40,10 +40,13 @@ def row_major_le(a: np.ndarray) -> bytes:
 
 
 def numpy_has(dtype: str) -> bool:
+    """Whether numpy itself has the dtype: once ml_dtypes is imported (onnx imports it),
+    `np.dtype("float8_e5m2")` resolves to one of its types, of kind "f", which numpy lacks."""
     try:
-        return np.dtype(dtype).kind in "biufc"
+        found = np.dtype(dtype)
     except TypeError:
         return False
+    return found.kind in "biufc" and found.type.__module__ == "numpy"
 
 
 def zip_safe(name: str) -> bool:
