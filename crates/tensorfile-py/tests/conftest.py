@@ -27,8 +27,9 @@ def load_record(record_path: Path) -> dict:
     assert fixture.is_file(), f"{record_path}: its fixture {fixture} is missing"
     if "tensors" not in record:
         # zTensor 1 and 2 records list objects (crates/tensorfile/tests/zt1.rs, zt2.rs check them),
-        # NumPy records arrays (crates/tensorfile/tests/library/numpy_fixtures.rs).
-        assert any(k in record for k in ("refused_global", "objects", "arrays")), f"{record_path}: no tensors"
+        # NumPy records arrays (crates/tensorfile/tests/library/numpy_fixtures.rs), HDF5
+        # records datasets (tests/library/hdf5_files.rs, hdf5_datasets.rs).
+        assert any(k in record for k in ("refused_global", "objects", "arrays", "datasets")), f"{record_path}: no tensors"
         return record
     assert isinstance(record["tensors"], list), f"{record_path}: tensors is not a list"
     for t in record["tensors"]:

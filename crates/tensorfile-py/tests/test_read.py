@@ -28,6 +28,7 @@ def test_every_fixture_is_there():
     assert len(found) >= 63, f"{len(found)} fixtures with tensors: run scripts/fixtures"
     assert {path.relative_to(FIXTURES).parts[0] for path, _ in found} == {
         "executorch",
+        "onnx",
         "pytorch",
         "safetensors",
         "sharded",
