@@ -3,9 +3,11 @@
 
   storage.onnx      an initializer in every storage form: raw_data, float_data, int32_data
                     (int8/16, uint8/16, bool, float16 and bfloat16 bits, float8 of every kind,
-                    float8 e8m0, packed float4), int64_data, double_data (float64, complex128),
-                    uint64_data (uint32, uint64), float_data complex64; a 0-d and an empty
-                    tensor; int4, uint4 and string initializers (unreadable here); a sparse
+                    float8 e8m0, packed float4, int4, uint4, int2, uint2), int64_data,
+                    double_data (float64, complex128), uint64_data (uint32, uint64), float_data
+                    complex64; a 0-d and an empty tensor; packed int4/uint4/int2/uint2 in
+                    raw_data; uint4 and int2 of an odd count (padded to a whole byte) and a
+                    string initializer (unreadable here); a sparse
                     initializer ([nnz, rank] indices); Constant nodes (value, sparse_value with
                     [nnz] indices, value_floats, value_int); metadata_props
   subgraphs.onnx    If branches and a Loop body holding initializers and a Constant, one of them
@@ -16,9 +18,10 @@
   torch_mlp.onnx    `torch.onnx.export` of a small MLP (only in the full fixtures pass)
 
 Records: per tensor, dtype, shape and sha256 of the row-major little-endian bytes numpy_helper
-returns (float4 values packed two per byte, first in the low nibble, as ONNX stores them);
-sparse tensors as COO (indices rank x nnz); `unreadable`: the names we must list as
-unreadable; `metadata`: metadata_props.
+returns (float4, int4 and uint4 values packed two per byte, first in the low nibble, int2 and
+uint2 four per byte, first in the lowest bits, as ONNX stores them); sparse tensors as COO
+(indices rank x nnz); `unreadable`: the names we must list as unreadable (strings, and packed
+tensors whose elements do not fill a whole number of bytes); `metadata`: metadata_props.
 
 Run alone (inside an environment with onnx, numpy and ml_dtypes):
   PYTHONPATH=scripts python -m fixturegen.onnx_files tests/fixtures/onnx
@@ -47,8 +50,11 @@ DTYPES = {
     T.UINT32: "uint32", T.UINT64: "uint64", T.COMPLEX64: "complex64", T.COMPLEX128: "complex128",
     T.BFLOAT16: "bfloat16", T.FLOAT8E4M3FN: "float8_e4m3fn", T.FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
     T.FLOAT8E5M2: "float8_e5m2", T.FLOAT8E5M2FNUZ: "float8_e5m2fnuz", T.FLOAT8E8M0: "float8_e8m0fnu",
-    T.FLOAT4E2M1: "float4_e2m1fn",
+    T.FLOAT4E2M1: "float4_e2m1fn", T.UINT4: "uint4", T.INT4: "int4", T.UINT2: "uint2", T.INT2: "int2",
 }
+
+# Bits per element of the types ONNX packs several to a byte.
+PACKED_BITS = {T.FLOAT4E2M1: 4, T.UINT4: 4, T.INT4: 4, T.UINT2: 2, T.INT2: 2}
 
 # numpy (ml_dtypes) types of the typed-field values given to make_tensor.
 NUMPY = {
@@ -109,8 +115,16 @@ def storage_model() -> onnx.ModelProto:
         helper.make_tensor("typed_c128", T.COMPLEX128, (2,), [0.5 - 1j, 7 + 0j]),
         numpy_helper.from_array(np.array(2.5, dtype=np.float32), "scalar"),
         numpy_helper.from_array(np.zeros((0, 3), dtype=np.float32), "empty"),
-        helper.make_tensor("int4", T.INT4, (4,), [1, -2, 3, -8]),
-        helper.make_tensor("uint4", T.UINT4, (3,), [1, 15, 7]),
+        helper.make_tensor("int4", T.INT4, (2, 3), [1, -2, 3, -8, 7, 0]),
+        helper.make_tensor("uint4", T.UINT4, (4,), [1, 15, 7, 8]),
+        helper.make_tensor("int2", T.INT2, (2, 4), [1, -2, 0, -1, -1, 1, 0, -2]),
+        helper.make_tensor("uint2", T.UINT2, (4,), [3, 0, 1, 2]),
+        numpy_helper.from_array(np.array([[7, -8, 0, -1], [2, -3, 5, -6]], dtype=ml_dtypes.int4), "raw_int4"),
+        numpy_helper.from_array(np.array([0, 15, 9, 4, 12, 1], dtype=ml_dtypes.uint4), "raw_uint4"),
+        numpy_helper.from_array(np.array([1, -2, 0, -1], dtype=ml_dtypes.int2), "raw_int2"),
+        numpy_helper.from_array(np.array([3, 2, 1, 0, 0, 1, 2, 3], dtype=ml_dtypes.uint2), "raw_uint2"),
+        helper.make_tensor("uint4_odd", T.UINT4, (3,), [1, 15, 7]),
+        helper.make_tensor("int2_odd", T.INT2, (5,), [1, -2, 0, -1, 1]),
         helper.make_tensor("strings", T.STRING, (2,), [b"a", b"bc"]),
     ]
     for dtype in [T.FLOAT16, T.BFLOAT16, T.FLOAT8E4M3FN, T.FLOAT8E4M3FNUZ, T.FLOAT8E5M2, T.FLOAT8E5M2FNUZ,
@@ -218,11 +232,15 @@ def torch_model(path: Path) -> None:
 
 def tensor_bytes(t: onnx.TensorProto) -> tuple[str, list, bytes]:
     arr = numpy_helper.to_array(t)
-    if t.data_type == T.FLOAT4E2M1:
-        nibbles = arr.flatten().view(np.uint8) & 0x0F
-        if len(nibbles) % 2:
-            nibbles = np.append(nibbles, np.uint8(0))
-        data = (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
+    if t.data_type in PACKED_BITS:
+        bits = PACKED_BITS[t.data_type]
+        per_byte = 8 // bits
+        fields = arr.flatten().view(np.uint8) & ((1 << bits) - 1)
+        fields = np.append(fields, np.zeros(-len(fields) % per_byte, np.uint8))
+        packed = np.zeros(len(fields) // per_byte, np.uint8)
+        for k in range(per_byte):
+            packed |= fields[k::per_byte] << (k * bits)
+        data = packed.tobytes()
     else:
         data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes()
     return DTYPES[t.data_type], list(t.dims), data
@@ -258,7 +276,8 @@ class Records:
     def add(self, name: str, scope: str, t=None, sparse=None) -> None:
         name = self.name(name, scope)
         proto = t if t is not None else sparse.values
-        if proto.data_type not in DTYPES:
+        per_byte = 8 // PACKED_BITS.get(proto.data_type, 8)
+        if proto.data_type not in DTYPES or int(np.prod(proto.dims, dtype=np.int64)) % per_byte:
             self.unreadable.append(name)
         elif t is not None:
             self.tensors.append(dense_record(name, t))

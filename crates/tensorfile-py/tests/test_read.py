@@ -278,3 +278,15 @@ def test_without_ml_dtypes_bfloat16_says_what_to_do(monkeypatch):
             f["bfloat16"].numpy()
         assert f["bfloat16"].numpy(raw=True).dtype == np.uint16
         assert f["float32"].numpy().dtype == np.float32
+
+
+def test_packed_integers_give_their_bytes_and_no_typed_array():
+    """ONNX int4 [1, -2, 3, -8, 7, 0], two per byte: the array interface gives the packed
+    bytes; numpy() says why it gives no array, raw or not."""
+    with tensorfile.open(FIXTURES / "onnx" / "storage.onnx") as f:
+        t = f["int4"]
+        assert t.dtype == "int4" and tuple(t.shape) == (2, 3)
+        assert bytes(np.asarray(t)) == bytes([0xE1, 0x83, 0x07])
+        for raw in (False, True):
+            with pytest.raises(tensorfile.UnsupportedError, match="packed 2 to a byte"):
+                t.numpy(raw=raw)

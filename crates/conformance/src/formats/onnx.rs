@@ -244,11 +244,11 @@ fn tensors(f: &mut Folder) {
         one(tensor(b"w", 99, &[1], &bytes(9, &[0]))),
     );
     f.verify(
-        "int4",
-        F::BadField,
-        Rule::UnknownDType,
-        "an INT4 tensor (no such dtype here)",
-        one(tensor(b"w", 22, &[2], &bytes(9, &[0x21]))),
+        "int4-padded",
+        F::SizeMismatch,
+        sm,
+        "3 INT4 elements padded to 2 bytes (no whole number of bytes)",
+        one(tensor(b"w", 22, &[3], &bytes(9, &[0x21, 0x03]))),
     );
     f.verify(
         "segmented",

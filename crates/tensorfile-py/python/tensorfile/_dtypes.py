@@ -24,10 +24,22 @@ _SIZES = {
     "quint4x2": 1, "quint2x4": 1, "bits16": 2,
 }
 
+# Integers packed several to a byte (ONNX INT4...): neither numpy nor torch has a plain array
+# of them, and no width of raw bits fits one element.
+_PACKED = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2}
+
+
+def _refuse_packed(name: str) -> None:
+    if name in _PACKED:
+        raise UnsupportedError(
+            f"{name} elements are packed {8 // _PACKED[name]} to a byte: no numpy or torch array holds them"
+        )
+
 
 def numpy_dtype(name: str, raw: bool = False) -> np.dtype:
     """numpy's dtype for `name`; with `raw`, unsigned integers of the same width for dtypes
     numpy cannot name (the raw bits)."""
+    _refuse_packed(name)
     if name in _NUMPY:
         return _NUMPY[name]
     if name in _ML_DTYPES and not raw:
@@ -59,6 +71,7 @@ def numpy_name(dtype: np.dtype) -> str:
 def torch_dtype(name: str, raw: bool = False):
     import torch
 
+    _refuse_packed(name)
     if raw and name in _SIZES:
         return {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}[_SIZES[name]]
     dtype = getattr(torch, name, None)

@@ -70,7 +70,15 @@ mod tests {
         let sparse = Layout::Sparse { format: SparseFormat::Csr, nnz: 3 };
         let (cast, _) = as_cast(info(DType::Float32, sparse.clone()), to).unwrap();
         assert_eq!((cast.dtype(), cast.layout()), (DType::BFloat16, &sparse));
-        for kept in [DType::Int8, DType::Bool, DType::Complex64, DType::BFloat16, DType::Float4E2M1FnX2] {
+        for kept in [
+            DType::Int8,
+            DType::Int4,
+            DType::UInt2,
+            DType::Bool,
+            DType::Complex64,
+            DType::BFloat16,
+            DType::Float4E2M1FnX2,
+        ] {
             let (same, is_cast) = as_cast(info(kept, Layout::Dense), to).unwrap();
             assert_eq!((same.dtype(), is_cast), (kept, false), "{kept}");
         }

@@ -27,6 +27,18 @@ pub enum DType {
     UInt64,
     /// A signed 64-bit integer.
     Int64,
+    /// An unsigned 4-bit integer (torch `uint4`, ONNX `UINT4`): 4 bits per element, two packed
+    /// per byte, the first in the low nibble.
+    UInt4,
+    /// A signed 4-bit two's-complement integer (torch `int4`, ONNX `INT4`): 4 bits per element,
+    /// two packed per byte, the first in the low nibble.
+    Int4,
+    /// An unsigned 2-bit integer (torch `uint2`, ONNX `UINT2`): 2 bits per element, four packed
+    /// per byte, the first in the lowest two bits.
+    UInt2,
+    /// A signed 2-bit two's-complement integer (torch `int2`, ONNX `INT2`): 2 bits per element,
+    /// four packed per byte, the first in the lowest two bits.
+    Int2,
     /// IEEE 754 half precision (torch `float16`).
     Float16,
     /// bfloat16: the upper half of a float32.
@@ -75,7 +87,7 @@ pub enum DType {
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 31] = [
+    pub const ALL: [DType; 35] = [
         DType::Bool,
         DType::UInt8,
         DType::Int8,
@@ -85,6 +97,10 @@ impl DType {
         DType::Int32,
         DType::UInt64,
         DType::Int64,
+        DType::UInt4,
+        DType::Int4,
+        DType::UInt2,
+        DType::Int2,
         DType::Float16,
         DType::BFloat16,
         DType::Float32,
@@ -121,6 +137,10 @@ impl DType {
             DType::Int32 => "int32",
             DType::UInt64 => "uint64",
             DType::Int64 => "int64",
+            DType::UInt4 => "uint4",
+            DType::Int4 => "int4",
+            DType::UInt2 => "uint2",
+            DType::Int2 => "int2",
             DType::Float16 => "float16",
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
@@ -154,7 +174,8 @@ impl DType {
     /// Bits per element.
     pub fn bits(self) -> u64 {
         match self {
-            DType::Float4E2M1Fn => 4,
+            DType::UInt2 | DType::Int2 => 2,
+            DType::Float4E2M1Fn | DType::UInt4 | DType::Int4 => 4,
             DType::Float6E2M3Fn | DType::Float6E3M2Fn => 6,
             DType::Bool
             | DType::UInt8
@@ -264,5 +285,10 @@ mod tests {
         assert_eq!(DType::Float4E2M1Fn.nbytes(3).unwrap_err().rule(), Some(Rule::SizeMismatch));
         assert_eq!(DType::Float64.nbytes(u64::MAX).unwrap_err().rule(), Some(Rule::ShapeOverflow));
         assert_eq!(DType::Complex64.swap_unit(), 4);
+        assert_eq!((DType::Int4.size(), DType::UInt4.nbytes(6).unwrap()), (None, 3));
+        assert_eq!(DType::Int4.nbytes(5).unwrap_err().rule(), Some(Rule::SizeMismatch));
+        assert_eq!((DType::UInt2.bits(), DType::Int2.nbytes(8).unwrap()), (2, 2));
+        assert_eq!(DType::UInt2.nbytes(6).unwrap_err().rule(), Some(Rule::SizeMismatch));
+        assert_eq!(DType::from_name("int4"), Some(DType::Int4));
     }
 }

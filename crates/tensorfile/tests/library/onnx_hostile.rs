@@ -146,6 +146,9 @@ fn a_tensor_whose_data_does_not_fit_its_shape_is_unreadable() {
         (pb::tensor("typed", 1, &[3], &pb::bytes(4, &floats(2))), Rule::SizeMismatch),
         (pb::raw_f32("negative", &[-1], &[]), Rule::BadField),
         (pb::tensor("unknown", 99, &[1], &pb::bytes(9, &[0])), Rule::UnknownDType),
+        // int4 (22): four elements in one byte of raw_data; three, padded to two bytes.
+        (pb::tensor("int4_short", 22, &[4], &pb::bytes(9, &[0x21])), Rule::SizeMismatch),
+        (pb::tensor("int4_padded", 22, &[3], &pb::bytes(9, &[0x21, 0x03])), Rule::SizeMismatch),
         (pb::tensor("segmented", 1, &[1], &pb::bytes(3, &pb::int(1, 0))), Rule::UnknownLayout),
     ];
     let (tensors, rules): (Vec<_>, Vec<_>) = cases.into_iter().unzip();

@@ -6,7 +6,7 @@ use crate::error::{Error, Result, Rule};
 use crate::model::DType;
 
 /// ONNX's number for each dtype this library holds.
-const TABLE: [(i32, DType); 21] = [
+const TABLE: [(i32, DType); 25] = [
     (1, DType::Float32),
     (2, DType::UInt8),
     (3, DType::Int8),
@@ -26,8 +26,12 @@ const TABLE: [(i32, DType); 21] = [
     (18, DType::Float8E4M3Fnuz),
     (19, DType::Float8E5M2),
     (20, DType::Float8E5M2Fnuz),
+    (21, DType::UInt4),
+    (22, DType::Int4),
     (23, DType::Float4E2M1Fn),
     (24, DType::Float8E8M0Fnu),
+    (25, DType::UInt2),
+    (26, DType::Int2),
 ];
 
 /// The dtype of ONNX type `code`; an error naming it when this library holds no such dtype.
@@ -112,8 +116,8 @@ pub fn typed_len(t: &TensorProto) -> usize {
 
 /// The values of `t`, stored in its typed fields, as little-endian bytes of `d` (`numel`
 /// elements). The field must be the one ONNX assigns to `d`, hold one value per element (two
-/// per complex element, two 4-bit elements per `int32_data` entry) and no other typed field may
-/// hold values.
+/// per complex element; one byte of packed elements, two 4-bit or four 2-bit ones, per
+/// `int32_data` entry) and no other typed field may hold values.
 pub fn typed_bytes(t: &TensorProto, d: DType, numel: u64) -> Result<Vec<u8>> {
     let field = field_of(d);
     let used = |f: Field| match f {
@@ -130,10 +134,11 @@ pub fn typed_bytes(t: &TensorProto, d: DType, numel: u64) -> Result<Vec<u8>> {
             format!("values in a typed field other than the one of ONNX type {}", name(t.data_type)),
         ));
     }
+    let packed = d.bits() < 8;
     let want = if d.is_complex() {
         numel.checked_mul(2)
-    } else if d.bits() == 4 {
-        Some(numel.div_ceil(2))
+    } else if packed {
+        Some(numel.div_ceil(8 / d.bits()))
     } else {
         Some(numel)
     };
@@ -143,7 +148,7 @@ pub fn typed_bytes(t: &TensorProto, d: DType, numel: u64) -> Result<Vec<u8>> {
             format!("{have} values in the typed field for {numel} elements of {d}"),
         ));
     }
-    let width = if d.bits() == 4 { 1 } else { (d.swap_unit()).max(1) };
+    let width = if packed { 1 } else { (d.swap_unit()).max(1) };
     let mut out = Vec::with_capacity(have.saturating_mul(width));
     match field {
         Field::Float => t.float_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
@@ -159,7 +164,7 @@ pub fn typed_bytes(t: &TensorProto, d: DType, numel: u64) -> Result<Vec<u8>> {
                 match width {
                     // A bool is any value other than 0 (as numpy's cast to bool reads it).
                     1 if d == DType::Bool => out.push(u8::from(v != 0)),
-                    // 8-bit types (and packed 4-bit pairs): the low byte; 16-bit types: the low
+                    // 8-bit types (and bytes of packed 4- or 2-bit elements): the low byte; 16-bit types: the low
                     // two bytes (float16 and bfloat16 as their bits); int32 whole.
                     1 => out.push(v as u8),
                     2 => out.extend_from_slice(&(v as u16).to_le_bytes()),
@@ -181,12 +186,13 @@ mod tests {
             assert_eq!(dtype_of(code).unwrap(), d);
             assert_eq!(onnx_code(d), Some(code));
         }
-        for code in [0, 8, 21, 22, 25, 26, 27, -1] {
+        for code in [0, 8, 27, -1] {
             assert_eq!(dtype_of(code).unwrap_err().rule(), Some(Rule::UnknownDType), "{code}");
         }
         assert_eq!(onnx_code(DType::QInt8), None);
         assert_eq!(name(22), "INT4");
         assert_eq!(shown(22), "int4");
+        assert_eq!(shown(8), "string");
     }
 
     #[test]
@@ -197,6 +203,17 @@ mod tests {
         assert_eq!(typed_bytes(&t, DType::Bool, 2).unwrap(), [0, 1]);
         let t = TensorProto { data_type: 23, int32_data: vec![0x21, 0x03], ..Default::default() };
         assert_eq!(typed_bytes(&t, DType::Float4E2M1Fn, 4).unwrap(), [0x21, 0x03]);
+        // int4 [1, -2, 3, -8]: nibbles 0x1, 0xe, 0x3, 0x8, two per entry, the first low.
+        let t = TensorProto { data_type: 22, int32_data: vec![0xe1, 0x83], ..Default::default() };
+        assert_eq!(typed_bytes(&t, DType::Int4, 4).unwrap(), [0xe1, 0x83]);
+        // Three values in two entries: the last entry's high nibble is padding.
+        let t = TensorProto { data_type: 21, int32_data: vec![0xf1, 0x07], ..Default::default() };
+        assert_eq!(typed_bytes(&t, DType::UInt4, 3).unwrap(), [0xf1, 0x07]);
+        assert_eq!(typed_bytes(&t, DType::UInt4, 5).unwrap_err().rule(), Some(Rule::SizeMismatch));
+        // Four 2-bit values per entry.
+        let t = TensorProto { data_type: 26, int32_data: vec![0xe4, 0x01], ..Default::default() };
+        assert_eq!(typed_bytes(&t, DType::Int2, 5).unwrap(), [0xe4, 0x01]);
+        assert_eq!(typed_bytes(&t, DType::Int2, 9).unwrap_err().rule(), Some(Rule::SizeMismatch));
         let t = TensorProto { data_type: 14, float_data: vec![1.0, 2.0], ..Default::default() };
         assert_eq!(typed_bytes(&t, DType::Complex64, 1).unwrap().len(), 8);
         let t = TensorProto { data_type: 12, uint64_data: vec![7], ..Default::default() };

@@ -10,11 +10,11 @@
 //! Read: every initializer of the graph and of its subgraphs (the `If`, `Loop` and `Scan`
 //! bodies, any graph attribute), every sparse initializer (as a sparse COO tensor), and the
 //! tensor of every `Constant` node (named by the node's output), each in whichever form it is
-//! stored: `raw_data`, the typed fields (`float_data`, `int32_data` holding 16-, 8- and 4-bit
-//! values as ONNX packs them, `int64_data`, `double_data`, `uint64_data`) or external data (a
+//! stored: `raw_data`, the typed fields (`float_data`, `int32_data` holding 16-, 8-, 4- and
+//! 2-bit values as ONNX packs them, `int64_data`, `double_data`, `uint64_data`) or external data (a
 //! file in the model's folder, at an offset, of a length). Dtypes map to [`DType`](crate::model::DType) by ONNX's
-//! `TensorProto.DataType` numbers (`dtypes.rs`); strings, 4- and 2-bit integers and
-//! segmented tensors are listed as unreadable with their reason.
+//! `TensorProto.DataType` numbers (`dtypes.rs`); strings, packed 4- and 2-bit elements that end
+//! inside a byte (ONNX pads it) and segmented tensors are listed as unreadable with their reason.
 //!
 //! Protobuf is decoded with `prost` into the structs of `proto.rs` (only the fields read;
 //! prost checks every length against the input and skips the rest). Zero-copy: the model's

@@ -227,6 +227,17 @@ impl Builder<'_> {
         }
         let dtype = dtypes::dtype_of(t.data_type)?;
         let shape = shape_of(&t.dims)?;
+        let numel = checked::numel(&shape)?;
+        if dtype.bits() < 8 && numel % (8 / dtype.bits()) != 0 {
+            // ONNX pads the last byte; a tensor of ours ends on a whole byte.
+            return Err(Error::invalid(
+                Rule::SizeMismatch,
+                format!(
+                    "{numel} elements of {dtype} do not fill a whole number of bytes (ONNX pads the last one), \
+                     which tensorfile does not hold"
+                ),
+            ));
+        }
         let nbytes = TensorInfo::check(Kind::Tensor, dtype, &shape, &Layout::Dense)?;
         Ok((dtype, shape, nbytes))
     }

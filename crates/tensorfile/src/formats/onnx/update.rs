@@ -82,7 +82,7 @@ pub(crate) fn update(
         write_patched(src, patches, &target)?;
     }
     write_patched(reader.source(), &mut model_patches, dest)?;
-    // Tensors the model held unreadable (int4, strings...) stay so; anything else is new.
+    // Tensors the model held unreadable (strings, padded int4...) stay so; anything else is new.
     let known = |e: &Error| e.tensor().is_some_and(|t| file.unreadable().iter().any(|u| u.name() == t));
     if let Some(problem) = TensorFile::open(dest)?.verify().into_iter().find(|e| !known(e)) {
         return Err(problem);

@@ -192,6 +192,10 @@ pub fn torch_has(d: DType) -> bool {
     !matches!(
         d,
         DType::Float4E2M1Fn
+            | DType::UInt4
+            | DType::Int4
+            | DType::UInt2
+            | DType::Int2
             | DType::Float6E2M3Fn
             | DType::Float6E3M2Fn
             | DType::QInt8
