@@ -24,15 +24,17 @@ _SIZES = {
     "quint4x2": 1, "quint2x4": 1, "bits16": 2,
 }
 
-# Integers packed several to a byte (ONNX INT4...): neither numpy nor torch has a plain array
-# of them, and no width of raw bits fits one element.
-_PACKED = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2}
+# Elements narrower than a byte, packed (ONNX INT4, safetensors F4 and F6...), with their
+# bits: neither numpy nor torch has a plain array of them, and no width of raw bits fits one
+# element. `np.asarray(tensor)` gives the packed bytes.
+_PACKED = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2, "float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6}
 
 
 def _refuse_packed(name: str) -> None:
     if name in _PACKED:
         raise UnsupportedError(
-            f"{name} elements are packed {8 // _PACKED[name]} to a byte: no numpy or torch array holds them"
+            f"{name} elements are {_PACKED[name]} bits each, packed into bytes: no numpy or torch array "
+            "holds them (np.asarray(tensor) gives the packed bytes)"
         )
 
 
