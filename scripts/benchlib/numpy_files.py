@@ -144,13 +144,9 @@ def files_numpy_version() -> str:
 
 def splice(document: str, section: str) -> str:
     """`document` with its NumPy section replaced by `section` (or added at its end)."""
-    lines = document.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip("\n") == SECTION), None)
-    if start is None:
-        return document + ("" if document.endswith("\n\n") or not document else "\n") + section
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    after = "".join(lines[end:])
-    return "".join(lines[:start]) + section + ("\n" + after if after else "")
+    from .sections import splice as replace
+
+    return replace(document, section, SECTION)
 
 
 def main() -> None:

@@ -100,13 +100,9 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
 
 def splice(document: str, section: str) -> str:
     """`document` with its ONNX section replaced by `section` (or added at its end)."""
-    lines = document.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip("\n") == SECTION), None)
-    if start is None:
-        return document + ("" if document.endswith("\n\n") else "\n") + section
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    after = "".join(lines[end:])
-    return "".join(lines[:start]) + section + ("\n" + after if after else "")
+    from .sections import splice as replace
+
+    return replace(document, section, SECTION)
 
 
 def onnx_read(path: str) -> tuple[float, int, int]:
