@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use crate::checked;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
+use crate::formats::hdf5::dataset::datatype::class_name;
 use crate::formats::hdf5::io::{H5Io, uint};
 use crate::model::{MetaValue, TypedArray};
 use crate::source::Bytes;
@@ -50,21 +51,6 @@ impl Element {
     }
 }
 
-const CLASSES: [&str; 12] = [
-    "fixed-point",
-    "floating-point",
-    "time",
-    "string",
-    "bitfield",
-    "opaque",
-    "compound",
-    "reference",
-    "enumerated",
-    "variable-length",
-    "array",
-    "complex",
-];
-
 fn element(datatype: &[u8]) -> Result<Element> {
     let mut c = Cursor::new(datatype);
     let head = c.u8("datatype class")?;
@@ -78,7 +64,7 @@ fn element(datatype: &[u8]) -> Result<Element> {
         (3, _) => Element::Text { size },
         (9, _) if bits[0] & 0x0f == 1 => Element::VlenText,
         (8, 1) if u16::from_le_bytes([bits[0], bits[1]]) == 2 => Element::Bool,
-        (class, _) => Element::Other(CLASSES.get(usize::from(class)).copied().unwrap_or("unknown")),
+        _ => Element::Other(class_name(datatype)),
     })
 }
 

@@ -11,7 +11,7 @@ mod assemble;
 mod btree1;
 mod chunks;
 mod dataspace;
-mod datatype;
+pub(super) mod datatype;
 mod earray;
 mod farray;
 mod fill;
