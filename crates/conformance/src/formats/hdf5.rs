@@ -10,7 +10,7 @@ use super::Fixtures;
 use crate::case::{Family as F, Folder};
 
 const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
-const UNDEFINED: u64 = u64::MAX;
+pub(super) const UNDEFINED: u64 = u64::MAX;
 
 fn sealed(mut body: Vec<u8>) -> Vec<u8> {
     let sum = lookup3(&body);
@@ -19,7 +19,7 @@ fn sealed(mut body: Vec<u8>) -> Vec<u8> {
 }
 
 /// A version 2 message: type, size, flags, body.
-fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+pub(super) fn message(kind: u8, body: &[u8]) -> Vec<u8> {
     let mut m = vec![kind];
     m.extend_from_slice(&(body.len() as u16).to_le_bytes());
     m.push(0);
@@ -28,7 +28,7 @@ fn message(kind: u8, body: &[u8]) -> Vec<u8> {
 }
 
 /// An `OHDR` version 2 header holding `messages` (the size of its chunk in two bytes).
-fn ohdr(messages: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn ohdr(messages: &[Vec<u8>]) -> Vec<u8> {
     let body: Vec<u8> = messages.concat();
     let mut h = b"OHDR\x02\x01".to_vec();
     h.extend_from_slice(&(body.len() as u16).to_le_bytes());
@@ -50,7 +50,7 @@ fn continuation(addr: u64, len: u64) -> Vec<u8> {
 }
 
 /// A hard link message named `name` to the header at `addr`.
-fn link(name: &str, addr: u64) -> Vec<u8> {
+pub(super) fn link(name: &str, addr: u64) -> Vec<u8> {
     let mut b = vec![1, 0, name.len() as u8];
     b.extend_from_slice(name.as_bytes());
     b.extend_from_slice(&addr.to_le_bytes());
@@ -75,7 +75,7 @@ fn dataset(dims: &[u64], addr: u64) -> Vec<Vec<u8>> {
 }
 
 /// A superblock 2 of offsets and lengths of 8 bytes, its root at `root`, the file `eof` long.
-fn superblock(version: u8, eof: u64, root: u64) -> Vec<u8> {
+pub(super) fn superblock(version: u8, eof: u64, root: u64) -> Vec<u8> {
     let mut s = SIGNATURE.to_vec();
     s.extend_from_slice(&[version, 8, 8, 0]);
     for v in [0, UNDEFINED, eof, root] {
@@ -85,7 +85,7 @@ fn superblock(version: u8, eof: u64, root: u64) -> Vec<u8> {
 }
 
 /// The superblock is 48 bytes: the root header follows it.
-const ROOT: u64 = 48;
+pub(super) const ROOT: u64 = 48;
 
 /// A file: superblock, root group linking `weights` (2x3 float32) and the blocks `extra`
 /// makes from the address after the dataset's header; `root_extra` messages join the root.

@@ -5,40 +5,12 @@
 //! unknown filter, layout version or chunk index, a string datatype, sizes that disagree and a
 //! dataset larger than its file justifies. The file opens; reading the dataset fails.
 
-use tensorfile::formats::hdf5::lookup3;
 use tensorfile::{Format, Rule};
 
 use super::Fixtures;
+use super::hdf5::{ROOT, UNDEFINED, link, message, ohdr, superblock};
 use crate::build::deflate::deflate;
 use crate::case::{Family as F, Folder};
-
-const UNDEFINED: u64 = u64::MAX;
-/// The superblock's length: the root's header follows it.
-const ROOT: u64 = 48;
-
-fn sealed(mut body: Vec<u8>) -> Vec<u8> {
-    let sum = lookup3(&body);
-    body.extend_from_slice(&sum.to_le_bytes());
-    body
-}
-
-/// A version 2 header message: type, size, flags, body.
-fn message(kind: u8, body: &[u8]) -> Vec<u8> {
-    let mut m = vec![kind];
-    m.extend_from_slice(&(body.len() as u16).to_le_bytes());
-    m.push(0);
-    m.extend_from_slice(body);
-    m
-}
-
-/// An `OHDR` version 2 object header of `messages`.
-fn header(messages: &[Vec<u8>]) -> Vec<u8> {
-    let body = messages.concat();
-    let mut h = b"OHDR\x02\x01".to_vec();
-    h.extend_from_slice(&(body.len() as u16).to_le_bytes());
-    h.extend_from_slice(&body);
-    sealed(h)
-}
 
 fn u64s(values: &[u64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -120,21 +92,13 @@ fn shuffled(data: &[u8]) -> Vec<u8> {
 /// A whole file: superblock 2, a root linking `x` to a dataset of `messages(payload_at)`,
 /// then `payload(payload_at)` (whose length may not depend on its address).
 fn file(messages: impl Fn(u64) -> Vec<Vec<u8>>, payload: impl Fn(u64) -> Vec<u8>) -> Vec<u8> {
-    let mut link = vec![1, 0, 1, b'x'];
-    link.extend_from_slice(&0u64.to_le_bytes());
-    let root_len = header(&[message(0x06, &link)]).len() as u64;
-    let dataset_at = ROOT + root_len;
-    link.truncate(4);
-    link.extend_from_slice(&dataset_at.to_le_bytes());
-    let root = header(&[message(0x06, &link)]);
-    let payload_at = dataset_at + header(&messages(0)).len() as u64;
-    let dataset = header(&messages(payload_at));
+    let dataset_at = ROOT + ohdr(&[link("x", 0)]).len() as u64;
+    let root = ohdr(&[link("x", dataset_at)]);
+    let payload_at = dataset_at + ohdr(&messages(0)).len() as u64;
+    let dataset = ohdr(&messages(payload_at));
     let data = payload(payload_at);
     let eof = payload_at + data.len() as u64;
-    let mut sb = b"\x89HDF\r\n\x1a\n".to_vec();
-    sb.extend_from_slice(&[2, 8, 8, 0]);
-    sb.extend_from_slice(&u64s(&[0, UNDEFINED, eof, ROOT]));
-    [sealed(sb), root, dataset, data].concat()
+    [superblock(2, eof, ROOT), root, dataset, data].concat()
 }
 
 /// Dataset `x` (8 float32 in chunks of 4) with `filters`, its two stored chunks made by
