@@ -206,6 +206,28 @@ pub(crate) fn check_streamed(info: &TensorInfo, got: u64, want: u64) -> Result<(
     Ok(())
 }
 
+/// Copy the pieces `open` gives of dense tensor `info` into `out` as they come, checking they
+/// add up to its size (errors name the tensor; nothing is opened for a tensor that is not
+/// dense): the bytes written. For writers that store a tensor's bytes verbatim.
+pub(crate) fn copy_streamed<'s>(
+    out: &mut dyn Write,
+    info: &TensorInfo,
+    open: &mut dyn FnMut() -> Result<Chunks<'s>>,
+) -> Result<u64> {
+    let want = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
+    let mut got = 0u64;
+    for piece in open()? {
+        let piece = piece?;
+        got += piece.len() as u64;
+        if got > want {
+            break;
+        }
+        out.write_all(&piece)?;
+    }
+    check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
+    Ok(want)
+}
+
 /// Check that `data` is what `info` promises.
 pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
     match (info.layout(), data.layout()) {

@@ -9,7 +9,7 @@ use super::metadata::{self, string};
 use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, check_supported, ggml_type};
 use crate::checked;
 use crate::error::{Error, Result};
-use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data, copy_streamed};
 use crate::model::quant::BLOCKS;
 use crate::model::{Chunks, MetaValue, Number, TensorData, TensorInfo};
 
@@ -117,20 +117,9 @@ impl FormatWriter for GgufWriter<'_> {
     }
 
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
-        let info = self.planned()?;
-        let want = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
-        let mut got = 0u64;
-        for chunk in open()? {
-            let chunk = chunk?;
-            got += chunk.len() as u64;
-            if got > want {
-                break;
-            }
-            self.out.write_all(&chunk)?;
-        }
-        let info = self.planned()?;
-        check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
-        self.done(want)
+        let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
+        let written = copy_streamed(&mut *self.out, info, open)?;
+        self.done(written)
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::{check_supported, dtype_name};
 use crate::error::{Error, Result, Rule};
-use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::formats::{FormatWriter, Output, WriteOptions, check_data, copy_streamed};
 use crate::limits::MAX_SAFETENSORS_HEADER;
 use crate::model::{Chunks, MetaValue, TensorData, TensorInfo};
 
@@ -83,17 +83,7 @@ impl FormatWriter for SafetensorsWriter<'_> {
 
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let info = self.plan.get(self.next).ok_or_else(|| Error::usage("more tensors written than planned"))?;
-        let want = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
-        let mut got = 0u64;
-        for chunk in open()? {
-            let chunk = chunk?;
-            got += chunk.len() as u64;
-            if got > want {
-                break;
-            }
-            self.out.write_all(&chunk)?;
-        }
-        check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
+        copy_streamed(&mut *self.out, info, open)?;
         self.next += 1;
         Ok(())
     }

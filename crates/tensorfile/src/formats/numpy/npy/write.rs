@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::super::{check_supported, numpy_descr, write::header};
 use crate::error::{Error, Result};
-use crate::formats::{FormatWriter, Output, check_data, check_streamed, streamed_size};
+use crate::formats::{FormatWriter, Output, check_data, copy_streamed};
 use crate::model::{Chunks, TensorData, TensorInfo};
 
 /// A streaming `.npy` writer: a file holds exactly one array.
@@ -53,18 +53,7 @@ impl FormatWriter for NpyWriter<'_> {
 
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         self.next()?;
-        let name = self.info.name().to_string();
-        let want = streamed_size(&self.info).map_err(|e| e.for_tensor(&name))?;
-        let mut got = 0u64;
-        for chunk in open()? {
-            let chunk = chunk?;
-            got += chunk.len() as u64;
-            if got > want {
-                break;
-            }
-            self.out.write_all(&chunk)?;
-        }
-        check_streamed(&self.info, got, want).map_err(|e| e.for_tensor(&name))
+        copy_streamed(&mut *self.out, &self.info, open).map(|_| ())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
