@@ -57,12 +57,13 @@ registry! {
     Ptd => executorch::ptd::UNIT,
     /// ExecuTorch program (`.pte`).
     Pte => executorch::pte::UNIT,
+    /// A NumPy archive: a zip whose entries are all `.npy` members (before the other zips:
+    /// no `.pt2` or `torch.save` archive is only that).
+    Npz => numpy::npz::UNIT,
     /// A PyTorch archive (`torch.export.save`, AOTInductor packages).
     Pt2 => pytorch::pt2::UNIT,
-    /// A `torch.save` file.
+    /// A `torch.save` file: any other zip archive.
     Pt => pytorch::pt::UNIT,
-    /// A NumPy archive: a zip of `.npy` members.
-    Npz => numpy::npz::UNIT,
     /// An ONNX model (protobuf, no magic bytes: recognised last).
     Onnx => onnx::UNIT,
 }

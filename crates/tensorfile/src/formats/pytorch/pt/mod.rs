@@ -16,16 +16,15 @@ use crate::formats::pytorch::torch_has;
 use crate::formats::{Caps, FormatUnit, plan_order};
 use crate::model::TensorInfo;
 
-/// The `torch.save` unit. Any zip archive that is not a `.pt2` or an `.npz` is taken for one
-/// (its reader says what is missing), as is the format before PyTorch 1.6.
+/// The `torch.save` unit. Any zip archive that is not a `.pt2` (nor an `.npz`, recognised
+/// before it) is taken for one (its reader says what is missing), as is the format before
+/// PyTorch 1.6.
 pub(crate) static UNIT: FormatUnit = FormatUnit {
     name: "pt",
     title: "torch.save file",
     extensions: &["pt", "pth", "bin"],
     recognise: |probe| match probe.zip_names() {
-        Some(names) => {
-            !crate::formats::pytorch::pt2::looks_like(names) && !crate::formats::numpy::npz::looks_like(names)
-        }
+        Some(names) => !crate::formats::pytorch::pt2::looks_like(names),
         None => looks_like_legacy(probe.head()),
     },
     open: |src| Ok(Box::new(PtReader::open(src)?)),

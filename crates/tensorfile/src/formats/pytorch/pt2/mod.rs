@@ -45,11 +45,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     name: "pt2",
     title: "PyTorch archive",
     extensions: &["pt2"],
-    // An `.npz` whose members sit in folders named like a `.pt2`'s (`x/models/a.npy`) stays
-    // an `.npz`: no `.pt2` has only `.npy` entries.
-    recognise: |probe| {
-        probe.zip_names().is_some_and(|names| looks_like(names) && !crate::formats::numpy::npz::looks_like(names))
-    },
+    recognise: |probe| probe.zip_names().is_some_and(looks_like),
     open: |src| Ok(Box::new(Pt2Reader::open(src)?)),
     writer: None,
     updater: Some(update::update_checked),
