@@ -99,6 +99,11 @@ def uniform(draws: np.ndarray) -> np.ndarray:
     return draws / float(0xFFFFFFFF) * 200.0 - 100.0
 
 
+def row_major_le(a: np.ndarray) -> bytes:
+    """The array's elements in C order, little-endian: what tensorfile returns."""
+    return np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False)).tobytes(order="C")
+
+
 def dense_record(name: str, dtype: str, shape, data: bytes) -> dict:
     return {
         "name": name,

@@ -31,7 +31,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .common import pretty_json, sample
+from .common import pretty_json, row_major_le, sample
 
 LAYOUTS = {0: "compact", 1: "contiguous", 2: "chunked"}
 
@@ -199,9 +199,7 @@ def record(path: Path) -> None:
             else:
                 entry["dtype"] = RECORD_DTYPES[code]
                 entry["layout"] = LAYOUTS[ds.id.get_create_plist().get_layout()]
-                value = np.asarray(ds[()])
-                little = value.astype(value.dtype.newbyteorder("<"))
-                entry["sha256"] = hashlib.sha256(np.ascontiguousarray(little).tobytes()).hexdigest()
+                entry["sha256"] = hashlib.sha256(row_major_le(np.asarray(ds[()]))).hexdigest()
             datasets.append(entry)
     document = {
         "producer": f"h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}, numpy {np.__version__})",

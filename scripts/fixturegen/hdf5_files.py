@@ -34,7 +34,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .common import pretty_json, sample
+from .common import pretty_json, row_major_le, sample
 
 RECORD_DTYPES = {
     "b1": "bool", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16", "i4": "int32",
@@ -170,9 +170,7 @@ def record(path: Path) -> None:
             ds = f[name]
             code = "b1" if ds.dtype.kind == "b" else f"{ds.dtype.kind}{ds.dtype.itemsize}"
             entry = {"name": name, "dtype": RECORD_DTYPES[code], "shape": [int(d) for d in ds.shape]}
-            v = np.asarray(ds[()])
-            little = v.astype(v.dtype.newbyteorder("<"))
-            entry["sha256"] = hashlib.sha256(np.ascontiguousarray(little).tobytes()).hexdigest()
+            entry["sha256"] = hashlib.sha256(row_major_le(np.asarray(ds[()]))).hexdigest()
             datasets.append(entry)
     document = {
         "producer": f"h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}, numpy {np.__version__})",

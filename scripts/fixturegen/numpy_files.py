@@ -30,15 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import AWKWARD_NAMES, pretty_json, sample
+from .common import AWKWARD_NAMES, pretty_json, row_major_le, sample
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
-
-
-def row_major_le(a: np.ndarray) -> bytes:
-    """The array's elements in C order, little-endian: what tensorfile returns."""
-    return np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False)).tobytes(order="C")
 
 
 def record_of(name: str, a: np.ndarray) -> dict:

@@ -38,7 +38,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
-from .common import pretty_json, sample
+from .common import pretty_json, row_major_le, sample
 
 IR_VERSION = 10
 OPSET = [helper.make_opsetid("", 21)]
@@ -242,7 +242,7 @@ def tensor_bytes(t: onnx.TensorProto) -> tuple[str, list, bytes]:
             packed |= fields[k::per_byte] << (k * bits)
         data = packed.tobytes()
     else:
-        data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes()
+        data = row_major_le(arr)
     return DTYPES[t.data_type], list(t.dims), data
 
 
