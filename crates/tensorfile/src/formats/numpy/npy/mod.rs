@@ -20,7 +20,7 @@ use crate::formats::{Caps, FormatUnit, plan_order};
 /// The `.npy` unit.
 pub(crate) static UNIT: FormatUnit = FormatUnit {
     name: "npy",
-    title: "NumPy array (.npy)",
+    title: "NumPy array",
     extensions: &["npy"],
     recognise: |probe| looks_like(probe.head()),
     open: |src| Ok(Box::new(NpyReader::open(src)?)),

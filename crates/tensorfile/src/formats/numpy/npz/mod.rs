@@ -26,7 +26,7 @@ use crate::formats::{Caps, FormatUnit, plan_order};
 /// The `.npz` unit.
 pub(crate) static UNIT: FormatUnit = FormatUnit {
     name: "npz",
-    title: "NumPy archive (.npz)",
+    title: "NumPy archive",
     extensions: &["npz"],
     recognise: |probe| probe.zip_names().is_some_and(looks_like),
     open: |src| Ok(Box::new(NpzReader::open(src)?)),
