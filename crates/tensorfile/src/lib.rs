@@ -46,6 +46,7 @@ pub mod formats;
 pub mod limits;
 pub mod listing;
 pub mod model;
+pub mod numbers;
 pub mod output;
 pub mod shards;
 pub mod source;

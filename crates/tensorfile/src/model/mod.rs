@@ -3,6 +3,7 @@
 pub mod cast;
 mod data;
 mod dtype;
+pub mod elements;
 mod entry;
 mod layout;
 mod meta;
