@@ -75,9 +75,9 @@ impl Elements {
             DType::Float8E4M3Fnuz => byte_table(|b| float8(b, 4, 8, Special::Fnuz)),
             DType::Float8E5M2Fnuz => byte_table(|b| float8(b, 5, 16, Special::Fnuz)),
             DType::Float8E8M0Fnu => byte_table(float8_e8m0),
-            DType::UInt4 => packed(4, |v| f64::from(v)),
+            DType::UInt4 => packed(4, f64::from),
             DType::Int4 => packed(4, |v| f64::from(v) - if v >= 8 { 16.0 } else { 0.0 }),
-            DType::UInt2 => packed(2, |v| f64::from(v)),
+            DType::UInt2 => packed(2, f64::from),
             DType::Int2 => packed(2, |v| f64::from(v) - if v >= 2 { 4.0 } else { 0.0 }),
             // One element of float4_e2m1fn_x2 is a byte of two fp4 values, low nibble first.
             DType::Float4E2M1Fn | DType::Float4E2M1FnX2 => packed(4, float4_e2m1),
