@@ -1,5 +1,6 @@
 //! Any reader into any writer, streaming: one tensor in memory at a time.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -10,9 +11,11 @@ use crate::model::{DType, LayoutKind, MetaValue, TensorData, TensorInfo, cast, q
 use crate::output::{AtomicFile, StagedFile};
 
 mod casting;
+mod select;
 
 pub(crate) use casting::written_bytes;
 use casting::{as_cast, cast_data};
+pub use select::Selection;
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -30,6 +33,8 @@ pub struct ConvertOptions {
     /// The format to write; `None`: the one the output's extension names
     /// ([`crate::formats::ztensor::output_format`] picks a zTensor version for `.zt`).
     pub format: Option<Format>,
+    /// Which entries are written, and under which names (the default: all, as they are).
+    pub select: Selection,
 }
 
 impl Default for ConvertOptions {
@@ -40,6 +45,7 @@ impl Default for ConvertOptions {
             verify: true,
             dtype: None,
             format: None,
+            select: Selection::default(),
         }
     }
 }
@@ -77,6 +83,11 @@ pub struct ConvertReport {
     pub cast: Vec<String>,
     /// Keys of the source's file metadata that the target format has no place for.
     pub dropped_metadata: Vec<String>,
+    /// Entries written under another name ([`ConvertOptions::select`]): (name in the source,
+    /// name written), in the source's order.
+    pub renamed: Vec<(String, String)>,
+    /// How many entries of the source the include and exclude filters left out.
+    pub filtered_out: usize,
 }
 
 /// Progress of a conversion, reported after each tensor.
@@ -109,6 +120,10 @@ pub struct Plan {
     decoded: Vec<String>,
     /// Names of the planned tensors cast to another dtype.
     cast: Vec<String>,
+    /// (name in the source, name written) of the planned entries renamed.
+    renamed: Vec<(String, String)>,
+    /// How many entries of the source the filters left out.
+    filtered_out: usize,
 }
 
 impl Plan {
@@ -121,11 +136,35 @@ impl Plan {
     pub fn cast(&self) -> &[String] {
         &self.cast
     }
+
+    /// (name in the source, name written) of the planned entries renamed.
+    pub fn renamed(&self) -> &[(String, String)] {
+        &self.renamed
+    }
+
+    /// How many entries of the source the filters left out.
+    pub fn filtered_out(&self) -> usize {
+        self.filtered_out
+    }
 }
 
 /// Decide which entries of `src` go into a file of `format`, in the order it will store them,
 /// with floating tensors cast to `dtype` when one is given (see [`ConvertOptions::dtype`]).
 pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Option<DType>) -> Result<Plan> {
+    plan_selected(src, format, skip_unsupported, dtype, &Selection::default())
+}
+
+/// [`plan`] for the entries `select` keeps, under the names it gives them (the planned
+/// [`TensorInfo`]s carry the new names; the indices are the source's). Entries left out by
+/// its filters are not read, nor checked (an unreadable one left out is no error). A filter
+/// that keeps nothing is an error, and so are two entries renamed to one name.
+pub fn plan_selected(
+    src: &TensorFile,
+    format: Format,
+    skip_unsupported: bool,
+    dtype: Option<DType>,
+    select: &Selection,
+) -> Result<Plan> {
     if !format.unit().can_write() {
         // Not a matter of some tensors: leaving them out would not help.
         return Err(Error::unsupported(format!("tensorfile does not write {} files", format.unit().title())));
@@ -134,7 +173,12 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Opt
         cast::target(to.name())?;
     }
     let mut skipped = Vec::new();
+    let mut filtered_out = 0;
     for u in src.unreadable() {
+        if !select.keeps(u.name()) {
+            filtered_out += 1;
+            continue;
+        }
         if !skip_unsupported {
             return Err(Error::unsupported(format!("cannot read it: {}", u.error().detail()))
                 .for_tensor(u.name())
@@ -145,9 +189,28 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Opt
     let mut chosen = Vec::with_capacity(src.entries().len());
     let mut decoded = Vec::new();
     let mut cast = Vec::new();
+    let mut renamed = Vec::new();
+    let mut kept = 0;
+    // Each name written, and the source name it comes from.
+    let mut written: HashMap<String, &str> = HashMap::new();
     for (i, e) in src.entries().iter().enumerate() {
         let name = e.info().name();
-        let fitted = as_cast(as_written(e.info()), dtype).and_then(|(info, is_cast)| {
+        if !select.keeps(name) {
+            filtered_out += 1;
+            continue;
+        }
+        let new_name = select.renamed(name).into_owned();
+        if new_name.is_empty() {
+            return Err(Error::usage(format!("the renames leave {name:?} without a name")).for_tensor(name));
+        }
+        if let Some(first) = written.insert(new_name.clone(), name) {
+            return Err(Error::usage(format!(
+                "{first:?} and {name:?} would both be written as {new_name:?}: rename them apart"
+            ))
+            .for_tensor(name));
+        }
+        kept += 1;
+        let fitted = as_cast(as_written(e.info()).with_name(new_name.as_str()), dtype).and_then(|(info, is_cast)| {
             let decodes = !info.layout().reads_dense();
             let fitted = fitted(format, info)?;
             format.check_supported(&fitted)?;
@@ -160,16 +223,24 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Opt
             Ok(fitted)
         });
         match fitted {
-            Ok(info) => chosen.push((i, info)),
+            Ok(info) => {
+                if new_name != name {
+                    renamed.push((name.to_string(), new_name.to_string()));
+                }
+                chosen.push((i, info));
+            }
             Err(err) if skip_unsupported => skipped.push(Skipped { name: name.to_string(), reason: err.detail() }),
             Err(err) => {
                 return Err(Error::unsupported(err.detail()).for_tensor(name).with_hint(Hint::SkipUnsupported));
             }
         }
     }
+    if select.filters() && kept == 0 && skipped.is_empty() {
+        return Err(Error::usage(format!("the include and exclude filters keep none of its {filtered_out} entries")));
+    }
     let infos: Vec<TensorInfo> = chosen.iter().map(|(_, i)| i.clone()).collect();
     let tensors = format.write_order(&infos).into_iter().map(|k| chosen[k].clone()).collect();
-    Ok(Plan { tensors, skipped, decoded, cast })
+    Ok(Plan { tensors, skipped, decoded, cast, renamed, filtered_out })
 }
 
 /// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in
@@ -243,7 +314,7 @@ pub(crate) struct Prepared {
 
 /// Plan the conversion of `src` into `format` (errors name the source).
 pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions) -> Result<Prepared> {
-    let plan = plan(src, format, options.skip_unsupported, options.dtype).map_err(|e| match src.path() {
+    let plan = plan_selected(src, format, options.skip_unsupported, options.dtype, &options.select).map_err(|e| match src.path() {
         Some(p) => e.in_file(p),
         None => e,
     })?;
@@ -267,6 +338,8 @@ impl Prepared {
             cast: self.plan.cast,
             skipped: self.plan.skipped,
             dropped_metadata: self.dropped_metadata,
+            renamed: self.plan.renamed,
+            filtered_out: self.plan.filtered_out,
         }
     }
 }
@@ -321,7 +394,7 @@ pub(crate) fn write_tensors(
             if from == to {
                 writer.write_chunks(&mut || src.read_chunks(*index, verify))?;
             } else {
-                let name = info.name();
+                let name = src.entries()[*index].info().name();
                 writer.write_chunks(&mut || {
                     let pieces = cast::cast_chunks(src.read_chunks(*index, verify)?, from, to)?;
                     Ok(Box::new(pieces.map(move |p| p.map_err(|e| e.for_tensor(name)))))
