@@ -2,7 +2,7 @@
 //! merged, entries selected and renamed.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -24,18 +24,18 @@ use crate::render;
 /// (its index file or its folder), and --max-shard-size writes one. Several inputs, of any
 /// formats, merge into one output; --include, --exclude and --rename pick and rename tensors.
 #[derive(clap::Args)]
+#[command(override_usage = "tensorfile convert [OPTIONS] <INPUT>... <OUTPUT>")]
 pub struct Args {
-    /// The files to read, merged in this order: each a file, or a sharded checkpoint (its
-    /// index, model.safetensors.index.json, or its folder). A URL (http(s)://, s3://, gs://,
-    /// az://) reads a remote file by range. A tensor name in two inputs is an error; file
-    /// metadata is merged, the first input's value winning.
-    #[arg(required = true, num_args = 1.., value_name = "INPUT")]
-    inputs: Vec<PathBuf>,
+    /// INPUT... OUTPUT. The INPUTs: the files to read, merged in this order: each a file, or a sharded
+    /// checkpoint (its index, model.safetensors.index.json, or its folder). A URL (http(s)://,
+    /// s3://, gs://, az://) reads a remote file by range. A tensor name in two inputs is an
+    /// error; file metadata is merged, the first input's value winning. OUTPUT (the last): the
+    /// file to write; its extension picks the format.
+    #[arg(required = true, num_args = 1.., value_name = "PATH")]
+    paths: Vec<PathBuf>,
     /// The `.ptd` file holding an ExecuTorch program's external tensors (one input only).
     #[arg(long, value_name = "FILE.ptd")]
     data: Option<PathBuf>,
-    /// The file to write; its extension picks the format.
-    output: PathBuf,
     /// Which zTensor a .zt output is: 0.1 (zTensor v0.1, the format of the seed reference:
     /// the default) or 2 (zTensor 2, as pip ztensor 2.x writes it, in canonical form).
     #[arg(long, value_name = "0.1|2")]
@@ -88,6 +88,18 @@ pub struct Args {
     json: bool,
 }
 
+impl Args {
+    /// The files to read (clap asks for at least one, and the output).
+    fn inputs(&self) -> &[PathBuf] {
+        self.paths.split_last().map_or(&[], |(_, inputs)| inputs)
+    }
+
+    /// The file to write: the last path.
+    fn output(&self) -> &Path {
+        self.paths.last().map_or(Path::new(""), PathBuf::as_path)
+    }
+}
+
 /// Show a progress bar for conversions of more than this many bytes.
 const PROGRESS_THRESHOLD: u64 = 64 << 20;
 
@@ -107,9 +119,12 @@ impl Written {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    if args.paths.len() < 2 {
+        return Err(tensorfile::Error::usage("convert takes the files to read and then the file to write").into());
+    }
     let request = request(&args)?;
     let zt_version = args.zt_version.as_deref().map(str::parse).transpose()?;
-    let format = tensorfile::formats::ztensor::output_format(&args.output, zt_version)?;
+    let format = tensorfile::formats::ztensor::output_format(args.output(), zt_version)?;
     let max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
     for ignored in request.ignored_by(format) {
         warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
@@ -123,7 +138,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         format: Some(format),
         select: Selection::new(&args.include, &args.exclude, &renames)?,
     };
-    let src = match (args.inputs.as_slice(), &args.data) {
+    let src = match (args.inputs(), &args.data) {
         ([input], data) => TensorFile::open_with_data(input, data.as_deref())?,
         (_, Some(_)) => {
             return Err(tensorfile::Error::usage("--data goes with a single input (an ExecuTorch program)").into());
@@ -141,9 +156,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     };
     let result = match max_shard_size {
         Some(size) => {
-            shards::convert_to_shards(&src, &args.output, size, &options, &mut on_progress).map(Written::Shards)
+            shards::convert_to_shards(&src, args.output(), size, &options, &mut on_progress).map(Written::Shards)
         }
-        None => convert::convert_file(&src, &args.output, &options, &mut on_progress).map(Written::File),
+        None => convert::convert_file(&src, args.output(), &options, &mut on_progress).map(Written::File),
     };
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -152,7 +167,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let report = written.report();
     if let Written::Shards(sharded) = &written {
         for path in &sharded.removed {
-            warn(format_args!("removed {} (left by an earlier write to {})", path.display(), args.output.display()));
+            warn(format_args!("removed {} (left by an earlier write to {})", path.display(), args.output().display()));
         }
     }
     for s in &report.skipped {
@@ -200,8 +215,8 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
         let skipped: Vec<_> = report.skipped.iter().map(|s| json!({ "name": s.name, "reason": s.reason })).collect();
         let renamed: Vec<_> = report.renamed.iter().map(|(from, to)| json!({ "from": from, "to": to })).collect();
         let mut value = json!({
-            "inputs": args.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "output": args.output.display().to_string(),
+            "inputs": args.inputs().iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "output": args.output().display().to_string(),
             "format": report.format.name(),
             "tensors": report.tensors,
             "bytes": report.bytes,
@@ -213,7 +228,7 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
             "renamed": renamed,
             "filtered_out": report.filtered_out,
         });
-        if let [input] = args.inputs.as_slice() {
+        if let [input] = args.inputs() {
             value["input"] = json!(input.display().to_string());
         }
         if let Written::Shards(sharded) = written {
@@ -233,7 +248,7 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
         (renamed, 0) => format!(", {renamed} renamed"),
         (renamed, out) => format!(", {renamed} renamed, {out} left out by the filters"),
     };
-    let merged = match args.inputs.len() {
+    let merged = match args.inputs().len() {
         1 => String::new(),
         n => format!(" from {n} files merged"),
     };
@@ -243,10 +258,10 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
     };
     let (path, shards) = match written {
         Written::Shards(ShardedReport { index: Some(index), files, .. }) => {
-            (index, format!("{}, ", render::count(files.len(), "shard")))
+            (index.as_path(), format!("{}, ", render::count(files.len(), "shard")))
         }
-        Written::Shards(_) => (&args.output, "one shard (no index), ".to_string()),
-        Written::File(_) => (&args.output, String::new()),
+        Written::Shards(_) => (args.output(), "one shard (no index), ".to_string()),
+        Written::File(_) => (args.output(), String::new()),
     };
     writeln!(
         out,
