@@ -177,7 +177,9 @@ pub fn convert(
             (several, None) => TensorFile::open_merged(several)?,
         };
         let options = ConvertOptions { write, skip_unsupported, verify, dtype, format: Some(format), select };
-        let names = |r: ConvertReport| (r.tensors, r.skipped.into_iter().map(|s| s.name).collect(), r.cast, r.renamed, r.filtered_out);
+        let names = |r: ConvertReport| {
+            (r.tensors, r.skipped.into_iter().map(|s| s.name).collect(), r.cast, r.renamed, r.filtered_out)
+        };
         Ok(match max_shard_size {
             None => {
                 let (tensors, skipped, cast, renamed, out) = names(convert_file(&file, &dst, &options, &mut |_| {})?);

@@ -314,10 +314,13 @@ pub(crate) struct Prepared {
 
 /// Plan the conversion of `src` into `format` (errors name the source).
 pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions) -> Result<Prepared> {
-    let plan = plan_selected(src, format, options.skip_unsupported, options.dtype, &options.select).map_err(|e| match src.path() {
-        Some(p) => e.in_file(p),
-        None => e,
-    })?;
+    let plan =
+        plan_selected(src, format, options.skip_unsupported, options.dtype, &options.select).map_err(|e| match src
+            .path()
+        {
+            Some(p) => e.in_file(p),
+            None => e,
+        })?;
     let (write, dropped_metadata) = carried_metadata(src, format, &options.write);
     Ok(Prepared { format, plan, write, dropped_metadata })
 }

@@ -129,7 +129,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     for ignored in request.ignored_by(format) {
         warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
     }
-    let renames: Vec<(String, String)> = args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
+    let renames: Vec<(String, String)> =
+        args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
     let options = ConvertOptions {
         write: request.options(),
         skip_unsupported: args.skip_unsupported,

@@ -86,9 +86,23 @@ fn filters_and_renames_on_a_sharded_checkpoint_with_a_json_report() {
         assert_eq!(written.get(&new_name(old)), source.get(old), "{old}");
     }
 
-    let text = ok(&[&"convert", &fixtures().join("sharded/mobilenet"), &dir.path().join("c.zt"), &"--include", &"classifier.*", &"--rename", &"^c=C"]);
-    assert!(text.contains("2 tensors") && text.contains("2 renamed") && text.contains("left out by the filters"), "{text}");
-    assert_eq!(contents(&dir.path().join("c.zt")).keys().collect::<Vec<_>>(), ["Classifier.1.bias", "Classifier.1.weight"]);
+    let text = ok(&[
+        &"convert",
+        &fixtures().join("sharded/mobilenet"),
+        &dir.path().join("c.zt"),
+        &"--include",
+        &"classifier.*",
+        &"--rename",
+        &"^c=C",
+    ]);
+    assert!(
+        text.contains("2 tensors") && text.contains("2 renamed") && text.contains("left out by the filters"),
+        "{text}"
+    );
+    assert_eq!(
+        contents(&dir.path().join("c.zt")).keys().collect::<Vec<_>>(),
+        ["Classifier.1.bias", "Classifier.1.weight"]
+    );
 }
 
 #[test]

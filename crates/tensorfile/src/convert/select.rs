@@ -30,8 +30,8 @@ impl Selection {
             .iter()
             .map(|(pattern, replacement)| {
                 let pattern = pattern.as_ref();
-                let regex = Regex::new(pattern)
-                    .map_err(|e| Error::usage(format!("bad rename regex {pattern:?}: {e}")))?;
+                let regex =
+                    Regex::new(pattern).map_err(|e| Error::usage(format!("bad rename regex {pattern:?}: {e}")))?;
                 Ok((regex, replacement.as_ref().to_string()))
             })
             .collect::<Result<Vec<_>>>()?;

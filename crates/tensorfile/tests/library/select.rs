@@ -157,10 +157,7 @@ fn file_metadata_merges_with_the_first_inputs_value_winning() {
     convert_file(&merged, &out, &ConvertOptions::default(), &mut |_| {}).unwrap();
     let text = |v: &str| MetaValue::Text(v.to_string());
     let got = TensorFile::open(&out).unwrap().summary().metadata;
-    assert_eq!(
-        got,
-        vec![("format".into(), text("pt")), ("from".into(), text("a")), ("only_b".into(), text("1"))]
-    );
+    assert_eq!(got, vec![("format".into(), text("pt")), ("from".into(), text("a")), ("only_b".into(), text("1"))]);
 }
 
 #[test]
