@@ -222,6 +222,8 @@ mod tests {
         // The first match only, as re.sub(count=1).
         let s = Selection::new(&[] as &[&str], &[], &[("a", "b")]).unwrap();
         assert_eq!(s.renamed("aaa"), "baa");
+        let s = Selection::new(&[] as &[&str], &[], &[(r"(\d+)", "$$${1}x")]).unwrap();
+        assert_eq!(s.renamed("w12.3"), "w$12x.3");
         let err = Selection::new(&[] as &[&str], &[], &[("(", "x")]).unwrap_err();
         assert!(err.detail().contains("bad rename regex \"(\""), "{}", err.detail());
         assert_eq!(Selection::parse_rename("a=b=c").unwrap(), ("a".into(), "b=c".into()));
