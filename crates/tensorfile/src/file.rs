@@ -203,9 +203,9 @@ impl TensorFile {
         (tensors, self.entries().len() - tensors)
     }
 
-    /// Whether this is a set of files (a sharded checkpoint, or a list of files).
+    /// Whether this is a set of files (a sharded checkpoint, a list of files, files merged).
     pub fn is_set(&self) -> bool {
-        self.reader_as::<ShardSet>().is_some()
+        self.reader_as::<ShardSet>().is_some() || self.reader_as::<MergedSet>().is_some()
     }
 
     /// For a set of files, the shard holding entry `index` (for merged files, the file).

@@ -109,6 +109,7 @@ fn a_safetensors_checkpoint_and_a_pt_file_merge_into_one_zt_and_into_shards() {
     let torch = TensorFile::open(&pt).unwrap();
     let merged = TensorFile::open_merged(&[mobilenet(), pt.clone()]).unwrap();
     assert_eq!(merged.entries().len(), set.entries().len() + torch.entries().len());
+    assert!(merged.is_set());
     // In input order, each entry read from its own file.
     let names: Vec<&str> = merged.entries().iter().map(|e| e.info().name()).collect();
     let first: Vec<&str> = set.entries().iter().map(|e| e.info().name()).collect();
