@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tensorfile::convert::{ConvertOptions, ConvertReport, convert_file};
+use tensorfile::convert::{ConvertOptions, ConvertReport, Selection, convert_file};
 use tensorfile::formats::ztensor::{ZtVersion, output_format};
 use tensorfile::formats::{Format, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
@@ -133,19 +133,22 @@ fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 }
 
 /// What a conversion did: tensors written, names skipped, names cast, the files holding the
-/// tensors (the destination, or the shards) and the index when there are several shards.
-type Converted = (usize, Vec<String>, Vec<String>, Vec<String>, Option<String>);
+/// tensors (the destination, or the shards), the index when there are several shards,
+/// (source name, written name) of the tensors renamed, and how many the filters left out.
+type Converted = (usize, Vec<String>, Vec<String>, Vec<String>, Option<String>, Vec<(String, String)>, usize);
 
-/// Convert `src` into `dst` (format from its extension), or with `max_shard_size` into shards
-/// named after `dst` plus their index; with `dtype`, floating tensors cast to it (quantized
-/// ones dequantized first); returns what it did ([`Converted`]).
+/// Convert `src` (one path, or several merged in order) into `dst` (format from its
+/// extension), or with `max_shard_size` into shards named after `dst` plus their index; with
+/// `dtype`, floating tensors cast to it (quantized ones dequantized first); only the tensors
+/// `include` and `exclude` keep, renamed by `rename` ([`Selection`]); returns what it did
+/// ([`Converted`]).
 // Python keyword arguments, one parameter each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None, dtype=None, zt_version=None))]
+#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None, dtype=None, zt_version=None, include=Vec::new(), exclude=Vec::new(), rename=Vec::new()))]
 pub fn convert(
     py: Python<'_>,
-    src: PathBuf,
+    src: Vec<PathBuf>,
     dst: PathBuf,
     data: Option<PathBuf>,
     skip_unsupported: bool,
@@ -156,7 +159,11 @@ pub fn convert(
     max_shard_size: Option<&str>,
     dtype: Option<&str>,
     zt_version: Option<&str>,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    rename: Vec<(String, String)>,
 ) -> PyResult<Converted> {
+    let select = Selection::new(&include, &exclude, &rename).py()?;
     let dtype = dtype.map(cast::target).transpose().py()?;
     let version = zt_version.map(str::parse::<ZtVersion>).transpose().py()?;
     let format = output_format(&dst, version).py()?;
@@ -164,22 +171,25 @@ pub fn convert(
     let max_shard_size = max_shard_size.map(parse_size).transpose().py()?;
     let text = |p: PathBuf| p.display().to_string();
     py.detach(|| {
-        let file = TensorFile::open_with_data(&src, data.as_deref())?;
-        let options = ConvertOptions { write, skip_unsupported, verify, dtype, format: Some(format) };
-        let names = |report: ConvertReport| (report.skipped.into_iter().map(|s| s.name).collect(), report.cast);
+        let file = match (src.as_slice(), data) {
+            ([one], data) => TensorFile::open_with_data(one, data.as_deref())?,
+            (_, Some(_)) => return Err(Error::usage("data= goes with a single src (an ExecuTorch program)")),
+            (several, None) => TensorFile::open_merged(several)?,
+        };
+        let options = ConvertOptions { write, skip_unsupported, verify, dtype, format: Some(format), select };
+        let names = |r: ConvertReport| {
+            (r.tensors, r.skipped.into_iter().map(|s| s.name).collect(), r.cast, r.renamed, r.filtered_out)
+        };
         Ok(match max_shard_size {
             None => {
-                let report = convert_file(&file, &dst, &options, &mut |_| {})?;
-                let tensors = report.tensors;
-                let (skipped, cast) = names(report);
-                (tensors, skipped, cast, vec![text(dst.clone())], None)
+                let (tensors, skipped, cast, renamed, out) = names(convert_file(&file, &dst, &options, &mut |_| {})?);
+                (tensors, skipped, cast, vec![text(dst.clone())], None, renamed, out)
             }
             Some(size) => {
                 let report = convert_to_shards(&file, &dst, size, &options, &mut |_| {})?;
-                let tensors = report.conversion.tensors;
                 let files = report.files.into_iter().map(text).collect();
-                let (skipped, cast) = names(report.conversion);
-                (tensors, skipped, cast, files, report.index.map(text))
+                let (tensors, skipped, cast, renamed, out) = names(report.conversion);
+                (tensors, skipped, cast, files, report.index.map(text), renamed, out)
             }
         })
     })

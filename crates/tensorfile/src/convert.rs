@@ -3,16 +3,20 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Result};
 use crate::file::TensorFile;
 use crate::formats::{Format, Output, WriteOptions};
-use crate::model::{DType, LayoutKind, MetaValue, TensorData, TensorInfo, cast, quant};
+use crate::model::{DType, MetaValue, TensorData, TensorInfo, cast};
 use crate::output::{AtomicFile, StagedFile};
 
 mod casting;
+mod plan;
+mod select;
 
+use casting::cast_data;
 pub(crate) use casting::written_bytes;
-use casting::{as_cast, cast_data};
+pub use plan::{Plan, plan, plan_selected};
+pub use select::Selection;
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -30,6 +34,8 @@ pub struct ConvertOptions {
     /// The format to write; `None`: the one the output's extension names
     /// ([`crate::formats::ztensor::output_format`] picks a zTensor version for `.zt`).
     pub format: Option<Format>,
+    /// Which entries are written, and under which names (the default: all, as they are).
+    pub select: Selection,
 }
 
 impl Default for ConvertOptions {
@@ -40,6 +46,7 @@ impl Default for ConvertOptions {
             verify: true,
             dtype: None,
             format: None,
+            select: Selection::default(),
         }
     }
 }
@@ -77,6 +84,11 @@ pub struct ConvertReport {
     pub cast: Vec<String>,
     /// Keys of the source's file metadata that the target format has no place for.
     pub dropped_metadata: Vec<String>,
+    /// Entries written under another name ([`ConvertOptions::select`]): (name in the source,
+    /// name written), in the source's order.
+    pub renamed: Vec<(String, String)>,
+    /// How many entries of the source the include and exclude filters left out.
+    pub filtered_out: usize,
 }
 
 /// Progress of a conversion, reported after each tensor.
@@ -95,100 +107,6 @@ pub struct Progress<'a> {
 pub fn as_written(info: &TensorInfo) -> TensorInfo {
     let info = info.clone();
     if info.layout().reads_dense() { info.into_dense_layout() } else { info }
-}
-
-/// Which entries of a source go into a target, in the order the target stores them.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// (index of the entry in the source, how the target describes it).
-    pub tensors: Vec<(usize, TensorInfo)>,
-    /// Entries of the source left out, and why.
-    pub skipped: Vec<Skipped>,
-    /// Names of the planned tensors written decoded to dense (their layout is not the
-    /// target's).
-    decoded: Vec<String>,
-    /// Names of the planned tensors cast to another dtype.
-    cast: Vec<String>,
-}
-
-impl Plan {
-    /// Names of the planned tensors written decoded to dense.
-    pub fn decoded(&self) -> &[String] {
-        &self.decoded
-    }
-
-    /// Names of the planned tensors cast to another dtype.
-    pub fn cast(&self) -> &[String] {
-        &self.cast
-    }
-}
-
-/// Decide which entries of `src` go into a file of `format`, in the order it will store them,
-/// with floating tensors cast to `dtype` when one is given (see [`ConvertOptions::dtype`]).
-pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Option<DType>) -> Result<Plan> {
-    if !format.unit().can_write() {
-        // Not a matter of some tensors: leaving them out would not help.
-        return Err(Error::unsupported(format!("tensorfile does not write {} files", format.unit().title())));
-    }
-    if let Some(to) = dtype {
-        cast::target(to.name())?;
-    }
-    let mut skipped = Vec::new();
-    for u in src.unreadable() {
-        if !skip_unsupported {
-            return Err(Error::unsupported(format!("cannot read it: {}", u.error().detail()))
-                .for_tensor(u.name())
-                .with_hint(Hint::SkipUnsupported));
-        }
-        skipped.push(Skipped { name: u.name().to_string(), reason: u.error().detail() });
-    }
-    let mut chosen = Vec::with_capacity(src.entries().len());
-    let mut decoded = Vec::new();
-    let mut cast = Vec::new();
-    for (i, e) in src.entries().iter().enumerate() {
-        let name = e.info().name();
-        let fitted = as_cast(as_written(e.info()), dtype).and_then(|(info, is_cast)| {
-            let decodes = !info.layout().reads_dense();
-            let fitted = fitted(format, info)?;
-            format.check_supported(&fitted)?;
-            if decodes && fitted.layout().reads_dense() {
-                decoded.push(name.to_string());
-            }
-            if is_cast {
-                cast.push(name.to_string());
-            }
-            Ok(fitted)
-        });
-        match fitted {
-            Ok(info) => chosen.push((i, info)),
-            Err(err) if skip_unsupported => skipped.push(Skipped { name: name.to_string(), reason: err.detail() }),
-            Err(err) => {
-                return Err(Error::unsupported(err.detail()).for_tensor(name).with_hint(Hint::SkipUnsupported));
-            }
-        }
-    }
-    let infos: Vec<TensorInfo> = chosen.iter().map(|(_, i)| i.clone()).collect();
-    let tensors = format.write_order(&infos).into_iter().map(|k| chosen[k].clone()).collect();
-    Ok(Plan { tensors, skipped, decoded, cast })
-}
-
-/// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in
-/// decoded to dense, when the format holds it so (its dtype, dense). Quantized blocks without
-/// a reference dequantization cannot be decoded: an error unless the format holds them.
-fn fitted(format: Format, info: TensorInfo) -> Result<TensorInfo> {
-    let caps = format.caps();
-    if info.layout().reads_dense() || caps.holds_layout(info.layout().kind()) || !caps.holds_layout(LayoutKind::Dense) {
-        return Ok(info);
-    }
-    if let Some(q) = info.layout().quant().filter(|q| !quant::can_dequantize(q)) {
-        return Err(Error::unsupported(format!(
-            "{} has no reference dequantization, and {} files cannot hold its blocks as they are",
-            q.describe(),
-            format.unit().title
-        )));
-    }
-    let dense = info.clone().into_dense_layout();
-    Ok(if format.check_supported(&dense).is_ok() { dense } else { info })
 }
 
 /// The data of entry `index` of `src` as the plan writes it (`planned`): as read, or decoded
@@ -243,10 +161,13 @@ pub(crate) struct Prepared {
 
 /// Plan the conversion of `src` into `format` (errors name the source).
 pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions) -> Result<Prepared> {
-    let plan = plan(src, format, options.skip_unsupported, options.dtype).map_err(|e| match src.path() {
-        Some(p) => e.in_file(p),
-        None => e,
-    })?;
+    let plan =
+        plan_selected(src, format, options.skip_unsupported, options.dtype, &options.select).map_err(|e| match src
+            .path()
+        {
+            Some(p) => e.in_file(p),
+            None => e,
+        })?;
     let (write, dropped_metadata) = carried_metadata(src, format, &options.write);
     Ok(Prepared { format, plan, write, dropped_metadata })
 }
@@ -267,6 +188,8 @@ impl Prepared {
             cast: self.plan.cast,
             skipped: self.plan.skipped,
             dropped_metadata: self.dropped_metadata,
+            renamed: self.plan.renamed,
+            filtered_out: self.plan.filtered_out,
         }
     }
 }
@@ -321,7 +244,7 @@ pub(crate) fn write_tensors(
             if from == to {
                 writer.write_chunks(&mut || src.read_chunks(*index, verify))?;
             } else {
-                let name = info.name();
+                let name = src.entries()[*index].info().name();
                 writer.write_chunks(&mut || {
                     let pieces = cast::cast_chunks(src.read_chunks(*index, verify)?, from, to)?;
                     Ok(Box::new(pieces.map(move |p| p.map_err(|e| e.for_tensor(name)))))

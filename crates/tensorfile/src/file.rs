@@ -8,7 +8,7 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::{DETECT_BYTES, FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Chunks, Encoding, Entry, Kind, Layout, TensorData, Unreadable};
-use crate::shards::{self, ShardSet};
+use crate::shards::{self, MergedSet, ShardSet};
 use crate::source::{self, Bytes, Source};
 
 /// How far [`TensorFile::read_each`] fetches ahead of its caller in a remote file: bytes of
@@ -97,6 +97,29 @@ impl TensorFile {
         Ok(file)
     }
 
+    /// Open `paths` merged into one file: every entry of each, in that order, whatever their
+    /// formats; each may be a file, a sharded checkpoint or a URL (see [`MergedSet`]). A name
+    /// in two of them is an error naming both. One path opens as [`Self::open`] opens it.
+    pub fn open_merged<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
+        if let [one] = paths {
+            return Self::open(one);
+        }
+        use rayon::prelude::*;
+        let opened = paths.par_iter().map(|p| Ok((p.as_ref().to_path_buf(), Self::open(p)?)));
+        let inputs: Vec<(PathBuf, TensorFile)> = opened.collect::<Result<_>>()?;
+        let remote = inputs.iter().any(|(_, f)| f.remote);
+        let merged = MergedSet::new(inputs)?;
+        let size = merged.size();
+        let mut file = Self::from_reader(Box::new(merged), size)?;
+        file.remote = remote;
+        Ok(file)
+    }
+
+    /// The format's reader.
+    pub(crate) fn reader(&self) -> &dyn FormatReader {
+        self.reader.as_ref()
+    }
+
     fn from_set(set: Result<ShardSet>, path: Option<&Path>) -> Result<Self> {
         let in_path = |e: Error| match path {
             Some(p) => e.in_file(p),
@@ -180,14 +203,17 @@ impl TensorFile {
         (tensors, self.entries().len() - tensors)
     }
 
-    /// Whether this is a set of files (a sharded checkpoint, or a list of files).
+    /// Whether this is a set of files (a sharded checkpoint, a list of files, files merged).
     pub fn is_set(&self) -> bool {
-        self.reader_as::<ShardSet>().is_some()
+        self.reader_as::<ShardSet>().is_some() || self.reader_as::<MergedSet>().is_some()
     }
 
-    /// For a set of files, the shard holding entry `index`.
+    /// For a set of files, the shard holding entry `index` (for merged files, the file).
     pub fn shard_of(&self, index: usize) -> Option<&Path> {
-        self.reader_as::<ShardSet>()?.shard_of(index)
+        match self.reader_as::<MergedSet>() {
+            Some(merged) => merged.file_of(index),
+            None => self.reader_as::<ShardSet>()?.shard_of(index),
+        }
     }
 
     /// Size of the file in bytes (of every shard, for a set).
@@ -195,7 +221,8 @@ impl TensorFile {
         self.size
     }
 
-    /// The file's format (for a set of files, the format every shard shares).
+    /// The file's format (for a set of files, the format every shard shares; for merged
+    /// files, the first one's).
     pub fn format(&self) -> Format {
         self.reader.format()
     }

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use servers::{Moto, Nginx, Proxy, Traffic};
-use tensorfile::convert::{ConvertOptions, convert_to_writer};
+use tensorfile::convert::{ConvertOptions, Selection, convert_to_writer};
 use tensorfile::model::ChecksumKind;
 use tensorfile::source::{REQUESTS_IN_FLIGHT, SPECULATIVE_READ, Source};
 use tensorfile::{Depth, Format, TensorData, TensorFile};
@@ -728,6 +728,32 @@ fn converting_with_a_dtype_casts_as_locally() {
                 format!("[{}] {}: {} tensors cast as locally", server.name(), f.name, cast.len()),
             ),
             Err(e) => checks.check(false, format!("[{}] {}: {e}", server.name(), f.name)),
+        }
+    });
+}
+
+/// A remote file merged with a local one of another format, selected and renamed, converts as
+/// the two local files do (the remote one fetched ahead, its tensors from its URL).
+#[test]
+fn merging_a_remote_input_with_a_selection_converts_as_locally() {
+    on_each_server("merge", |files, server, checks| {
+        let (st, pt2) = (files.get("varied.safetensors"), files.get("mobilenet_v2.pt2"));
+        let select = Selection::new(&["layers.*", "features.1.*"], &["layers.1.*"], &[(r"^layers\.", "l.")]).unwrap();
+        let options = ConvertOptions { select, ..ConvertOptions::default() };
+        let convert = |file: &TensorFile| {
+            let mut out = std::io::Cursor::new(Vec::new());
+            convert_to_writer(file, &mut out, Format::Safetensors, &options, &mut |_| {})
+                .map(|r| (r.tensors, r.renamed.len(), out.into_inner()))
+        };
+        let local = TensorFile::open_merged(&[st.path.clone(), pt2.path.clone()]).unwrap();
+        let (tensors, renamed, local_bytes) = convert(&local).unwrap();
+        let remote = TensorFile::open_merged(&[PathBuf::from(server.url(&st.name)), pt2.path.clone()]);
+        match remote.and_then(|remote| convert(&remote)) {
+            Ok((n, r, bytes)) => checks.check(
+                (n, r) == (tensors, renamed) && renamed == 4 && n > renamed && bytes == local_bytes,
+                format!("[{}] {n} tensors merged, {r} renamed, as locally", server.name()),
+            ),
+            Err(e) => checks.check(false, format!("[{}] merge: {e}", server.name())),
         }
     });
 }

@@ -1,13 +1,14 @@
-//! `tensorfile convert IN OUT`: any readable format into any writable one.
+//! `tensorfile convert IN... OUT`: any readable format into any writable one; several inputs
+//! merged, entries selected and renamed.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tensorfile::TensorFile;
-use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress};
+use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress, Selection};
 use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
 use tensorfile::shards::{self, ShardedReport};
@@ -20,17 +21,21 @@ use crate::render;
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
 /// conversion leaves any existing output untouched). The input can be a sharded checkpoint
-/// (its index file or its folder), and --max-shard-size writes one.
+/// (its index file or its folder), and --max-shard-size writes one. Several inputs, of any
+/// formats, merge into one output; --include, --exclude and --rename pick and rename tensors.
 #[derive(clap::Args)]
+#[command(override_usage = "tensorfile convert [OPTIONS] <INPUT>... <OUTPUT>")]
 pub struct Args {
-    /// The file to read, or a sharded checkpoint: its index (model.safetensors.index.json) or
-    /// its folder. A URL (http(s)://, s3://, gs://, az://) reads a remote file by range.
-    input: PathBuf,
-    /// The `.ptd` file holding an ExecuTorch program's external tensors.
+    /// INPUT... OUTPUT. The INPUTs: the files to read, merged in this order: each a file, or a sharded
+    /// checkpoint (its index, model.safetensors.index.json, or its folder). A URL (http(s)://,
+    /// s3://, gs://, az://) reads a remote file by range. A tensor name in two inputs is an
+    /// error; file metadata is merged, the first input's value winning. OUTPUT (the last): the
+    /// file to write; its extension picks the format.
+    #[arg(required = true, num_args = 1.., value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The `.ptd` file holding an ExecuTorch program's external tensors (one input only).
     #[arg(long, value_name = "FILE.ptd")]
     data: Option<PathBuf>,
-    /// The file to write; its extension picks the format.
-    output: PathBuf,
     /// Which zTensor a .zt output is: 0.1 (zTensor v0.1, the format of the seed reference:
     /// the default) or 2 (zTensor 2, as pip ztensor 2.x writes it, in canonical form).
     #[arg(long, value_name = "0.1|2")]
@@ -62,9 +67,37 @@ pub struct Args {
     /// earlier sharded write to OUTPUT (shards of another count, the index, OUTPUT) are removed.
     #[arg(long, value_name = "SIZE")]
     max_shard_size: Option<String>,
+    /// Keep only the tensors whose name matches GLOB (repeatable: any of them). `*` matches
+    /// any run of characters, dots included (model.layers.*.mlp.*), `?` one character,
+    /// [abc], [a-z] and [!abc] one of a set or not; the whole name must match.
+    #[arg(long, value_name = "GLOB")]
+    include: Vec<String>,
+    /// Leave out the tensors whose name matches GLOB (repeatable), after --include.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Rename the tensors kept: the first match of REGEX in the name is replaced by
+    /// REPLACEMENT, as Python's re.sub(REGEX, REPLACEMENT, name, count=1) does, with $1,
+    /// ${1} or ${name} for the groups of the match (write ${1}x, not $1x). Repeatable: each
+    /// applies in order to the result of the one before. REGEX ends at the first `=` (match
+    /// one with \x3D); anchor it (^...$) to match the whole name. Two tensors renamed to one
+    /// name is an error.
+    #[arg(long, value_name = "REGEX=REPLACEMENT")]
+    rename: Vec<String>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+}
+
+impl Args {
+    /// The files to read (clap asks for at least one, and the output).
+    fn inputs(&self) -> &[PathBuf] {
+        self.paths.split_last().map_or(&[], |(_, inputs)| inputs)
+    }
+
+    /// The file to write: the last path.
+    fn output(&self) -> &Path {
+        self.paths.last().map_or(Path::new(""), PathBuf::as_path)
+    }
 }
 
 /// Show a progress bar for conversions of more than this many bytes.
@@ -86,21 +119,33 @@ impl Written {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    if args.paths.len() < 2 {
+        return Err(tensorfile::Error::usage("convert takes the files to read and then the file to write").into());
+    }
     let request = request(&args)?;
     let zt_version = args.zt_version.as_deref().map(str::parse).transpose()?;
-    let format = tensorfile::formats::ztensor::output_format(&args.output, zt_version)?;
+    let format = tensorfile::formats::ztensor::output_format(args.output(), zt_version)?;
     let max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
     for ignored in request.ignored_by(format) {
         warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
     }
+    let renames: Vec<(String, String)> =
+        args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
     let options = ConvertOptions {
         write: request.options(),
         skip_unsupported: args.skip_unsupported,
         verify: !args.no_verify,
         dtype: args.dtype.as_deref().and_then(DType::from_name),
         format: Some(format),
+        select: Selection::new(&args.include, &args.exclude, &renames)?,
     };
-    let src = TensorFile::open_with_data(&args.input, args.data.as_deref())?;
+    let src = match (args.inputs(), &args.data) {
+        ([input], data) => TensorFile::open_with_data(input, data.as_deref())?,
+        (_, Some(_)) => {
+            return Err(tensorfile::Error::usage("--data goes with a single input (an ExecuTorch program)").into());
+        }
+        (inputs, None) => TensorFile::open_merged(inputs)?,
+    };
     let mut bar: Option<ProgressBar> = None;
     let show_progress = std::io::stderr().is_terminal();
     let mut on_progress = |p: Progress<'_>| {
@@ -112,9 +157,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     };
     let result = match max_shard_size {
         Some(size) => {
-            shards::convert_to_shards(&src, &args.output, size, &options, &mut on_progress).map(Written::Shards)
+            shards::convert_to_shards(&src, args.output(), size, &options, &mut on_progress).map(Written::Shards)
         }
-        None => convert::convert_file(&src, &args.output, &options, &mut on_progress).map(Written::File),
+        None => convert::convert_file(&src, args.output(), &options, &mut on_progress).map(Written::File),
     };
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -123,7 +168,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let report = written.report();
     if let Written::Shards(sharded) = &written {
         for path in &sharded.removed {
-            warn(format_args!("removed {} (left by an earlier write to {})", path.display(), args.output.display()));
+            warn(format_args!("removed {} (left by an earlier write to {})", path.display(), args.output().display()));
         }
     }
     for s in &report.skipped {
@@ -169,9 +214,10 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
     let report = written.report();
     if args.json {
         let skipped: Vec<_> = report.skipped.iter().map(|s| json!({ "name": s.name, "reason": s.reason })).collect();
+        let renamed: Vec<_> = report.renamed.iter().map(|(from, to)| json!({ "from": from, "to": to })).collect();
         let mut value = json!({
-            "input": args.input.display().to_string(),
-            "output": args.output.display().to_string(),
+            "inputs": args.inputs().iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "output": args.output().display().to_string(),
             "format": report.format.name(),
             "tensors": report.tensors,
             "bytes": report.bytes,
@@ -180,7 +226,12 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
             "dtype": args.dtype,
             "cast": report.cast,
             "dropped_metadata": report.dropped_metadata,
+            "renamed": renamed,
+            "filtered_out": report.filtered_out,
         });
+        if let [input] = args.inputs() {
+            value["input"] = json!(input.display().to_string());
+        }
         if let Written::Shards(sharded) = written {
             let paths = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
             value["files"] = json!(paths(&sharded.files));
@@ -193,20 +244,29 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
         0 => String::new(),
         n => format!(", {n} skipped"),
     };
+    let selected = match (report.renamed.len(), report.filtered_out) {
+        (0, 0) => String::new(),
+        (renamed, 0) => format!(", {renamed} renamed"),
+        (renamed, out) => format!(", {renamed} renamed, {out} left out by the filters"),
+    };
+    let merged = match args.inputs().len() {
+        1 => String::new(),
+        n => format!(" from {n} files merged"),
+    };
     let cast = match &args.dtype {
         Some(dtype) => format!(", {} cast to {dtype}", report.cast.len()),
         None => String::new(),
     };
     let (path, shards) = match written {
         Written::Shards(ShardedReport { index: Some(index), files, .. }) => {
-            (index, format!("{}, ", render::count(files.len(), "shard")))
+            (index.as_path(), format!("{}, ", render::count(files.len(), "shard")))
         }
-        Written::Shards(_) => (&args.output, "one shard (no index), ".to_string()),
-        Written::File(_) => (&args.output, String::new()),
+        Written::Shards(_) => (args.output(), "one shard (no index), ".to_string()),
+        Written::File(_) => (args.output(), String::new()),
     };
     writeln!(
         out,
-        "wrote {} ({}): {shards}{}, {}{cast}{skipped}",
+        "wrote {} ({}){merged}: {shards}{}, {}{cast}{selected}{skipped}",
         path.display(),
         report.format,
         render::count(report.tensors, "tensor"),

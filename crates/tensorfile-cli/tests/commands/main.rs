@@ -15,6 +15,7 @@ mod extract;
 mod generate;
 mod info;
 mod ls;
+mod select;
 mod shards;
 mod shells;
 mod verify;

@@ -447,9 +447,20 @@ def convert(
     max_shard_size: "int | str | None" = None,
     dtype: "str | None" = None,
     zt_version: "str | int | None" = None,
+    include: "str | list[str] | None" = None,
+    exclude: "str | list[str] | None" = None,
+    rename: "Mapping[str, str] | list[tuple[str, str]] | None" = None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
-    file `tensorfile convert` writes with the same options. `.zt` is written as zTensor v0.1,
+    file `tensorfile convert` writes with the same options. `src` is a path (a file, a sharded
+    checkpoint's index or folder, a URL) or a list of them, merged in order whatever their
+    formats (a name in two of them is an error naming both; file metadata is merged, the
+    first one's value winning). `include` and `exclude` (a glob or a list of globs on the
+    tensor name: `*` any run of characters, dots included, `?` one, `[a-z]`, `[!a-z]`) keep
+    the tensors matching an include (or all when there is none) and no exclude; `rename`
+    (`{regex: replacement}`, in order, or a list of pairs) replaces the first match of each
+    regex in the name, as `re.sub(regex, replacement, name, count=1)` does but with `$1` or
+    `${name}` for groups, each applied to the result of the one before. `.zt` is written as zTensor v0.1,
     the format of the seed reference, unless `zt_version` is 2 (zTensor 2, canonical form). `compress` ("none", "zstd",
     "zstd:LEVEL"), `checksum` ("crc32c", "sha256", "none") and `big_endian` left as they are
     take the library's defaults (no compression, crc32c checksums where the format stores
@@ -461,11 +472,14 @@ def convert(
     floating tensors are cast to it exactly as torch's `Tensor.to()` casts them, quantized
     tensors dequantized first; integer, bool and complex tensors are written as they are.
     Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
-    "index": path or None}`."""
+    "index": path or None, "renamed": {source name: name written}, "filtered_out": n}`."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
-    n, skipped, cast, files, index = _convert(
-        os.fspath(src),
+    sources = [os.fspath(p) for p in src] if isinstance(src, (list, tuple)) else [os.fspath(src)]
+    if not sources:
+        raise UsageError("src is a path or a list of at least one path")
+    n, skipped, cast, files, index, renamed, filtered_out = _convert(
+        sources,
         os.fspath(dst),
         data=None if data is None else os.fspath(data),
         skip_unsupported=skip_unsupported,
@@ -476,5 +490,39 @@ def convert(
         max_shard_size=None if max_shard_size is None else str(max_shard_size),
         dtype=None if dtype is None else _dtypes.name_of(dtype),
         zt_version=None if zt_version is None else str(zt_version),
+        include=_globs(include, "include"),
+        exclude=_globs(exclude, "exclude"),
+        rename=_renames(rename),
     )
-    return {"tensors": n, "skipped": skipped, "cast": cast, "files": files, "index": index}
+    return {
+        "tensors": n,
+        "skipped": skipped,
+        "cast": cast,
+        "files": files,
+        "index": index,
+        "renamed": dict(renamed),
+        "filtered_out": filtered_out,
+    }
+
+
+def _globs(given, keyword: str) -> "list[str]":
+    """`include=`/`exclude=` as a list: one glob, or several."""
+    if given is None:
+        return []
+    if isinstance(given, str):
+        return [given]
+    if isinstance(given, (list, tuple)) and all(isinstance(g, str) for g in given):
+        return list(given)
+    raise UsageError(f"{keyword} is a glob or a list of globs, not {given!r}")
+
+
+def _renames(given) -> "list[tuple[str, str]]":
+    """`rename=` as (regex, replacement) pairs, in order."""
+    if given is None:
+        return []
+    pairs = list(given.items()) if isinstance(given, Mapping) else given
+    if isinstance(pairs, (list, tuple)) and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs
+    ):
+        return [(p[0], p[1]) for p in pairs]
+    raise UsageError(f"rename is a dict {{regex: replacement}} or a list of (regex, replacement) pairs, not {given!r}")

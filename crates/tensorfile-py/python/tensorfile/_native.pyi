@@ -63,7 +63,7 @@ def write_file(
     zt_version: str | None = None,
 ) -> None: ...
 def convert(
-    src: str,
+    src: list[str],
     dst: str,
     data: str | None = None,
     skip_unsupported: bool = False,
@@ -74,5 +74,8 @@ def convert(
     max_shard_size: str | None = None,
     dtype: str | None = None,
     zt_version: str | None = None,
-) -> tuple[int, list[str], list[str], list[str], str | None]: ...
+    include: list[str] = [],
+    exclude: list[str] = [],
+    rename: list[tuple[str, str]] = [],
+) -> tuple[int, list[str], list[str], list[str], str | None, list[tuple[str, str]], int]: ...
 def formats_json() -> str: ...

@@ -12,9 +12,11 @@
 //! and their index, all of them or nothing.
 
 mod index;
+mod merge;
 mod set;
 mod write;
 
 pub use index::{ShardIndex, looks_like_index};
+pub use merge::MergedSet;
 pub use set::ShardSet;
 pub use write::{ShardNames, ShardedReport, convert_to_shards, parse_size, split};

@@ -26,6 +26,7 @@ mod pytorch;
 mod ranged_reads;
 mod read_rows;
 mod safetensors;
+mod select;
 mod shards;
 mod torch_hostile;
 mod zt1;
