@@ -49,6 +49,7 @@ pub mod model;
 pub mod numbers;
 pub mod output;
 pub mod shards;
+pub mod show;
 pub mod source;
 mod swap;
 pub mod update;
