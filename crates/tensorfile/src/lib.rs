@@ -48,6 +48,7 @@ pub mod listing;
 pub mod model;
 pub mod numbers;
 pub mod output;
+pub mod parameters;
 pub mod shards;
 pub mod show;
 pub mod source;

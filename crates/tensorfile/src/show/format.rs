@@ -233,8 +233,8 @@ impl FloatFormat {
         let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let nonzero = finite.iter().map(|v| v.abs()).filter(|v| *v != 0.0);
         let (min, max) = nonzero.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        let scientific = min.is_finite()
-            && (max >= width.exp_cutoff() || width.less(min, 1e-4) || width.ratio(max, min) > 1000.0);
+        let scientific =
+            min.is_finite() && (max >= width.exp_cutoff() || width.less(min, 1e-4) || width.ratio(max, min) > 1000.0);
         let mut f = FloatFormat { width, scientific, plus, pad_left: 0, pad_right: 0, precision: 0, exp_size: 0 };
         if finite.is_empty() {
         } else if scientific {
@@ -251,9 +251,10 @@ impl FloatFormat {
             }
         }
         if finite.len() != values.len() {
-            let neginf = plus || values.iter().any(|v| *v == f64::NEG_INFINITY);
+            let neginf = plus || values.contains(&f64::NEG_INFINITY);
             let offset = f.pad_right + 1;
-            f.pad_left = f.pad_left.max(3usize.saturating_sub(offset)).max((3 + usize::from(neginf)).saturating_sub(offset));
+            f.pad_left =
+                f.pad_left.max(3usize.saturating_sub(offset)).max((3 + usize::from(neginf)).saturating_sub(offset));
         }
         f
     }

@@ -77,7 +77,7 @@ pub fn show(file: &TensorFile, name: &str, slice: Option<&str>, extent: Extent) 
     }
     let shape = read::shown_shape(info.dtype(), info.shape()).map_err(|e| in_file(e.for_tensor(name)))?;
     let selected = match slice {
-        Some(text) => Slice::parse(text)?.apply(&shape)?,
+        Some(text) => Slice::parse(text).and_then(|s| s.apply(&shape)).map_err(|e| e.for_tensor(name))?,
         None => shape.iter().map(|&len| Selected::Range { start: 0, step: 1, len }).collect(),
     };
     let selected_shape: Vec<u64> = selected

@@ -116,7 +116,11 @@ impl Decoder {
             return Ok(Element::Complex(values[0], values[1]));
         }
         let v = values[(k % self.per_group) as usize];
-        Ok(if self.elements.is_integer() && self.dtype != DType::Bool { Element::Int(v as i128) } else { Element::Real(v) })
+        Ok(if self.elements.is_integer() && self.dtype != DType::Bool {
+            Element::Int(v as i128)
+        } else {
+            Element::Real(v)
+        })
     }
 }
 
@@ -179,7 +183,8 @@ pub(crate) fn read_elements(file: &TensorFile, index: usize, shape: &[u64], want
     let mut order: Vec<usize> = (0..wanted.len()).collect();
     order.sort_by_key(|&i| wanted[i]);
     let dtype = unpaired(info.dtype());
-    let row_bits = checked::numel(shape.get(1..).unwrap_or(&[])).and_then(|n| checked::mul(n, dtype.bits(), "row size"));
+    let row_bits =
+        checked::numel(shape.get(1..).unwrap_or(&[])).and_then(|n| checked::mul(n, dtype.bits(), "row size"));
     let by_rows = *info.layout() == Layout::Dense
         && entry.storage().encoding() == Encoding::Raw
         && !shape.is_empty()

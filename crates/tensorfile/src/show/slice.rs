@@ -71,7 +71,11 @@ impl Slice {
             let slice = match parts.as_slice() {
                 [one] => match parse_number(one, axis, item)? {
                     Some(i) => AxisSlice::Index(i),
-                    None => return Err(Error::usage(format!("slice axis {axis}: nothing given (use : for the whole axis)"))),
+                    None => {
+                        return Err(Error::usage(format!(
+                            "slice axis {axis}: nothing given (use : for the whole axis)"
+                        )));
+                    }
                 },
                 [start, stop] | [start, stop, _] => {
                     let step = match parts.get(2) {
@@ -81,7 +85,11 @@ impl Slice {
                     if step == 0 {
                         return Err(Error::usage(format!("slice axis {axis}: the step cannot be zero")));
                     }
-                    AxisSlice::Range { start: parse_number(start, axis, item)?, stop: parse_number(stop, axis, item)?, step }
+                    AxisSlice::Range {
+                        start: parse_number(start, axis, item)?,
+                        stop: parse_number(stop, axis, item)?,
+                        step,
+                    }
                 }
                 _ => {
                     return Err(Error::usage(format!("slice axis {axis}: {item:?} has more than two colons")));

@@ -34,5 +34,11 @@ fn show_prints_as_numpy() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), 2 * records.len(), failures[..failures.len().min(20)].join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        2 * records.len(),
+        failures[..failures.len().min(20)].join("\n\n")
+    );
 }
