@@ -2,7 +2,7 @@
 `tensorfile show`: held tensors of existing fixtures of every dtype, sliced several ways, and
 arrays of tricky values written here (tests/fixtures/show/).
 
-Dtypes numpy lacks (bfloat16, float8) are printed as numpy prints the same values converted
+Dtypes numpy lacks (bfloat16, float8, float4) are printed as numpy prints the same values converted
 to float32, the rule `tensorfile show` documents. Each record: file (relative to
 tests/fixtures), tensor name, slice (numpy basic slicing as `--slice` takes it, or null) and
 the text numpy prints.
@@ -25,14 +25,21 @@ ST_DTYPES = {
     "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
     "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8,
     "BOOL": np.bool_, "C64": np.complex64,
+    "F8_E4M3FNUZ": ml_dtypes.float8_e4m3fnuz, "F8_E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+    "F8_E8M0": ml_dtypes.float8_e8m0fnu,
 }
 
 # Types numpy lacks print as the numpy type holding the same values.
 PRINTED_AS = {
-    np.dtype(ml_dtypes.bfloat16): np.float32,
-    np.dtype(ml_dtypes.float8_e4m3fn): np.float32,
-    np.dtype(ml_dtypes.float8_e5m2): np.float32,
+    np.dtype(t): np.float32
+    for t in [
+        ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fnuz,
+        ml_dtypes.float8_e5m2fnuz, ml_dtypes.float8_e8m0fnu, ml_dtypes.float4_e2m1fn,
+    ]
 }
+
+# The narrow floats of torch (saved by safetensors with torch) each with every bit pattern.
+NARROW = ["float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2"]
 
 
 def load_safetensors(path: Path) -> dict:
@@ -46,6 +53,12 @@ def load_safetensors(path: Path) -> dict:
         if name == "__metadata__":
             continue
         start, end = info["data_offsets"]
+        if info["dtype"] == "F4":
+            # Two fp4 values a byte, the low nibble first.
+            packed = np.frombuffer(data[start:end], dtype=np.uint8)
+            nibbles = np.stack([packed & 15, packed >> 4], axis=-1).reshape(-1).astype(np.uint8)
+            out[name] = nibbles.view(ml_dtypes.float4_e2m1fn).reshape(info["shape"])
+            continue
         dtype = np.dtype(ST_DTYPES[info["dtype"]]).newbyteorder("<")
         out[name] = np.frombuffer(data[start:end], dtype=dtype).reshape(info["shape"])
     return out
@@ -124,6 +137,10 @@ def tricky_arrays() -> dict:
     arrays["f64.positional"] = (0.1 + u * 99.0) * np.where(lcg(19, 900) % 2 == 0, 1.0, -1.0)
     arrays["f32.positional"] = (0.5 + u * 400.0).astype(np.float32)
     arrays["f16.every"] = np.arange(1 << 16, dtype=np.uint16).view(np.float16).copy()
+    # Powers of two: exact decimals ending in 5, where two shortest digits are as close.
+    arrays["f32.powers"] = (2.0 ** np.arange(-40, 40)).astype(np.float32)
+    arrays["f64.powers"] = 2.0 ** np.arange(-80, 80, 2)
+    arrays["f16.powers"] = (2.0 ** np.arange(-24, 16)).astype(np.float16)
     arrays["f32.large"] = (np.arange(40 * 50, dtype=np.float32) / 7).reshape(40, 50)
     arrays["i64.big"] = np.array([2 ** 63 - 1, -2 ** 63, 2 ** 53 + 1, 0, -5], dtype=np.int64)
     arrays["u64.big"] = np.array([2 ** 64 - 1, 2 ** 53 + 1, 7], dtype=np.uint64)
@@ -155,10 +172,25 @@ SLICES = ["0", "-1", "1:", "::-1", "::2", "0,1:3", ":,-1", "-2:,::-2"]
 TRICKY_SLICES = [
     ("f16.every", "::67"), ("f16.every", "0:700"), ("f16.every", "15000:15900"),
     ("f16.every", "31000:31744"), ("f16.every", "::64"), ("f16.every", None),
+    ("f32.powers", "30:50"), ("f32.powers", "35:45"), ("f64.powers", "30:50"), ("f16.powers", "20:"),
     ("f32.large", "0:4,:8"), ("f32.large", "-3:"), ("f32.large", "5"), ("f32.large", "::-7,::9"),
     ("f64.wide", "1:3"), ("f64.wide", ":,2"), ("f64.wide", "0,0,0"), ("i32.wide", "1"),
     ("bool.large", "1,::7"), ("f64.deep", ":,1"),
 ]
+
+
+def narrow_file(path: Path) -> None:
+    """Every bit pattern of torch's narrow floats, saved by safetensors from torch; left as it
+    is when torch is not installed (the light pass)."""
+    try:
+        import torch
+        from safetensors.torch import save_file as save_torch
+    except ImportError:
+        return
+    patterns = torch.arange(256, dtype=torch.uint8)
+    tensors = {name: patterns.clone().view(getattr(torch, name)) for name in NARROW}
+    tensors["float8_e8m0fnu.square"] = patterns.clone().view(torch.float8_e8m0fnu).reshape(16, 16)
+    save_torch(tensors, str(path), metadata={"format": "pt"})
 
 
 def select_indices(array: np.ndarray, count: int) -> list:
@@ -188,6 +220,10 @@ def generate(fixtures: Path) -> None:
                 except IndexError:
                     continue
                 record(file, name, array, s)
+    narrow_file(out / "narrow.safetensors")
+    for name, array in sorted(load(out / "narrow.safetensors").items()):
+        for s in [None, "120:136", "::-3", "7", "-1"]:
+            record("show/narrow.safetensors", name, array, s)
     values = load(out / "values.safetensors")
     for name in sorted(values):
         if name != "f16.every":
@@ -195,8 +231,9 @@ def generate(fixtures: Path) -> None:
     for name, s in TRICKY_SLICES:
         record("show/values.safetensors", name, values[name], s)
     # Single elements print as numpy's scalars (shortest digits, no precision limit).
-    for name in ["f16.every", "f32.random_bits", "f64.random_bits", "f64.positional", "bf16.values"]:
-        for i in select_indices(values[name], 60 if name == "f16.every" else 25):
+    for name in ["f16.every", "f32.random_bits", "f64.random_bits", "f64.positional", "bf16.values",
+                 "f32.powers", "f64.powers", "f16.powers"]:
+        for i in select_indices(values[name], 60 if name in ("f16.every", "f32.powers", "f64.powers") else 25):
             record("show/values.safetensors", name, values[name], str(i))
     for i in [0, 1, 2, 3, 0x7C00, 0xFC00, 0x8000, 0x3C00, 0x7BFF, 0x0400, 0x03FF]:
         record("show/values.safetensors", "f16.every", values["f16.every"], str(i))

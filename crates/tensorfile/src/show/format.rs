@@ -120,15 +120,25 @@ impl Decimal {
 /// when several do).
 fn shortest(x: f64, width: Width) -> Decimal {
     let x = x.abs();
-    match width {
+    let d = match width {
         Width::F64 => Decimal::parse_exp(&format!("{x:e}")),
         Width::F32 => Decimal::parse_exp(&format!("{:e}", x as f32)),
-        Width::F16 => shortest_f16(x),
-    }
+        Width::F16 => return shortest_f16(x),
+    };
+    // Between two shortest decimals as close to `x` (it ends in a 5 one digit further), numpy
+    // takes the one ending in an even digit, Rust the larger: the exact value rounded half to
+    // even at that length is numpy's whenever it still reads back as `x`.
+    let even = rounded_scientific(x, d.digits.len() - 1);
+    let text = decimal_text(&even);
+    let reads_back = match width {
+        Width::F32 => text.parse::<f32>().is_ok_and(|v| f64::from(v) == x),
+        _ => text.parse::<f64>().is_ok_and(|v| v == x),
+    };
+    if even != d && reads_back { even } else { d }
 }
 
-/// Shortest digits for a float16: the fewest significant digits whose decimal lies strictly
-/// inside the interval of reals rounding to `x` (a float16 needs at most 5).
+/// Shortest digits for a float16: the fewest significant digits whose decimal reads back as
+/// `x` (lies inside the interval of reals rounding to it; a float16 needs at most 5).
 fn shortest_f16(x: f64) -> Decimal {
     if x == 0.0 {
         return Decimal { digits: b"0".to_vec(), exp: 0 };
@@ -138,13 +148,16 @@ fn shortest_f16(x: f64) -> Decimal {
     let below = f16::from_bits(bits - 1).to_f64();
     let above = if h == f16::MAX { x + (x - below) } else { f16::from_bits(bits + 1).to_f64() };
     let (low, high) = ((x + below) / 2.0, (x + above) / 2.0);
+    // A decimal halfway to a neighbour reads back as `x` when `x` has an even mantissa.
+    let inclusive = bits & 1 == 0;
     for n in 1..=17usize {
         let near = Decimal::parse_exp(&format!("{:.*e}", n - 1, x));
         let mut best: Option<(f64, Decimal)> = None;
         for delta in [-1i64, 0, 1] {
             let Some(candidate) = bump(&near, delta) else { continue };
             let value: f64 = decimal_value(&candidate);
-            if value > low && value < high {
+            let inside = if inclusive { value >= low && value <= high } else { value > low && value < high };
+            if inside {
                 // The closest; between two as close, the one ending in an even digit.
                 let distance = (value - x).abs();
                 let even = candidate.digits.last().is_some_and(|d| d % 2 == 0);
@@ -170,9 +183,15 @@ fn bump(d: &Decimal, delta: i64) -> Option<Decimal> {
     (m > 0 && text.len() == digits.len()).then(|| Decimal { digits: text.into_bytes(), exp: d.exp })
 }
 
-fn decimal_value(d: &Decimal) -> f64 {
+/// `d` as text Rust parses (`1.25e-5`).
+fn decimal_text(d: &Decimal) -> String {
     let digits = std::str::from_utf8(&d.digits).unwrap_or("0");
-    format!("{}.{}e{}", &digits[..1], &digits[1..], d.exp).parse().unwrap_or(f64::NAN)
+    let point = if digits.len() > 1 { format!(".{}", &digits[1..]) } else { String::new() };
+    format!("{}{point}e{}", &digits[..1], d.exp)
+}
+
+fn decimal_value(d: &Decimal) -> f64 {
+    decimal_text(d).parse().unwrap_or(f64::NAN)
 }
 
 /// The exact value of `x` rounded (half to even) to `fraction` digits after the first.
