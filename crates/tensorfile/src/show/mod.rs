@@ -75,7 +75,9 @@ pub fn show(file: &TensorFile, name: &str, slice: Option<&str>, extent: Extent) 
     if info.kind() == Kind::Blob {
         return Err(in_file(Error::unsupported("it is a blob of bytes, not a tensor").for_tensor(name)));
     }
-    let shape = read::shown_shape(info.dtype(), info.shape()).map_err(|e| in_file(e.for_tensor(name)))?;
+    let shape = read::shown_shape(info.dtype(), info.shape())
+        .and_then(|s| checked::numel(&s).map(|_| s))
+        .map_err(|e| in_file(e.for_tensor(name)))?;
     let selected = match slice {
         Some(text) => Slice::parse(text).and_then(|s| s.apply(&shape)).map_err(|e| e.for_tensor(name))?,
         None => shape.iter().map(|&len| Selected::Range { start: 0, step: 1, len }).collect(),
