@@ -193,6 +193,43 @@ def narrow_file(path: Path) -> None:
     save_torch(tensors, str(path), metadata={"format": "pt"})
 
 
+def packed_ints(out: Path) -> None:
+    """Packed 4- and 2-bit integers in an ONNX file made by onnx's helper, and their records as
+    numpy prints the values in int8 / uint8 (the types holding them); both left as they are
+    when onnx is not installed (the light pass)."""
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return
+    kinds = {"int4": (TensorProto.INT4, -8, 16), "uint4": (TensorProto.UINT4, 0, 16),
+             "int2": (TensorProto.INT2, -2, 4), "uint2": (TensorProto.UINT2, 0, 4)}
+    tensors = []
+    for kind, (proto, low, span) in kinds.items():
+        # Whole bytes in all (tensorfile does not hold ONNX's padded last byte); the second
+        # shape's rows do not start on a byte.
+        for shape in [(4, 8), (2, 5) if span == 16 else (4, 3), (40, 50), (8,)]:
+            count = int(np.prod(shape))
+            values = [low + int(v) % span for v in lcg(len(tensors) + 31, count)]
+            tensors.append(helper.make_tensor(f"{kind}.{'x'.join(map(str, shape))}", proto, list(shape), values))
+    graph = helper.make_graph([], "packed", [], [], initializer=tensors)
+    onnx.save(helper.make_model(graph), str(out / "packed.onnx"))
+    records = []
+    for t in tensors:
+        array = numpy_helper.to_array(t)
+        array = array.astype(np.int8 if array.dtype.name.startswith("int") else np.uint8)
+        for s in [None, "1", "::-2", "1:3,2:", "-1,-1"]:
+            try:
+                array[parse_slice(s)]
+            except IndexError:
+                continue
+            records.append({"file": "show/packed.onnx", "name": t.name, "slice": s, "text": printed(array, s)})
+    producer = f"numpy {np.__version__}, onnx {onnx.__version__}"
+    (out / "packed.records.json").write_text(
+        pretty_json({"producer": producer, "records": records}) + "\n", encoding="utf-8"
+    )
+
+
 def select_indices(array: np.ndarray, count: int) -> list:
     n = array.shape[0]
     return [int(i) for i in lcg(23, count) % n]
@@ -221,6 +258,7 @@ def generate(fixtures: Path) -> None:
                     continue
                 record(file, name, array, s)
     narrow_file(out / "narrow.safetensors")
+    packed_ints(out)
     for name, array in sorted(load(out / "narrow.safetensors").items()):
         for s in [None, "120:136", "::-3", "7", "-1"]:
             record("show/narrow.safetensors", name, array, s)

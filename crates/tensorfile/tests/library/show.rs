@@ -1,6 +1,6 @@
-//! `show` against numpy: every record of tests/fixtures/show/records.json (numpy's
-//! `str(array)` of a held tensor, sliced, made by scripts/fixturegen/show_records.py) printed
-//! byte for byte the same.
+//! `show` against numpy: every record of tests/fixtures/show/records.json and
+//! packed.records.json (numpy's `str(array)` of a held tensor, sliced, made by
+//! scripts/fixturegen/show_records.py) printed byte for byte the same.
 
 use tensorfile::TensorFile;
 use tensorfile::show::{Extent, show};
@@ -9,11 +9,22 @@ use crate::common;
 
 #[test]
 fn show_prints_as_numpy() {
+    check_records("show/records.json", 500);
+}
+
+/// Packed 4- and 2-bit integers (an ONNX file made by onnx) as numpy prints their values in
+/// int8 / uint8.
+#[test]
+fn packed_ints_print_as_numpy_prints_int8() {
+    check_records("show/packed.records.json", 50);
+}
+
+fn check_records(path: &str, at_least: usize) {
     let dir = common::fixtures_dir();
-    let text = std::fs::read(dir.join("show/records.json")).expect("records: run scripts/fixtures");
+    let text = std::fs::read(dir.join(path)).expect("records: run scripts/fixtures");
     let records: serde_json::Value = serde_json::from_slice(&text).expect("records JSON");
     let records = common::array(&records, "records", "show records");
-    assert!(records.len() > 500, "{} records", records.len());
+    assert!(records.len() > at_least, "{} records", records.len());
     let mut failures = Vec::new();
     let mut last: Option<(String, TensorFile)> = None;
     for r in records {
