@@ -7,6 +7,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::formats::Structure;
 use crate::model::MetaValue;
+use crate::parameters::Parameters;
 use crate::{DType, Kind, TensorFile};
 
 /// What `info` shows of a file: format, version, sizes, counts, dtypes, metadata and the
@@ -36,6 +37,8 @@ pub struct FileFacts {
     pub details: Vec<(String, MetaValue)>,
     /// The format's own description (an ExecuTorch program's methods...).
     pub structure: Option<Structure>,
+    /// Parameters by dtype, and the size at other widths.
+    pub parameters: Parameters,
 }
 
 impl FileFacts {
@@ -61,6 +64,7 @@ impl FileFacts {
             metadata: summary.metadata,
             details: summary.details,
             structure: summary.structure,
+            parameters: Parameters::of(file),
         }
     }
 
@@ -84,6 +88,7 @@ impl FileFacts {
             "metadata": object(&self.metadata),
             "details": object(&self.details),
             "structure": self.structure.as_ref().map(|s| &s.json),
+            "parameters": self.parameters.to_json(),
         })
     }
 }

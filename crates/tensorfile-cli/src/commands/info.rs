@@ -4,6 +4,7 @@ use std::io::Write;
 
 use tensorfile::facts::FileFacts;
 use tensorfile::model::MetaValue;
+use tensorfile::parameters::Parameters;
 
 use super::Outcome;
 use crate::render;
@@ -33,6 +34,7 @@ fn write_text(f: &FileFacts, path: &str, out: &mut dyn Write) -> std::io::Result
         ("stored".into(), render::size_exact(f.stored_bytes)),
         ("dtypes".into(), if dtypes.is_empty() { "-".into() } else { dtypes.join(", ") }),
     ];
+    pairs.extend(parameter_lines(&f.parameters));
     pairs.extend(f.details.iter().map(|(k, v)| (render::printable(k).into_owned(), meta_text(v))));
     render::key_values(out, "", &pairs)?;
     if !f.metadata.is_empty() {
@@ -45,6 +47,32 @@ fn write_text(f: &FileFacts, path: &str, out: &mut dyn Write) -> std::io::Result
         out.write_all(s.text.as_bytes())?;
     }
     Ok(())
+}
+
+/// `parameters  1,235,814,400 (bfloat16 1,235,814,400)`, then the size at each width of
+/// [`tensorfile::parameters::WIDTHS`] (`at float16/bfloat16  2.3 GiB (2471628800 bytes)`).
+fn parameter_lines(p: &Parameters) -> Vec<(String, String)> {
+    let by: Vec<String> = p.by_dtype.iter().map(|(d, n)| format!("{d} {}", thousands(*n))).collect();
+    let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
+    let mut lines = vec![("parameters".to_string(), format!("{}{by}", thousands(p.total)))];
+    for (width, bytes) in &p.size_at {
+        let width = if *width == "float16" { "float16/bfloat16" } else { width };
+        lines.push((format!("at {width}"), render::size_exact(*bytes)));
+    }
+    lines
+}
+
+/// `1235814400` as `1,235,814,400`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Arrays longer than this show their length, element type and first elements only.

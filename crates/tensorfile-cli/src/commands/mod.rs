@@ -10,6 +10,7 @@ mod generate;
 mod info;
 mod input;
 mod ls;
+mod show;
 mod update;
 mod verify;
 
@@ -66,6 +67,7 @@ pub enum Command {
     Verify(verify::Args),
     Diff(diff::Args),
     Dump(dump::Args),
+    Show(show::Args),
     Externalize(externalize::Args),
     Update(update::Args),
     Formats(formats::Args),
@@ -98,6 +100,7 @@ impl Command {
             Command::Verify(args) => verify::run(args, out),
             Command::Diff(args) => diff::run(args, out),
             Command::Dump(args) => dump::run(args, out),
+            Command::Show(args) => show::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),
             Command::Update(args) => update::run(args, out),
             Command::Formats(args) => formats::run(args, out),

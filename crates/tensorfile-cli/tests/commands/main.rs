@@ -18,4 +18,5 @@ mod ls;
 mod select;
 mod shards;
 mod shells;
+mod show;
 mod verify;

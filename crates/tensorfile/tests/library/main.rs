@@ -28,6 +28,7 @@ mod read_rows;
 mod safetensors;
 mod select;
 mod shards;
+mod show;
 mod torch_hostile;
 mod zt1;
 mod zt2;
