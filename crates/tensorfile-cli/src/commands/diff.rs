@@ -35,23 +35,26 @@ pub struct Args {
     json: bool,
     /// Absolute tolerance (numpy's default 1e-8 when only --rtol is given); giving it makes
     /// the exit status depend on values over tolerance, not on any bitwise difference.
-    #[arg(long, value_name = "ATOL")]
+    #[arg(long, value_name = "ATOL", value_parser = tolerance)]
     atol: Option<f64>,
     /// Relative tolerance, a fraction of B's value (numpy's default 1e-5 when only --atol is
     /// given); likewise.
-    #[arg(long, value_name = "RTOL")]
+    #[arg(long, value_name = "RTOL", value_parser = tolerance)]
     rtol: Option<f64>,
+}
+
+/// A tolerance: a finite number of at least 0.
+fn tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a finite number of at least 0")),
+    }
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let a = TensorFile::open(&args.a)?;
     let b = TensorFile::open(&args.b)?;
     let numpy = Tolerance::default();
-    for (flag, v) in [("--atol", args.atol), ("--rtol", args.rtol)] {
-        if v.is_some_and(|v| !(v >= 0.0 && v.is_finite())) {
-            anyhow::bail!("{flag} must be a finite number of at least 0");
-        }
-    }
     let tolerance = Tolerance { atol: args.atol.unwrap_or(numpy.atol), rtol: args.rtol.unwrap_or(numpy.rtol) };
     let by_tolerance = args.atol.is_some() || args.rtol.is_some();
     let diff = compare::compare_with(&a, &b, tolerance);

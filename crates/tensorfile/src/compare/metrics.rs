@@ -97,7 +97,7 @@ impl fmt::Display for Metrics {
             "max abs {} max rel {} cos {} nmse {} over tol {}/{}",
             short(self.max_abs_diff),
             short(self.max_rel_diff),
-            short(self.cosine),
+            cosine_text(self.cosine),
             short(self.nmse),
             self.over_tolerance,
             self.compared
@@ -109,19 +109,32 @@ impl fmt::Display for Metrics {
     }
 }
 
-/// Five significant digits, as `%.5g` prints them: `0.0039063`, `1.2e-05`, `0.99999`, `inf`.
+/// Five significant digits, as `%.5g` prints them: `0.0039062`, `1.2e-05`, `0.99999`, `inf`.
 fn short(v: f64) -> String {
+    significant(v, 5)
+}
+
+/// A cosine: five significant digits, more where those would round a cosine short of 1 up to
+/// 1 (`0.999998`).
+fn cosine_text(v: f64) -> String {
+    (5..=17).map(|digits| significant(v, digits)).find(|t| v == 1.0 || t != "1").unwrap_or_else(|| short(v))
+}
+
+/// `v` with `digits` significant digits, as C's `%.*g` prints it.
+fn significant(v: f64, digits: usize) -> String {
     if !v.is_finite() {
         return if v.is_nan() { "nan".into() } else if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if v == 0.0 {
         return "0".into();
     }
-    let sci = format!("{v:.4e}");
+    let precision = digits.saturating_sub(1);
+    let sci = format!("{v:.precision$e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..5).contains(&exp) {
-        let decimals = usize::try_from(4 - exp).unwrap_or(0);
+    let top = i32::try_from(digits).unwrap_or(17);
+    if (-4..top).contains(&exp) {
+        let decimals = usize::try_from(top - 1 - exp).unwrap_or(0);
         let fixed = format!("{v:.decimals$}");
         return trim(&fixed).to_string();
     }
@@ -284,5 +297,9 @@ mod tests {
         assert_eq!(short(123456.0), "1.2346e+05");
         assert_eq!(short(0.5), "0.5");
         assert_eq!(short(f64::INFINITY), "inf");
+        assert_eq!(cosine_text(0.999_998_2), "0.999998");
+        assert_eq!(cosine_text(0.999_999_994), "0.99999999");
+        assert_eq!(cosine_text(0.919_699), "0.9197");
+        assert_eq!(cosine_text(1.0), "1");
     }
 }
