@@ -54,7 +54,12 @@ fn numpy_over(a: &str, atol: f64, rtol: f64) -> Vec<(String, u64)> {
     let records = json_of(&std::fs::read_to_string(diff_fixture("records.json")).unwrap());
     let pair = records["pairs"].as_array().unwrap().iter().find(|p| p["a"] == a).unwrap();
     let run = pair["runs"].as_array().unwrap().iter().find(|r| r["atol"] == atol && r["rtol"] == rtol).unwrap();
-    run["tensors"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v["over_tolerance"].as_u64().unwrap())).collect()
+    run["tensors"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["over_tolerance"].as_u64().unwrap()))
+        .collect()
 }
 
 #[test]
@@ -72,9 +77,13 @@ fn tolerances_decide_the_exit_status() {
             let text = stdout(&o);
             for (name, n) in &over {
                 assert!(text.contains(&format!("{name}: max abs ")), "{text}");
-                assert!(text.lines().any(|l| l.starts_with(&format!("{name}: ")) && l.contains(&format!(" over tol {n}/"))), "{text}");
+                assert!(
+                    text.lines().any(|l| l.starts_with(&format!("{name}: ")) && l.contains(&format!(" over tol {n}/"))),
+                    "{text}"
+                );
             }
-            let j = json_of(&stdout(&tensorfile(&[&"diff", &fa, &fb, &"--atol", &atol_s, &"--rtol", &rtol_s, &"--json"])));
+            let j =
+                json_of(&stdout(&tensorfile(&[&"diff", &fa, &fb, &"--atol", &atol_s, &"--rtol", &rtol_s, &"--json"])));
             assert_eq!(j["close"], !fails);
             assert_eq!(j["tolerance"], serde_json::json!({ "atol": atol, "rtol": rtol }));
             for t in j["changed"].as_array().unwrap() {
@@ -88,7 +97,15 @@ fn tolerances_decide_the_exit_status() {
         }
     }
     // Within tolerance, a dtype change alone passes, and says so.
-    let o = tensorfile(&[&"diff", &diff_fixture("bf16.a.safetensors"), &diff_fixture("bf16.b.safetensors"), &"--atol", &"0.05", &"--rtol", &"0.01"]);
+    let o = tensorfile(&[
+        &"diff",
+        &diff_fixture("bf16.a.safetensors"),
+        &diff_fixture("bf16.b.safetensors"),
+        &"--atol",
+        &"0.05",
+        &"--rtol",
+        &"0.01",
+    ]);
     assert!(stdout(&o).contains("big: dtype bfloat16 -> float32"), "{}", stdout(&o));
     assert!(stdout(&o).contains("close: 0 identical, 2 changed within atol 0.05 rtol 0.01"), "{}", stdout(&o));
 }
@@ -122,8 +139,8 @@ fn tolerances_do_not_excuse_names_shapes_or_bad_values() {
 
 #[test]
 fn a_sharded_checkpoint_against_a_single_file() {
-    let sharded =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/sharded/mobilenet/model.safetensors.index.json");
+    let sharded = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/sharded/mobilenet/model.safetensors.index.json");
     let file = tensorfile::TensorFile::open(&sharded).unwrap();
     let mut tensors = Vec::new();
     let mut changed = None;

@@ -123,7 +123,13 @@ fn cosine_text(v: f64) -> String {
 /// `v` with `digits` significant digits, as C's `%.*g` prints it.
 fn significant(v: f64, digits: usize) -> String {
     if !v.is_finite() {
-        return if v.is_nan() { "nan".into() } else if v > 0.0 { "inf".into() } else { "-inf".into() };
+        return if v.is_nan() {
+            "nan".into()
+        } else if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
     }
     if v == 0.0 {
         return "0".into();
@@ -259,7 +265,11 @@ mod tests {
     #[test]
     fn zero_denominators_and_non_finite_pairs() {
         let inf = f64::INFINITY;
-        let m = metrics(&[0.0, 1.0, f64::NAN, f64::NAN, inf, 2.0], &[0.0, 0.0, f64::NAN, 1.0, inf, 2.0], Tolerance::default());
+        let m = metrics(
+            &[0.0, 1.0, f64::NAN, f64::NAN, inf, 2.0],
+            &[0.0, 0.0, f64::NAN, 1.0, inf, 2.0],
+            Tolerance::default(),
+        );
         assert_eq!((m.compared, m.over_tolerance, m.nan_mismatches), (6, 2, 1));
         assert_eq!((m.max_abs_diff, m.max_rel_diff), (1.0, inf));
         assert_eq!(m.nmse, 0.25, "the finite pairs (0, 0), (1, 0), (2, 2): Σ(a-b)² = 1, Σb² = 4");

@@ -96,8 +96,7 @@ pub(super) fn same_dtype(
         _ => (super::Unit::Byte, 1),
     };
     let (mut ca, mut cb) = (Cursor::new(a, unit_bytes), Cursor::new(b, unit_bytes));
-    let mut acc =
-        ValueDiff { unit, compared: 0, differing: 0, first_index: 0, max_abs_diff: None, nan_mismatches: 0 };
+    let mut acc = ValueDiff { unit, compared: 0, differing: 0, first_index: 0, max_abs_diff: None, nan_mismatches: 0 };
     let mut sums = Sums::default();
     let mut left = numbers.unwrap_or(0);
     let sub_bytes = SUB * unit_bytes;
@@ -146,10 +145,7 @@ pub(super) fn same_dtype(
             }
         }
     }
-    Ok(Streamed {
-        values: (acc.differing > 0).then_some(acc),
-        metrics: elements.is_some().then(|| sums.finish()),
-    })
+    Ok(Streamed { values: (acc.differing > 0).then_some(acc), metrics: elements.is_some().then(|| sums.finish()) })
 }
 
 /// The sums of the first `limit` numbers of `a` (decoded by `ea`) and `b` (by `eb`).

@@ -2,10 +2,10 @@ use half::bf16;
 use serde_json::json;
 
 use super::values::value_diff;
-use crate::model::elements::{Special, float8, float8_e8m0};
 use super::*;
 use crate::file::TensorFile;
 use crate::formats::{Format, WriteOptions};
+use crate::model::elements::{Special, float8, float8_e8m0};
 use crate::model::{Layout, SparseData, SparseFormat, TensorData, TensorInfo};
 use crate::source::Bytes;
 
@@ -201,8 +201,13 @@ fn bfloat16_against_float32_by_value() {
     let b: Vec<f32> = vec![1.0, -2.5, 3.15, 1e-4];
     let ba: Vec<u8> = a.iter().flat_map(|&v| bf16::from_f32(v).to_le_bytes()).collect();
     let tol = metrics::Tolerance { atol: 1e-3, rtol: 0.0 };
-    let m = super::stream::across((DType::BFloat16, pieces(&ba, &[1, 5])), (DType::Float32, pieces(&f32s(&b), &[7])), 4, tol)
-        .unwrap();
+    let m = super::stream::across(
+        (DType::BFloat16, pieces(&ba, &[1, 5])),
+        (DType::Float32, pieces(&f32s(&b), &[7])),
+        4,
+        tol,
+    )
+    .unwrap();
     let d = f64::from(3.15f32) - 3.140625;
     assert_eq!((m.compared, m.over_tolerance), (4, 1));
     assert_eq!(m.max_abs_diff, d);

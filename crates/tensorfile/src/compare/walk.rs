@@ -92,7 +92,8 @@ fn compare_entry(a: &TensorFile, i: usize, b: &TensorFile, j: usize, diff: &mut 
                 }
             }
             (ra, rb) => {
-                failures.extend([(Side::A, ra.err()), (Side::B, rb.err())].into_iter().filter_map(|(s, e)| Some((s, e?))));
+                failures
+                    .extend([(Side::A, ra.err()), (Side::B, rb.err())].into_iter().filter_map(|(s, e)| Some((s, e?))));
             }
         }
     } else if numeric {
