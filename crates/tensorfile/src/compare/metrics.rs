@@ -210,6 +210,18 @@ impl Sums {
         }
     }
 
+    /// Add the pairs `(a[k], a[k])`: the same sums as `add(a, a)`, in half the work (equal
+    /// values differ by 0, within any tolerance; only the squares add up).
+    pub(super) fn add_equal(&mut self, a: &[f64]) {
+        self.compared += a.len() as u64;
+        for &x in a.iter().filter(|x| x.is_finite()) {
+            let square = x * x;
+            self.dot += square;
+            self.aa += square;
+            self.bb += square;
+        }
+    }
+
     /// Pairs added.
     pub(super) fn compared(&self) -> u64 {
         self.compared
@@ -285,6 +297,15 @@ mod tests {
         // |a - b| = 1 against 0.5 + 0.25·2 = 1 (close), then 1.0625 (not).
         let m = metrics(&[3.0, 3.0625, -1.0], &[2.0, 2.0, -1.5], tol);
         assert_eq!(m.over_tolerance, 1);
+    }
+
+    #[test]
+    fn equal_values_add_as_pairs_of_themselves() {
+        let a = [1.5, f64::NAN, -f64::INFINITY, 0.0, -3.25];
+        let (mut pairs, mut equal) = (Sums::default(), Sums::default());
+        pairs.add(&a, &a, Tolerance::default());
+        equal.add_equal(&a);
+        assert_eq!(pairs.finish(), equal.finish());
     }
 
     #[test]

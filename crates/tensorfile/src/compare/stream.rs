@@ -120,7 +120,7 @@ pub(super) fn same_dtype(
             .map(|(k, (sa, sb))| {
                 let sums = elements.as_ref().map(|e| {
                     let limit = left.saturating_sub(per_sub.saturating_mul(k as u64));
-                    measure(e, e, sa, sb, limit, tol)
+                    measure(e, sa, sb, limit, tol)
                 });
                 (value_diff(dtype, sa, sb), sums)
             })
@@ -148,14 +148,21 @@ pub(super) fn same_dtype(
     Ok(Streamed { values: (acc.differing > 0).then_some(acc), metrics: elements.is_some().then(|| sums.finish()) })
 }
 
-/// The sums of the first `limit` numbers of `a` (decoded by `ea`) and `b` (by `eb`).
-fn measure(ea: &Elements, eb: &Elements, a: &[u8], b: &[u8], limit: u64, tol: Tolerance) -> Sums {
-    let (mut va, mut vb) = (ea.decode(a), eb.decode(b));
-    let n = usize::try_from(limit).unwrap_or(usize::MAX).min(va.len()).min(vb.len());
-    va.truncate(n);
-    vb.truncate(n);
+/// The sums of the first `limit` numbers of `a` and `b`, both of the dtype `e` decodes.
+fn measure(e: &Elements, a: &[u8], b: &[u8], limit: u64, tol: Tolerance) -> Sums {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut s = Sums::default();
-    s.add(&va, &vb, tol);
+    let mut va = e.decode(a);
+    va.truncate(limit);
+    if a == b {
+        // Equal bytes, equal values: decoded once.
+        s.add_equal(&va);
+        return s;
+    }
+    let mut vb = e.decode(b);
+    vb.truncate(limit);
+    let n = va.len().min(vb.len());
+    s.add(&va[..n], &vb[..n], tol);
     s
 }
 

@@ -220,3 +220,20 @@ fn bfloat16_against_float32_by_value() {
     assert!(!diff.is_close());
     assert!(compare_with(&t, &u, metrics::Tolerance { atol: 1e-2, rtol: 0.0 }).is_close());
 }
+
+#[test]
+fn equal_sub_slices_of_a_changed_tensor_count_as_pairs() {
+    // Three sub-slices of 2^14 numbers: the first and last equal, the middle one not.
+    let a: Vec<f32> = (0..40_000).map(|k| (k % 97) as f32 - 48.5).collect();
+    let mut b = a.clone();
+    b[20_000] = 1e3;
+    let tol = metrics::Tolerance::default();
+    let got =
+        super::stream::same_dtype(DType::Float32, pieces(&f32s(&a), &[]), pieces(&f32s(&b), &[]), Some(40_000), tol)
+            .unwrap();
+    let mut want = metrics::Sums::default();
+    let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    want.add(&wide(&a), &wide(&b), tol);
+    assert_eq!(got.metrics, Some(want.finish()));
+    assert_eq!(got.values.map(|v| (v.differing, v.first_index)), Some((1, 20_000)));
+}
