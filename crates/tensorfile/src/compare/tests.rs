@@ -237,3 +237,22 @@ fn equal_sub_slices_of_a_changed_tensor_count_as_pairs() {
     assert_eq!(got.metrics, Some(want.finish()));
     assert_eq!(got.values.map(|v| (v.differing, v.first_index)), Some((1, 20_000)));
 }
+
+#[test]
+fn a_tensor_failing_to_decode_is_unreadable_not_identical() {
+    let values: Vec<f32> = (0..4096).map(|k| (k % 7) as f32).collect();
+    let tensors = [dense("w", DType::Float32, &[4096], f32s(&values))];
+    let options = WriteOptions { compression: crate::formats::Compression::Zstd(3), ..WriteOptions::default() };
+    let mut bytes = crate::formats::write_to_vec(Format::Zt, &tensors, &options).unwrap();
+    let frame = bytes.windows(4).position(|w| w == [0x28, 0xB5, 0x2F, 0xFD]).unwrap();
+    for b in &mut bytes[frame + 4..frame + 12] {
+        *b ^= 0xFF;
+    }
+    let broken = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
+    let good = file(Format::Safetensors, &tensors);
+    let diff = compare(&broken, &good);
+    assert_eq!(diff.identical, 0, "{diff:?}");
+    assert_eq!(diff.unreadable.len(), 1, "{diff:?}");
+    assert_eq!((diff.unreadable[0].side, diff.unreadable[0].name.as_str()), (Side::A, "w"));
+    assert!(!diff.is_same() && !diff.is_close());
+}

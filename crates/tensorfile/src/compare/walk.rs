@@ -99,11 +99,15 @@ fn compare_entry(a: &TensorFile, i: usize, b: &TensorFile, j: usize, diff: &mut 
     } else if numeric {
         metrics = by_value(a, i, b, j, tol, &mut failures);
     }
+    let unread = !failures.is_empty();
     for (side, e) in failures {
         diff.unreadable.push(ReadFailure::new(side, ia.name(), &e));
     }
     if changes.is_empty() {
-        diff.identical += 1;
+        // A tensor whose data could not be read is not known identical (it is unreadable).
+        if !unread {
+            diff.identical += 1;
+        }
     } else {
         diff.changed.push(TensorDiff { name: ia.name().to_string(), changes, metrics });
     }
