@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value as Json, json};
 use tensorfile::TensorFile;
-use tensorfile::compare::{self, Diff, Side};
+use tensorfile::compare::{self, Diff, Side, Tolerance};
 
 use super::Outcome;
 use crate::render;
@@ -15,6 +15,14 @@ use crate::render;
 /// Tensors are matched by name. Reported: names only in one file; kind, dtype, shape and
 /// layout changes; differing values, compared bitwise (a NaN equals only a NaN of the
 /// same bits), with the count of differing elements and the largest absolute difference.
+/// Each changed tensor of the same shape in both is also measured by value, across dtypes
+/// and quantizations (dequantized), B being the reference: max abs |a-b|, max rel |a-b|/|b|
+/// (0/0 counts 0, x/0 infinity), cosine similarity, NMSE Σ(a-b)²/Σb², and the values over
+/// tolerance (numpy.isclose with equal_nan: |a-b| > atol + rtol·|b|).
+///
+/// Exit status: without --atol and --rtol, 1 on any difference (bitwise); with either, 1 only
+/// when names or shapes differ, something is unreadable, values cannot be compared as
+/// numbers, or some value is over tolerance (a dtype change alone passes).
 #[derive(clap::Args)]
 pub struct Args {
     /// The first file (a sharded checkpoint's index or folder reads as one file; a URL reads
@@ -25,12 +33,31 @@ pub struct Args {
     /// Print the differences as JSON.
     #[arg(long)]
     json: bool,
+    /// Absolute tolerance (numpy's default 1e-8 when only --rtol is given); giving it makes
+    /// the exit status depend on values over tolerance, not on any bitwise difference.
+    #[arg(long, value_name = "ATOL", value_parser = tolerance)]
+    atol: Option<f64>,
+    /// Relative tolerance, a fraction of B's value (numpy's default 1e-5 when only --atol is
+    /// given); likewise.
+    #[arg(long, value_name = "RTOL", value_parser = tolerance)]
+    rtol: Option<f64>,
+}
+
+/// A tolerance: a finite number of at least 0.
+fn tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a finite number of at least 0")),
+    }
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let a = TensorFile::open(&args.a)?;
     let b = TensorFile::open(&args.b)?;
-    let diff = compare::compare(&a, &b);
+    let numpy = Tolerance::default();
+    let tolerance = Tolerance { atol: args.atol.unwrap_or(numpy.atol), rtol: args.rtol.unwrap_or(numpy.rtol) };
+    let by_tolerance = args.atol.is_some() || args.rtol.is_some();
+    let diff = compare::compare_with(&a, &b, tolerance);
     let (name_a, name_b) = (args.a.display().to_string(), args.b.display().to_string());
     if args.json {
         let mut value = json!({ "a": name_a, "b": name_b });
@@ -39,12 +66,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
         render::json(out, &value)?;
     } else {
-        write_text(&diff, &name_a, &name_b, out)?;
+        write_text(&diff, by_tolerance, &name_a, &name_b, out)?;
     }
-    Ok(Outcome::failure_if(!diff.is_same()))
+    Ok(Outcome::failure_if(if by_tolerance { !diff.is_close() } else { !diff.is_same() }))
 }
 
-fn write_text(diff: &Diff, a: &str, b: &str, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_text(diff: &Diff, by_tolerance: bool, a: &str, b: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let (a, b) = (render::printable(a), render::printable(b));
     for name in &diff.only_in_a {
         writeln!(out, "only in {a}: {}", render::printable(name))?;
@@ -56,6 +83,9 @@ fn write_text(diff: &Diff, a: &str, b: &str, out: &mut dyn Write) -> std::io::Re
         for change in &t.changes {
             writeln!(out, "{}: {change}", render::printable(&t.name))?;
         }
+        if let Some(m) = &t.metrics {
+            writeln!(out, "{}: {m}", render::printable(&t.name))?;
+        }
     }
     for u in &diff.unreadable {
         let file = if u.side == Side::A { &a } else { &b };
@@ -63,6 +93,17 @@ fn write_text(diff: &Diff, a: &str, b: &str, out: &mut dyn Write) -> std::io::Re
     }
     if diff.is_same() {
         return writeln!(out, "same: {} identical", render::count(diff.identical, "tensor"));
+    }
+    let tol = diff.tolerance;
+    if by_tolerance && diff.is_close() {
+        return writeln!(
+            out,
+            "close: {} identical, {} changed within atol {} rtol {}",
+            diff.identical,
+            diff.changed.len(),
+            tol.atol,
+            tol.rtol
+        );
     }
     let mut counts = vec![format!("{} identical", diff.identical), format!("{} changed", diff.changed.len())];
     for (n, what) in [

@@ -33,12 +33,13 @@ from ._errors import (
 )
 from ._native import NativeFile, NativeTensor, __version__
 from ._native import convert as _convert
+from ._native import diff_json as _diff_json
 from ._native import formats_json as _formats_json
 from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
-    "UnsupportedError", "UsageError", "convert", "formats", "load_file", "open", "save_file", "__version__",
+    "UnsupportedError", "UsageError", "convert", "diff", "formats", "load_file", "open", "save_file", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
@@ -351,6 +352,15 @@ def formats() -> list:
     `caps`: what its files hold (`dtypes`, `layouts`, `checksums`, `compression`,
     `byte_orders`, `file_metadata`, `blobs`, `tensor_fields`)."""
     return json.loads(_formats_json())
+
+
+def diff(a, b, atol: "float | None" = None, rtol: "float | None" = None) -> dict:
+    """How the tensors of `a` and `b` differ (any formats, sharded or remote), as
+    `tensorfile diff --json` says it: `same`, `close` (every change within the tolerance),
+    the names only in either file, and each changed tensor's `changes` and `metrics`
+    (`max_abs_diff`, `max_rel_diff`, `cosine`, `nmse`, `over_tolerance`, `compared`; `b` is
+    the reference). The tolerance is numpy.isclose's (defaults atol 1e-8, rtol 1e-5)."""
+    return json.loads(_diff_json(os.fspath(a), os.fspath(b), atol, rtol))
 
 
 def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) -> dict:

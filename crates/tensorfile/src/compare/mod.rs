@@ -2,7 +2,10 @@
 //!
 //! Entries are matched by name. For a name in both files the kind, dtype, shape and layout
 //! (dense, or the sparse format) are compared; when dtype, shape and layout agree the data is
-//! compared too, one tensor of each file in memory at a time.
+//! compared bitwise too. Tensors of the same shape are also compared by value whenever their
+//! data differs, across dtypes (bfloat16 against float32) and storages (a quantized tensor
+//! dequantized against a dense one): see [`Metrics`] for the metrics and their rules. Dense
+//! data is read in lockstep pieces (see `stream.rs`), never whole.
 //!
 //! What counts as a difference:
 //! - Dense data is compared element by element, **bitwise**: an element differs when its
@@ -17,7 +20,9 @@
 //! - An entry that either file declares but cannot read (or that fails to decode) is not
 //!   compared; it is reported, and the files are then not the same.
 
+mod metrics;
 mod report;
+mod stream;
 mod values;
 mod walk;
 
@@ -27,7 +32,8 @@ mod tests;
 use crate::error::Error;
 use crate::model::{DType, Kind};
 
-pub use walk::compare;
+pub use metrics::{Metrics, Tolerance};
+pub use walk::{compare, compare_with};
 
 /// One of the two files compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,10 +169,12 @@ pub struct TensorDiff {
     pub name: String,
     /// How it changed; never empty.
     pub changes: Vec<Change>,
+    /// How far its values are apart, when both have the same shape and numeric values.
+    pub metrics: Option<Metrics>,
 }
 
 /// Everything that differs between two files.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
     /// Names only file A declares, in its order.
     pub only_in_a: Vec<String>,
@@ -178,11 +186,23 @@ pub struct Diff {
     pub unreadable: Vec<ReadFailure>,
     /// Tensors in both files found identical.
     pub identical: usize,
+    /// The tolerance `over_tolerance` counts against.
+    pub tolerance: Tolerance,
 }
 
 impl Diff {
     /// Whether the files hold the same tensors, all readable and identical.
     pub fn is_same(&self) -> bool {
         self.only_in_a.is_empty() && self.only_in_b.is_empty() && self.changed.is_empty() && self.unreadable.is_empty()
+    }
+
+    /// Whether the files hold the same tensors, all readable, and every changed tensor has the
+    /// same shape and values within the tolerance (none over it). A dtype or storage change
+    /// alone passes; a tensor whose values cannot be compared as numbers does not.
+    pub fn is_close(&self) -> bool {
+        self.only_in_a.is_empty()
+            && self.only_in_b.is_empty()
+            && self.unreadable.is_empty()
+            && self.changed.iter().all(|t| t.metrics.as_ref().is_some_and(|m| m.over_tolerance == 0))
     }
 }

@@ -4,20 +4,26 @@ use std::fmt;
 
 use serde_json::{Value as Json, json};
 
-use super::{Change, Diff, ValueDiff};
+use super::metrics::number;
+use super::{Change, Diff, Metrics, ValueDiff};
 
 impl Diff {
     /// The comparison as JSON (`diff --json`, Python): `same`, the names only in either file,
-    /// each changed tensor with its changes, and the entries that could not be compared.
+    /// the tolerance and whether every change is `close` under it ([`Diff::is_close`]), each
+    /// changed tensor with its changes and `metrics` (`null` when its values are not compared),
+    /// and the entries that could not be compared.
     pub fn to_json(&self) -> Json {
         json!({
             "same": self.is_same(),
             "identical": self.identical,
             "only_in_a": self.only_in_a,
             "only_in_b": self.only_in_b,
+            "tolerance": self.tolerance.to_json(),
+            "close": self.is_close(),
             "changed": self.changed.iter().map(|t| json!({
                 "name": t.name,
                 "changes": t.changes.iter().map(Change::to_json).collect::<Vec<_>>(),
+                "metrics": t.metrics.as_ref().map(Metrics::to_json),
             })).collect::<Vec<_>>(),
             "unreadable": self.unreadable.iter().map(|u| json!({
                 "file": u.side.name(),
@@ -66,7 +72,7 @@ impl ValueDiff {
             "differing": self.differing,
             "first_index": self.first_index,
             // JSON has no infinity: an infinite difference is the string "inf".
-            "max_abs_diff": self.max_abs_diff.map(|d| serde_json::Number::from_f64(d).map_or(Json::from("inf"), Json::Number)),
+            "max_abs_diff": self.max_abs_diff.map(number),
             "nan_mismatches": self.nan_mismatches,
         })
     }

@@ -1,10 +1,11 @@
 use half::bf16;
 use serde_json::json;
 
-use super::values::{Special, float8, float8_e8m0, value_diff};
+use super::values::value_diff;
 use super::*;
 use crate::file::TensorFile;
 use crate::formats::{Format, WriteOptions};
+use crate::model::elements::{Special, float8, float8_e8m0};
 use crate::model::{Layout, SparseData, SparseFormat, TensorData, TensorInfo};
 use crate::source::Bytes;
 
@@ -160,4 +161,98 @@ fn unreadable_entries_are_reported_not_compared() {
     assert!(!diff.is_same());
     let alone = compare(&a, &file(Format::Zt, &[]));
     assert_eq!(alone.only_in_a, ["w", "odd"]);
+}
+
+fn pieces(bytes: &[u8], cuts: &[usize]) -> crate::model::Chunks<'static> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for &c in cuts.iter().chain([&bytes.len()]) {
+        out.push(Ok(Bytes::from_vec(bytes[start..c].to_vec())));
+        start = c;
+    }
+    Box::new(out.into_iter())
+}
+
+#[test]
+fn lockstep_pieces_cut_anywhere_give_the_whole_answer() {
+    let a: Vec<f32> = (0..40).map(|k| k as f32 * 0.5 - 3.0).collect();
+    let mut b = a.clone();
+    b[13] += 0.25;
+    b[31] = f32::NAN;
+    let (ba, bb) = (f32s(&a), f32s(&b));
+    let tol = metrics::Tolerance::default();
+    let whole = super::stream::same_dtype(DType::Float32, pieces(&ba, &[]), pieces(&bb, &[]), Some(40), tol).unwrap();
+    let cut =
+        super::stream::same_dtype(DType::Float32, pieces(&ba, &[3, 9, 50]), pieces(&bb, &[64, 65, 66]), Some(40), tol)
+            .unwrap();
+    let values = cut.values.unwrap();
+    assert_eq!((values.differing, values.first_index, values.nan_mismatches), (2, 13, 1));
+    assert_eq!(Some(values), whole.values);
+    let m = cut.metrics.unwrap();
+    assert_eq!((m.compared, m.over_tolerance, m.nan_mismatches, m.max_abs_diff), (40, 2, 1, 0.25));
+    assert_eq!(Some(m), whole.metrics);
+    let short = super::stream::same_dtype(DType::Float32, pieces(&ba[..8], &[]), pieces(&bb, &[]), Some(40), tol);
+    assert_eq!(short.err().map(|(side, _)| side), Some(Side::A));
+}
+
+#[test]
+fn bfloat16_against_float32_by_value() {
+    let a: Vec<f32> = vec![1.0, -2.5, 3.140625, 0.0];
+    let b: Vec<f32> = vec![1.0, -2.5, 3.15, 1e-4];
+    let ba: Vec<u8> = a.iter().flat_map(|&v| bf16::from_f32(v).to_le_bytes()).collect();
+    let tol = metrics::Tolerance { atol: 1e-3, rtol: 0.0 };
+    let m = super::stream::across(
+        (DType::BFloat16, pieces(&ba, &[1, 5])),
+        (DType::Float32, pieces(&f32s(&b), &[7])),
+        4,
+        tol,
+    )
+    .unwrap();
+    let d = f64::from(3.15f32) - 3.140625;
+    assert_eq!((m.compared, m.over_tolerance), (4, 1));
+    assert_eq!(m.max_abs_diff, d);
+    assert_eq!(m.max_rel_diff, 1.0, "0 against 1e-4");
+    let t = file(Format::Zt, &[dense("w", DType::BFloat16, &[4], ba)]);
+    let u = file(Format::Safetensors, &[dense("w", DType::Float32, &[4], f32s(&b))]);
+    let diff = compare_with(&t, &u, tol);
+    assert_eq!(diff.changed[0].changes, [Change::DType { a: DType::BFloat16, b: DType::Float32 }]);
+    assert_eq!(diff.changed[0].metrics.as_ref(), Some(&m));
+    assert!(!diff.is_close());
+    assert!(compare_with(&t, &u, metrics::Tolerance { atol: 1e-2, rtol: 0.0 }).is_close());
+}
+
+#[test]
+fn equal_sub_slices_of_a_changed_tensor_count_as_pairs() {
+    // Three sub-slices of 2^14 numbers: the first and last equal, the middle one not.
+    let a: Vec<f32> = (0..40_000).map(|k| (k % 97) as f32 - 48.5).collect();
+    let mut b = a.clone();
+    b[20_000] = 1e3;
+    let tol = metrics::Tolerance::default();
+    let got =
+        super::stream::same_dtype(DType::Float32, pieces(&f32s(&a), &[]), pieces(&f32s(&b), &[]), Some(40_000), tol)
+            .unwrap();
+    let mut want = metrics::Sums::default();
+    let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    want.add(&wide(&a), &wide(&b), tol);
+    assert_eq!(got.metrics, Some(want.finish()));
+    assert_eq!(got.values.map(|v| (v.differing, v.first_index)), Some((1, 20_000)));
+}
+
+#[test]
+fn a_tensor_failing_to_decode_is_unreadable_not_identical() {
+    let values: Vec<f32> = (0..4096).map(|k| (k % 7) as f32).collect();
+    let tensors = [dense("w", DType::Float32, &[4096], f32s(&values))];
+    let options = WriteOptions { compression: crate::formats::Compression::Zstd(3), ..WriteOptions::default() };
+    let mut bytes = crate::formats::write_to_vec(Format::Zt, &tensors, &options).unwrap();
+    let frame = bytes.windows(4).position(|w| w == [0x28, 0xB5, 0x2F, 0xFD]).unwrap();
+    for b in &mut bytes[frame + 4..frame + 12] {
+        *b ^= 0xFF;
+    }
+    let broken = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
+    let good = file(Format::Safetensors, &tensors);
+    let diff = compare(&broken, &good);
+    assert_eq!(diff.identical, 0, "{diff:?}");
+    assert_eq!(diff.unreadable.len(), 1, "{diff:?}");
+    assert_eq!((diff.unreadable[0].side, diff.unreadable[0].name.as_str()), (Side::A, "w"));
+    assert!(!diff.is_same() && !diff.is_close());
 }

@@ -1,9 +1,8 @@
 //! The comparison kernels: two arrays of one dtype, element by element, and two sparse
 //! tensors component by component.
 
-use half::{bf16, f16};
-
 use super::{SparseDiff, Unit, ValueDiff};
+use crate::model::elements::Elements;
 use crate::model::{DType, SparseData};
 
 pub(super) fn sparse_diff(dtype: DType, a: &SparseData, b: &SparseData) -> Option<SparseDiff> {
@@ -27,6 +26,11 @@ pub(super) fn value_diff(dtype: DType, a: &[u8], b: &[u8]) -> Option<ValueDiff> 
         None => (Unit::Byte, 1),
     };
     let numeric = if unit == Unit::Element { Numeric::of(dtype) } else { None };
+    // Floating values decoded once for the whole arrays (a part of each for complex numbers).
+    let floats = match &numeric {
+        Some(Numeric::Float(e)) => Some((e.decode(a), e.decode(b), e.group_values())),
+        _ => None,
+    };
     let mut d = ValueDiff {
         unit,
         compared: (a.len().max(b.len()) / size) as u64,
@@ -43,13 +47,22 @@ pub(super) fn value_diff(dtype: DType, a: &[u8], b: &[u8]) -> Option<ValueDiff> 
             d.first_index = k as u64;
         }
         d.differing += 1;
-        if let Some(n) = &numeric {
-            let delta = n.abs_diff(x, y);
-            if delta.is_nan() {
-                d.nan_mismatches += 1;
-            } else {
-                d.max_abs_diff = Some(d.max_abs_diff.map_or(delta, |m| m.max(delta)));
+        let delta = match (&numeric, &floats) {
+            (Some(Numeric::Int(read)), _) => (read(x) - read(y)).unsigned_abs() as f64,
+            (_, Some((va, vb, parts))) => {
+                let range = k * parts..(k + 1) * parts;
+                let pairs = va.get(range.clone()).unwrap_or(&[]).iter().zip(vb.get(range).unwrap_or(&[]));
+                pairs.fold(0.0, |m: f64, (&p, &q)| {
+                    let delta = float_abs_diff(p, q);
+                    if m.is_nan() || delta.is_nan() { f64::NAN } else { m.max(delta) }
+                })
             }
+            _ => continue,
+        };
+        if delta.is_nan() {
+            d.nan_mismatches += 1;
+        } else {
+            d.max_abs_diff = Some(d.max_abs_diff.map_or(delta, |m| m.max(delta)));
         }
     }
     // Arrays of different lengths (never from a valid file): the extra units differ too.
@@ -63,10 +76,10 @@ pub(super) fn value_diff(dtype: DType, a: &[u8], b: &[u8]) -> Option<ValueDiff> 
 
 /// How to read one element of a numeric dtype.
 enum Numeric {
+    /// Integers, read exactly.
     Int(fn(&[u8]) -> i128),
-    Float(fn(&[u8]) -> f64),
-    /// Two parts, each read with this function.
-    Complex(fn(&[u8]) -> f64),
+    /// Floating and complex numbers, decoded to `f64` (complex numbers as two parts).
+    Float(Elements),
 }
 
 /// The first `N` bytes of `s` (callers pass exactly `N`).
@@ -91,78 +104,24 @@ impl Numeric {
             DType::Int32 => int!(i32),
             DType::UInt64 => int!(u64),
             DType::Int64 => int!(i64),
-            DType::Float16 => Numeric::Float(read_f16),
-            DType::BFloat16 => Numeric::Float(|b| bf16::from_le_bytes(le(b)).to_f64()),
-            DType::Float32 => Numeric::Float(read_f32),
-            DType::Float64 => Numeric::Float(|b| f64::from_le_bytes(le(b))),
-            DType::Float8E4M3Fn => Numeric::Float(|b| float8(le::<1>(b)[0], 4, 7, Special::Fn)),
-            DType::Float8E5M2 => Numeric::Float(|b| float8(le::<1>(b)[0], 5, 15, Special::Ieee)),
-            DType::Float8E4M3Fnuz => Numeric::Float(|b| float8(le::<1>(b)[0], 4, 8, Special::Fnuz)),
-            DType::Float8E5M2Fnuz => Numeric::Float(|b| float8(le::<1>(b)[0], 5, 16, Special::Fnuz)),
-            DType::Float8E8M0Fnu => Numeric::Float(|b| float8_e8m0(le::<1>(b)[0])),
-            DType::Complex32 => Numeric::Complex(read_f16),
-            DType::Complex64 => Numeric::Complex(read_f32),
-            DType::Complex128 => Numeric::Complex(|b| f64::from_le_bytes(le(b))),
+            DType::Float16
+            | DType::BFloat16
+            | DType::Float32
+            | DType::Float64
+            | DType::Float8E4M3Fn
+            | DType::Float8E5M2
+            | DType::Float8E4M3Fnuz
+            | DType::Float8E5M2Fnuz
+            | DType::Float8E8M0Fnu
+            | DType::Complex32
+            | DType::Complex64
+            | DType::Complex128 => Numeric::Float(Elements::of(dtype).ok()?),
             _ => return None,
         })
     }
-
-    /// `|x - y|`, or NaN when either is (or has a part that is) NaN.
-    fn abs_diff(&self, x: &[u8], y: &[u8]) -> f64 {
-        match self {
-            Numeric::Int(read) => (read(x) - read(y)).unsigned_abs() as f64,
-            Numeric::Float(read) => float_abs_diff(read(x), read(y)),
-            Numeric::Complex(read) => {
-                let half = x.len() / 2;
-                let re = float_abs_diff(read(&x[..half]), read(&y[..half]));
-                let im = float_abs_diff(read(&x[half..]), read(&y[half..]));
-                if re.is_nan() || im.is_nan() { f64::NAN } else { re.max(im) }
-            }
-        }
-    }
 }
 
-fn read_f16(b: &[u8]) -> f64 {
-    f16::from_le_bytes(le(b)).to_f64()
-}
-
-fn read_f32(b: &[u8]) -> f64 {
-    f64::from(f32::from_le_bytes(le(b)))
-}
-
+/// `|x - y|`: 0 for equal values (equal infinities too), NaN when either is NaN.
 fn float_abs_diff(x: f64, y: f64) -> f64 {
     if x == y { 0.0 } else { (x - y).abs() }
-}
-
-/// Which encodings of a float8 type are special.
-#[derive(Clone, Copy)]
-pub(super) enum Special {
-    /// IEEE-like: the all-ones exponent holds infinities and NaNs.
-    Ieee,
-    /// No infinities; only all-ones exponent and mantissa is NaN.
-    Fn,
-    /// No infinities and no negative zero: `0x80` is the NaN.
-    Fnuz,
-}
-
-/// The value of a float8 with a sign bit, `exp_bits` of exponent with `bias`, and the rest
-/// mantissa.
-pub(super) fn float8(bits: u8, exp_bits: u32, bias: i32, special: Special) -> f64 {
-    let man_bits = 7 - exp_bits;
-    let sign = if bits & 0x80 == 0 { 1.0 } else { -1.0 };
-    let exp = i32::from((bits & 0x7F) >> man_bits);
-    let man = f64::from(bits & ((1 << man_bits) - 1));
-    match special {
-        Special::Ieee if exp == (1 << exp_bits) - 1 => return if man == 0.0 { sign * f64::INFINITY } else { f64::NAN },
-        Special::Fn if bits & 0x7F == 0x7F => return f64::NAN,
-        Special::Fnuz if bits == 0x80 => return f64::NAN,
-        _ => {}
-    }
-    let fraction = man / f64::from(1u32 << man_bits);
-    if exp == 0 { sign * fraction * 2f64.powi(1 - bias) } else { sign * (1.0 + fraction) * 2f64.powi(exp - bias) }
-}
-
-/// float8_e8m0fnu: an unsigned power of two, `2^(bits - 127)`; `0xFF` is NaN.
-pub(super) fn float8_e8m0(bits: u8) -> f64 {
-    if bits == 0xFF { f64::NAN } else { 2f64.powi(i32::from(bits) - 127) }
 }
