@@ -9,6 +9,7 @@ mod conformance;
 mod convert;
 mod convert_pieces;
 mod dequantize;
+mod diagnose;
 mod executorch;
 mod fixtures;
 mod fuzz_regressions;
