@@ -84,7 +84,11 @@ impl TensorFile {
                     // The index of a sharded checkpoint: its shards are the objects beside it.
                     // (One byte past the limit: the index parser refuses what is too long.)
                     let text = src.head(crate::limits::MAX_SHARD_INDEX.saturating_add(1))?;
-                    let set = ShardSet::open_index(Path::new(url), &text)?;
+                    // Not an index after all (a JSON error body...): say what it is.
+                    let set = ShardSet::open_index(Path::new(url), &text).map_err(|e| match e.path() {
+                        None => diagnose::explain(e, &src, Some(Path::new(url))),
+                        Some(_) => e,
+                    })?;
                     let size = set.size();
                     return Self::from_reader(Box::new(set), size);
                 }

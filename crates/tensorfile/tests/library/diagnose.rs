@@ -331,7 +331,7 @@ fn samples_and_hostile_headers() {
     let whole = fixture("safetensors/dtypes.safetensors");
     let sample = Sample::of_bytes(&Bytes::from_vec(whole[..900].to_vec()), Some(Path::new("a.safetensors")));
     assert!(matches!(diagnose(&sample, Some(Rule::Truncated)), Some(Diagnosis::Truncated { .. })));
-    let mut hostile = vec![0xffu8; 64];
+    let mut hostile = [0xffu8; 64];
     hostile[..4].copy_from_slice(b"GGUF");
     hostile[4..8].copy_from_slice(&3u32.to_le_bytes());
     for cut in 0..hostile.len() {

@@ -1,149 +1,12 @@
-//! How many bytes a file of a format tensorfile reads says it needs, from its first and last
-//! bytes: a cut-short file is told apart from a corrupt one by comparing that with its length.
-//! Each format's fields are read here afresh, bounded by the sample, with no allocation sized
-//! by the file: the readers refuse the file with their own rule; this only measures it.
+//! Each format's own fields, read afresh from the sample: where its header says the file
+//! ends. Bounded by the sample; no allocation is sized by the file.
 
-use std::fmt;
-
-use super::{Sample, grouped};
-use crate::error::Rule;
-use crate::formats::Format;
+use super::{HDF5, Need, ZIP, ZIP_END, le};
+use crate::diagnose::Sample;
 use crate::model::quant::GgmlType;
 
-/// What a cut-short file needs that it does not have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Need {
-    /// Its header places data up to this many bytes from the start.
-    Data(u64),
-    /// Its header itself ends this many bytes from the start.
-    Header(u64),
-    /// Its structure reaches at least this many bytes from the start.
-    AtLeast(u64),
-    /// It ends inside its magic, of this many bytes.
-    Magic(u64),
-    /// It ends inside its header, whose length only the missing bytes would tell.
-    InHeader,
-    /// The format keeps its index at the end of the file, and it is not there.
-    IndexMissing,
-    /// The file has no bytes at all.
-    Empty,
-    /// Its reader found its structure running past the end; how far is not known.
-    Unknown,
-}
-
-impl fmt::Display for Need {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Need::Data(n) => write!(f, "its header says the data needs {}", grouped(*n)),
-            Need::Header(n) => write!(f, "its header needs {}", grouped(*n)),
-            Need::AtLeast(n) => write!(f, "its contents need at least {}", grouped(*n)),
-            Need::Magic(n) => write!(f, "it ends inside the {n}-byte magic"),
-            Need::InHeader => f.write_str("it ends inside its header"),
-            Need::IndexMissing => f.write_str("its index, kept at the end of the file, is missing"),
-            Need::Empty => f.write_str("the file is empty"),
-            Need::Unknown => f.write_str("its contents run past the end"),
-        }
-    }
-}
-
-const ZIP: &[u8] = b"PK\x03\x04";
-const ZIP_END: &[u8] = b"PK\x05\x06";
-const LEGACY_PT: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
-const HDF5: &[u8] = b"\x89HDF\r\n\x1a\n";
-/// The magics of the formats tensorfile reads that have one at byte 0.
-const OURS: &[(&[u8], Format)] = &[
-    (b"ZTEN0001", Format::Zt),
-    (b"\x89ZT2\r\n\x1a\n", Format::Zt2),
-    (b"ZTEN1000", Format::Zt1),
-    (b"GGUF", Format::Gguf),
-    (b"\x93NUMPY", Format::Npy),
-    (HDF5, Format::Hdf5),
-    (ZIP, Format::Pt),
-    (LEGACY_PT, Format::Pt),
-];
-
-fn is_zip_format(f: Format) -> bool {
-    matches!(f, Format::Pt | Format::Pt2 | Format::Npz)
-}
-
-/// The format tensorfile reads that the sample is of, and whether only its extension says so
-/// (`claimed`): recognised from the content, or from the start of a magic cut short, or (for
-/// a format without magic bytes at the start) from the extension.
-pub(super) fn our_format(s: &Sample, claimed: Option<Format>) -> Option<(Format, bool)> {
-    let head = s.head();
-    if head.starts_with(ZIP) {
-        // Complete: the archive's entries say which; cut short, the extension, or torch.save.
-        if s.whole() {
-            if let Ok(names) = crate::zip::entry_names(head) {
-                let format = crate::formats::Format::detect(head).ok()?;
-                // torch.save is any other zip: one without a data.pkl is no checkpoint at all.
-                let pickled = names.iter().any(|n| n.ends_with("data.pkl"));
-                return (format != Format::Pt || pickled).then_some((format, false));
-            }
-        }
-        return Some((claimed.filter(|c| is_zip_format(*c)).unwrap_or(Format::Pt), false));
-    }
-    if let Ok(format) = crate::formats::Format::detect(&head[..head.len().min(64)]) {
-        return Some((format, false));
-    }
-    if hdf5_at(head).is_some() {
-        // After a user block: detection looks at byte 0 only, the HDF5 reader further.
-        return Some((Format::Hdf5, false));
-    }
-    let cut_magic: Vec<Format> =
-        OURS.iter().filter(|(m, _)| head.len() < m.len() && m.starts_with(head)).map(|&(_, f)| f).collect();
-    let cut_magic = |f: Format| cut_magic.contains(&f) || (is_zip_format(f) && cut_magic.contains(&Format::Pt));
-    match claimed {
-        Some(c) if cut_magic(c) => Some((c, false)),
-        _ if OURS.iter().any(|(m, _)| head.len() < m.len() && m.starts_with(head)) => {
-            OURS.iter().find(|(m, _)| m.starts_with(head)).map(|&(_, f)| (f, false))
-        }
-        Some(c @ (Format::Safetensors | Format::Onnx | Format::Pte | Format::Ptd)) => Some((c, true)),
-        _ => None,
-    }
-}
-
-/// What a file of `format` that failed to open with `failure` needs and lacks: `None` when it
-/// is not cut short, as far as its fields tell.
-pub(super) fn need(format: Format, s: &Sample, failure: Option<Rule>) -> Option<Need> {
-    let head = s.head();
-    let magic = OURS.iter().find(|(m, f)| {
-        (*f == format || (is_zip_format(format) && *f == Format::Pt)) && head.len() < m.len() && m.starts_with(head)
-    });
-    if let Some((m, _)) = magic {
-        return Some(Need::Magic(m.len() as u64));
-    }
-    let found = match format {
-        Format::Safetensors => safetensors(s),
-        Format::Npy => npy(s),
-        Format::Gguf => gguf(s),
-        Format::Pte => pte(s),
-        Format::Ptd => ptd(s),
-        Format::Hdf5 => hdf5(s),
-        Format::Onnx => onnx(s),
-        Format::Zt => zt01(s),
-        Format::Zt1 => (!s.tail().ends_with(b"ZTEN1000")).then_some(Need::IndexMissing),
-        Format::Zt2 if s.len() < 48 => Some(Need::AtLeast(48)),
-        Format::Zt2 => (!s.tail().ends_with(b"\x89ZT2\r\n\x1a\n")).then_some(Need::IndexMissing),
-        Format::Pt if head.starts_with(LEGACY_PT) => None,
-        Format::Pt | Format::Pt2 | Format::Npz => zip(s),
-    };
-    match found {
-        Some(Need::Data(n) | Need::Header(n) | Need::AtLeast(n)) if n <= s.len() => None,
-        Some(need) => Some(need),
-        None => matches!(failure, Some(Rule::Truncated | Rule::OutOfBounds)).then_some(Need::Unknown),
-    }
-}
-
-/// Little-endian unsigned integer of `n` bytes (at most 8) at `at`.
-fn le(b: &[u8], at: usize, n: usize) -> Option<u64> {
-    let bytes = b.get(at..at.checked_add(n)?)?;
-    Some(bytes.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
-}
-
 /// 8-byte header length, a JSON header whose entries' `data_offsets` end where the data does.
-fn safetensors(s: &Sample) -> Option<Need> {
+pub(super) fn safetensors(s: &Sample) -> Option<Need> {
     let h = s.head();
     if s.len() < 8 {
         return Some(Need::Header(8));
@@ -168,7 +31,7 @@ fn safetensors(s: &Sample) -> Option<Need> {
 }
 
 /// Magic, version, header length, then a dict whose `descr` and `shape` size the data.
-fn npy(s: &Sample) -> Option<Need> {
+pub(super) fn npy(s: &Sample) -> Option<Need> {
     let h = s.head();
     let major = *h.get(6)?;
     let (dict_at, dict_len) = if major == 1 { (10, le(h, 8, 2)) } else { (12, le(h, 8, 4)) };
@@ -249,7 +112,7 @@ impl Walk<'_> {
 
 /// Magic, version, counts, key/values, tensor infos; then data aligned to
 /// `general.alignment` (32 unless stated), each tensor at its offset with its blocks' bytes.
-fn gguf(s: &Sample) -> Option<Need> {
+pub(super) fn gguf(s: &Sample) -> Option<Need> {
     let h = s.head();
     let version = le(h, 4, 4);
     let big = version.is_some_and(|v| v & 0xFFFF == 0 && v != 0);
@@ -298,7 +161,7 @@ fn gguf(s: &Sample) -> Option<Need> {
 }
 
 /// `eh00` at byte 8: program size, segment base offset, segment data size.
-fn pte(s: &Sample) -> Option<Need> {
+pub(super) fn pte(s: &Sample) -> Option<Need> {
     let h = s.head();
     if s.len() < 8 {
         return Some(Need::Header(8));
@@ -317,7 +180,7 @@ fn pte(s: &Sample) -> Option<Need> {
 }
 
 /// `FH01` at byte 8: flatbuffer offset and size, segment base offset and size.
-fn ptd(s: &Sample) -> Option<Need> {
+pub(super) fn ptd(s: &Sample) -> Option<Need> {
     let h = s.head();
     if s.len() < 48 {
         return Some(Need::Header(48));
@@ -329,7 +192,7 @@ fn ptd(s: &Sample) -> Option<Need> {
 
 /// The superblock (at 0 or after a user block of 512·2^k bytes) records the end of the file,
 /// user block included.
-fn hdf5(s: &Sample) -> Option<Need> {
+pub(super) fn hdf5(s: &Sample) -> Option<Need> {
     let h = s.head();
     let at = hdf5_at(h)?;
     let version = *h.get(at + 8)?;
@@ -372,7 +235,7 @@ fn varint(b: &[u8]) -> Option<(u64, usize)> {
 
 /// The model's top-level protobuf fields: one whose length runs past the end says how far
 /// the file reaches at least.
-fn onnx(s: &Sample) -> Option<Need> {
+pub(super) fn onnx(s: &Sample) -> Option<Need> {
     if !s.whole() {
         return None;
     }
@@ -406,7 +269,7 @@ fn onnx(s: &Sample) -> Option<Need> {
 }
 
 /// `ZTEN0001`, blobs, a CBOR array of entries, and its length as the last 8 bytes.
-fn zt01(s: &Sample) -> Option<Need> {
+pub(super) fn zt01(s: &Sample) -> Option<Need> {
     let t = s.tail();
     let len = le(t, t.len().checked_sub(8)?, 8)?;
     // The index must fit between the magic and its length, and start as a CBOR array.
@@ -420,7 +283,7 @@ fn zt01(s: &Sample) -> Option<Need> {
 
 /// A zip archive whose end record is missing: its local entries, walked from the start, say
 /// how far the archive reaches at least.
-fn zip(s: &Sample) -> Option<Need> {
+pub(super) fn zip(s: &Sample) -> Option<Need> {
     let t = s.tail();
     if let Some(at) = t.windows(ZIP_END.len()).rposition(|w| w == ZIP_END) {
         // The end record (22 bytes and its comment) whole: not cut short at the end.
