@@ -211,6 +211,17 @@ fn a_file_of(f: Format) -> String {
     format!("{} {title}{file}", article(title))
 }
 
+/// A format as the object of "not ...": its name (`safetensors`, `GGUF`), or a noun phrase with
+/// its article (`a NumPy array`, `an ONNX model`, `a torch.save file`).
+fn named(f: Format) -> String {
+    let title = f.unit().title();
+    let noun = title.rsplit(' ').next().unwrap_or("");
+    match noun {
+        "array" | "archive" | "model" | "program" | "file" => format!("{} {title}", article(title)),
+        _ => title.to_string(),
+    }
+}
+
 fn article(word: &str) -> &'static str {
     match word.chars().next().map(|c| c.to_ascii_lowercase()) {
         Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
@@ -267,7 +278,7 @@ impl fmt::Display for Diagnosis {
                 }
             }
             Diagnosis::Mismatch { found, extension, claimed } => {
-                write!(f, "this is {found}, not {} as its .{extension} extension says", claimed.unit().title())
+                write!(f, "this is {found}, not {} as its .{extension} extension says", named(*claimed))
             }
             Diagnosis::Foreign { what } => write!(f, "{what}, not a tensor file"),
         }

@@ -183,7 +183,7 @@ fn foreign(head: &[u8]) -> Option<Diagnosis> {
     } else if head.starts_with(b"PK\x03\x04") {
         zip_of(head)
     } else if head.first() == Some(&0x80) && head.get(1).is_some_and(|v| (2..=5).contains(v)) {
-        "a Python pickle that is not a torch.save file".to_string()
+        "a plain Python pickle".to_string()
     } else {
         return None;
     };

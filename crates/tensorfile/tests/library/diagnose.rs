@@ -170,13 +170,13 @@ fn another_format_than_the_extension_says() {
         (
             "weights.npy",
             b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
-            "this is a PNG image, not NumPy array as its .npy extension says",
+            "this is a PNG image, not a NumPy array as its .npy extension says",
         ),
         ("x", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00", "a JPEG image, not a tensor file"),
         (
             "model.pt",
             b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94.",
-            "this is a Python pickle that is not a torch.save file, not torch.save file as its .pt extension says",
+            "this is a plain Python pickle, not a torch.save file as its .pt extension says",
         ),
     ];
     for (name, bytes, words) in cases {
@@ -226,7 +226,7 @@ fn zip_of_no_tensor_format() {
     let e = open_as("model.bin", &zip);
     assert!(
         message(&e).starts_with(
-            "this is a zip archive of no tensor format (first entry \"readme.txt\"), not torch.save file as its .bin \
+            "this is a zip archive of no tensor format (first entry \"readme.txt\"), not a torch.save file as its .bin \
              extension says; "
         ),
         "{e}"
