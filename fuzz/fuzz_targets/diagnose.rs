@@ -11,9 +11,8 @@ use tensorfile::Rule;
 use tensorfile::diagnose::{Sample, diagnose};
 use tensorfile::source::Bytes;
 
-const NAMES: &[&str] = &[
-    "m.safetensors", "m.gguf", "m.npy", "m.npz", "m.pte", "m.ptd", "m.onnx", "m.zt", "m.h5", "m.pt", "m.pt2", "m",
-];
+const NAMES: &[&str] =
+    &["m.safetensors", "m.gguf", "m.npy", "m.npz", "m.pte", "m.ptd", "m.onnx", "m.zt", "m.h5", "m.pt", "m.pt2", "m"];
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let bytes = Bytes::from_vec(data.to_vec());
