@@ -42,6 +42,7 @@ pub fn to_py(e: Error) -> PyErr {
             exception.setattr("rule", e.rule().map(|r| r.id()))?;
             exception.setattr("path", e.path().map(|p| p.display().to_string()))?;
             exception.setattr("tensor", e.tensor())?;
+            exception.setattr("diagnosis", e.diagnosis().map(|d| d.id()))?;
             Ok(PyErr::from_value(exception))
         };
         build().unwrap_or_else(|err| err)

@@ -258,6 +258,8 @@ pub struct Error {
     path: Option<PathBuf>,
     tensor: Option<String>,
     hint: Option<Hint>,
+    /// What the file really is, when it did not open ([`crate::diagnose`]).
+    diagnosis: Option<Box<crate::diagnose::Diagnosis>>,
 }
 
 /// Shorthand for results of this library.
@@ -267,7 +269,7 @@ impl Error {
     /// An error of `kind` that names no file, tensor or hint yet; [`Error::in_file`],
     /// [`Error::for_tensor`] and [`Error::with_hint`] add them.
     pub fn new(kind: ErrorKind) -> Self {
-        Error { kind, path: None, tensor: None, hint: None }
+        Error { kind, path: None, tensor: None, hint: None, diagnosis: None }
     }
 
     /// Attach what the caller can do about this error.
@@ -279,6 +281,18 @@ impl Error {
     /// What the caller can do about this error, for the shell to word.
     pub fn hint(&self) -> Option<Hint> {
         self.hint
+    }
+
+    /// Attach what the file really is (an LFS pointer, an HTML page, cut short...): it leads
+    /// the message; the rule stays.
+    pub fn with_diagnosis(mut self, diagnosis: crate::diagnose::Diagnosis) -> Self {
+        self.diagnosis = Some(Box::new(diagnosis));
+        self
+    }
+
+    /// What the file really is, when opening it failed and its bytes say more than the rule.
+    pub fn diagnosis(&self) -> Option<&crate::diagnose::Diagnosis> {
+        self.diagnosis.as_deref()
     }
 
     /// A broken format rule.
@@ -360,7 +374,12 @@ impl Error {
         }
         match &self.kind {
             ErrorKind::Io(e) => out.push_str(&e.to_string()),
-            ErrorKind::Invalid { rule, detail } => out.push_str(&format!("{detail} [{rule}]")),
+            // What the file really is leads; "not a format tensorfile recognises" adds nothing.
+            ErrorKind::Invalid { rule, detail } => match &self.diagnosis {
+                Some(d) if *rule == Rule::UnknownFormat => out.push_str(&format!("{d} [{rule}]")),
+                Some(d) => out.push_str(&format!("{d}; {detail} [{rule}]")),
+                None => out.push_str(&format!("{detail} [{rule}]")),
+            },
             ErrorKind::Unsupported(w) => out.push_str(&format!("unsupported: {w}")),
             ErrorKind::NotFound(n) => out.push_str(&format!("no tensor named {n:?}")),
             ErrorKind::Usage(w) | ErrorKind::Remote(w) => out.push_str(w),
@@ -394,7 +413,13 @@ impl Clone for ErrorKind {
 
 impl Clone for Error {
     fn clone(&self) -> Self {
-        Error { kind: self.kind.clone(), path: self.path.clone(), tensor: self.tensor.clone(), hint: self.hint }
+        Error {
+            kind: self.kind.clone(),
+            path: self.path.clone(),
+            tensor: self.tensor.clone(),
+            hint: self.hint,
+            diagnosis: self.diagnosis.clone(),
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ahead::Ahead;
 use crate::checked;
+use crate::diagnose::{self, Sample};
 use crate::error::{Error, Result, Rule};
 use crate::formats::{DETECT_BYTES, FileSummary, Format, FormatReader};
 use crate::model::{ByteOrder, Chunks, Encoding, Entry, Kind, Layout, TensorData, Unreadable};
@@ -51,11 +52,18 @@ impl TensorFile {
         let format = match Format::detect(&bytes) {
             Ok(format) => format,
             Err(e) if e.rule() == Some(Rule::UnknownFormat) && shards::looks_like_index(&bytes) => {
-                return Self::from_set(ShardSet::open_index(path, &bytes), Some(path));
+                // Not an index after all (a JSON error body...): say what it is.
+                let set = ShardSet::open_index(path, &bytes).map_err(|e| match e.path() {
+                    None => diagnose::explain_sample(e, &Sample::of_bytes(&bytes, Some(path))),
+                    Some(_) => e,
+                });
+                return Self::from_set(set, Some(path));
             }
-            Err(e) => return Err(e.in_file(path)),
+            Err(e) => return Err(diagnose::explain_sample(e, &Sample::of_bytes(&bytes, Some(path))).in_file(path)),
         };
-        Self::from_source_as(Source::local(bytes).at(path), format).map_err(|e| e.in_file(path)).map(|mut f| {
+        let src = Source::local(bytes).at(path);
+        let explain = |e| diagnose::explain(e, &src, Some(path)).in_file(path);
+        Self::from_source_as(src.clone(), format).map_err(explain).map(|mut f| {
             f.path = Some(path.to_path_buf());
             f
         })
@@ -65,8 +73,9 @@ impl TensorFile {
     /// file, the footer of a `.zt`, the central directory and records of a zip archive, the
     /// flatbuffer of a `.pte`/`.ptd`); a tensor's bytes are fetched when it is read.
     pub fn open_url(url: &str) -> Result<Self> {
+        let src = Source::open_url(url).map_err(|e| e.in_file(url))?;
         let open = || -> Result<Self> {
-            let src = Source::open_url(url)?;
+            let src = src.clone();
             let format = match Format::detect_source(&src) {
                 Ok(format) => format,
                 Err(e)
@@ -75,7 +84,11 @@ impl TensorFile {
                     // The index of a sharded checkpoint: its shards are the objects beside it.
                     // (One byte past the limit: the index parser refuses what is too long.)
                     let text = src.head(crate::limits::MAX_SHARD_INDEX.saturating_add(1))?;
-                    let set = ShardSet::open_index(Path::new(url), &text)?;
+                    // Not an index after all (a JSON error body...): say what it is.
+                    let set = ShardSet::open_index(Path::new(url), &text).map_err(|e| match e.path() {
+                        None => diagnose::explain(e, &src, Some(Path::new(url))),
+                        Some(_) => e,
+                    })?;
                     let size = set.size();
                     return Self::from_reader(Box::new(set), size);
                 }
@@ -83,7 +96,7 @@ impl TensorFile {
             };
             Self::from_source_as(src, format)
         };
-        let mut file = open().map_err(|e| e.in_file(url))?;
+        let mut file = open().map_err(|e| diagnose::explain(e, &src, Some(Path::new(url))).in_file(url))?;
         file.path = Some(PathBuf::from(url));
         file.remote = true;
         Ok(file)
@@ -138,7 +151,8 @@ impl TensorFile {
         let path = path.as_ref();
         let Some(data) = data else { return Self::open(path) };
         let src = Source::open(path)?;
-        if Format::detect_source(&src).map_err(|e| e.in_file(path))? != Format::Pte {
+        let detected = Format::detect_source(&src);
+        if detected.map_err(|e| diagnose::explain(e, &src, Some(path)).in_file(path))? != Format::Pte {
             return Err(Error::usage(format!(
                 "a .ptd of external tensors goes with an ExecuTorch program; {} is not one",
                 path.display()
@@ -155,8 +169,9 @@ impl TensorFile {
 
     /// Open bytes already in memory.
     pub fn from_bytes(bytes: Bytes) -> Result<Self> {
-        let format = Format::detect(&bytes)?;
-        Self::from_bytes_as(bytes, format)
+        let explain = |e| diagnose::explain_sample(e, &Sample::of_bytes(&bytes, None));
+        let format = Format::detect(&bytes).map_err(explain)?;
+        Self::from_bytes_as(bytes.clone(), format).map_err(explain)
     }
 
     /// Open bytes as a given format, skipping detection.
@@ -167,8 +182,9 @@ impl TensorFile {
     /// Open a file from its source (local bytes, or an object read by range), recognising its
     /// format from its content.
     pub fn from_source(src: Source) -> Result<Self> {
-        let format = Format::detect_source(&src)?;
-        let mut file = Self::from_source_as(src, format)?;
+        let explain = |e| diagnose::explain(e, &src, None);
+        let format = Format::detect_source(&src).map_err(explain)?;
+        let mut file = Self::from_source_as(src.clone(), format).map_err(explain)?;
         file.remote = file.source.as_ref().is_some_and(Source::is_remote);
         Ok(file)
     }

@@ -37,6 +37,7 @@ internal_modules!(checked, cursor, flatbuf, pickle, zip);
 mod ahead;
 pub mod compare;
 pub mod convert;
+pub mod diagnose;
 pub mod dump;
 mod error;
 pub mod export;

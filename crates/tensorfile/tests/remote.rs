@@ -757,3 +757,35 @@ fn merging_a_remote_input_with_a_selection_converts_as_locally() {
         }
     });
 }
+
+/// A remote file that does not open is diagnosed from two range reads (its first and last
+/// bytes) in the same words as the local file.
+#[test]
+fn a_remote_file_that_does_not_open_says_what_it_is() {
+    on_each_server("diagnosed", |files, server, checks| {
+        // Files the HTTP server serves from its folder (moto holds only what setup uploaded).
+        let Server::Http(_) = server else { return };
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let pointer = std::fs::read(fixtures.join("diagnose/lfs_pointer.safetensors")).unwrap();
+        let cut = std::fs::read(fixtures.join("safetensors/dtypes.safetensors")).unwrap()[..841].to_vec();
+        let page = std::fs::read(fixtures.join("diagnose/not_found.safetensors")).unwrap();
+        for (name, bytes) in [("lfs.safetensors", pointer), ("cut.safetensors", cut), ("page.safetensors", page)] {
+            let path = files.dir.join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let local = TensorFile::open(&path).err().expect("a broken file");
+            let remote = TensorFile::open(server.url(name)).err();
+            let same = remote.as_ref().is_some_and(|r| {
+                r.diagnosis().is_some() && r.diagnosis() == local.diagnosis() && r.message() == local.message()
+            });
+            checks.check(
+                same,
+                format!(
+                    "[{}] {name}: {:?} as locally: {}",
+                    server.name(),
+                    remote.map(|r| r.message()),
+                    local.message()
+                ),
+            );
+        }
+    });
+}

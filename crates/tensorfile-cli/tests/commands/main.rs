@@ -7,6 +7,7 @@ mod common;
 
 mod cast;
 mod convert;
+mod diagnose;
 mod diff;
 mod dump;
 mod exit_codes;

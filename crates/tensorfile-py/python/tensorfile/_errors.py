@@ -1,7 +1,9 @@
 """The exceptions the package raises. Each carries the library's message, and the attributes
 `rule` (the format rule a bad file breaks, e.g. "out-of-bounds"), `path` and `tensor` when
 they are known, and `hint`: what the caller can do about it ("skip-unsupported",
-"program-data"...), which the message words as this package's keyword arguments."""
+"program-data"...), which the message words as this package's keyword arguments. A file that
+does not open also has `diagnosis`: what it really is ("lfs-pointer", "html", "json", "text",
+"zeros", "truncated", "mismatch", "foreign"), which the message puts in words."""
 
 
 class Error(Exception):
@@ -11,6 +13,7 @@ class Error(Exception):
     path: "str | None" = None
     tensor: "str | None" = None
     hint: "str | None" = None
+    diagnosis: "str | None" = None
 
 
 class FileError(Error, OSError):

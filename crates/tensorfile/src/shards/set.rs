@@ -230,9 +230,10 @@ fn beside(index: &Path, name: &str) -> PathBuf {
 /// Open `path` (or URL), which must be a tensor file.
 fn open_shard(path: &Path) -> Result<Shard> {
     let src = Source::open(path)?;
-    let format = Format::detect_source(&src).map_err(|e| e.in_file(path))?;
+    let explain = |e| crate::diagnose::explain(e, &src, Some(path)).in_file(path);
+    let format = Format::detect_source(&src).map_err(explain)?;
     let size = src.len();
-    let reader = format.open(src).map_err(|e| e.in_file(path))?;
+    let reader = format.open(src.clone()).map_err(explain)?;
     Ok(Shard { path: path.to_path_buf(), reader, size })
 }
 

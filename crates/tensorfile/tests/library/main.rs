@@ -10,6 +10,7 @@ mod convert;
 mod convert_pieces;
 mod dequantize;
 mod diff_metrics;
+mod diagnose;
 mod executorch;
 mod fixtures;
 mod fuzz_regressions;
