@@ -50,6 +50,7 @@ pub mod numbers;
 pub mod output;
 pub mod shards;
 pub mod source;
+pub mod stats;
 mod swap;
 pub mod update;
 
