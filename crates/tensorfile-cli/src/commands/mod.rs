@@ -10,6 +10,7 @@ mod generate;
 mod info;
 mod input;
 mod ls;
+mod stats;
 mod update;
 mod verify;
 
@@ -65,6 +66,7 @@ pub enum Command {
     Extract(extract::Args),
     Verify(verify::Args),
     Diff(diff::Args),
+    Stats(stats::Args),
     Dump(dump::Args),
     Externalize(externalize::Args),
     Update(update::Args),
@@ -97,6 +99,7 @@ impl Command {
             Command::Extract(args) => extract::run(args, out),
             Command::Verify(args) => verify::run(args, out),
             Command::Diff(args) => diff::run(args, out),
+            Command::Stats(args) => stats::run(args, out),
             Command::Dump(args) => dump::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),
             Command::Update(args) => update::run(args, out),

@@ -15,14 +15,19 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// Empty bins over `[min, max]` (`bins` at least 1).
-    pub fn new(min: f64, max: f64, bins: usize) -> Histogram {
+    /// Empty bins over `[min, max]` (`bins` at least 1); none when float64 cannot make
+    /// `bins` bins of some width there (numpy refuses them too: a range of one value beyond
+    /// 2^53, more bins than numbers between `min` and `max`).
+    pub fn new(min: f64, max: f64, bins: usize) -> Option<Histogram> {
         let bins = bins.max(1);
         let (start, stop) = if min == max { (min - 0.5, max + 0.5) } else { (min, max) };
         let step = (stop - start) / bins as f64;
         let mut edges: Vec<f64> = (0..=bins).map(|i| i as f64 * step + start).collect();
         edges[bins] = stop;
-        Histogram { edges, counts: vec![0; bins] }
+        if edges.windows(2).any(|w| !(w[0] < w[1])) || !(stop - start).is_finite() {
+            return None;
+        }
+        Some(Histogram { edges, counts: vec![0; bins] })
     }
 
     /// Empty bins with the same edges.
@@ -71,7 +76,7 @@ mod tests {
 
     #[test]
     fn edges_and_the_closed_last_bin() {
-        let mut h = Histogram::new(0.0, 4.0, 4);
+        let mut h = Histogram::new(0.0, 4.0, 4).unwrap();
         assert_eq!(h.edges, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
         h.add(&[0.0, 0.999, 1.0, 3.5, 4.0, f64::NAN, 5.0]);
         assert_eq!(h.counts, vec![2, 1, 0, 2]);
@@ -79,9 +84,10 @@ mod tests {
 
     #[test]
     fn one_value_widens_the_range() {
-        let mut h = Histogram::new(2.0, 2.0, 2);
+        let mut h = Histogram::new(2.0, 2.0, 2).unwrap();
         assert_eq!(h.edges, vec![1.5, 2.0, 2.5]);
         h.add(&[2.0]);
         assert_eq!(h.counts, vec![0, 1]);
+        assert!(Histogram::new(5e18, 5e18, 10).is_none());
     }
 }

@@ -19,7 +19,7 @@ use serde_json::{Value as Json, json};
 pub use hist::Histogram;
 pub use kernel::Moments;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::file::TensorFile;
 use crate::model::elements::Elements;
 use crate::model::{DType, Kind};
@@ -57,7 +57,8 @@ pub struct TensorStats {
 pub struct Summary {
     /// Counts, extremes and moments.
     pub moments: Moments,
-    /// The histogram of the finite values, when asked for and there is any finite value.
+    /// The histogram of the finite values, when asked for, there is any finite value, and
+    /// float64 can cut their range into that many bins.
     pub hist: Option<Histogram>,
 }
 
@@ -233,12 +234,20 @@ fn summarise_one(
         stats.summary = Err(reason);
         return Ok(stats);
     }
-    let moments = scan::scan(file, index, &Moments::new, progress)?;
-    let hist = match hist {
-        Some(bins) if moments.count > 0 => {
-            let empty = Histogram::new(moments.min, moments.max, bins);
-            Some(scan::scan(file, index, &|| empty.empty_like(), &|_| {})?)
+    let moments = match scan::scan(file, index, &Moments::new, progress) {
+        // Values this library cannot make (a quantization without a reference
+        // dequantization): not summarised, like an opaque dtype.
+        Err(e) if matches!(e.kind(), ErrorKind::Unsupported(_)) => {
+            stats.summary = Err(e.detail());
+            return Ok(stats);
         }
+        m => m?,
+    };
+    let hist = match hist {
+        Some(bins) if moments.count > 0 => match Histogram::new(moments.min, moments.max, bins) {
+            Some(empty) => Some(scan::scan(file, index, &|| empty.empty_like(), &|_| {})?),
+            None => None,
+        },
         _ => None,
     };
     stats.summary = Ok(Summary { moments, hist });
@@ -266,9 +275,12 @@ impl NonFinite {
 }
 
 /// Every tensor of `file` holding NaNs or infinities, in the file's order, with their
-/// counts (the check of `verify --finite`). Tensors with no numbers to count (blobs, complex
-/// and opaque dtypes) are passed over; integer tensors hold no such values and are not read.
-pub fn nonfinite(file: &TensorFile) -> Result<Vec<NonFinite>> {
+/// counts (the check of `verify --finite`), and the errors of tensors whose values could not
+/// be read (each naming its tensor; the others are still checked). Tensors with no numbers to
+/// count (blobs, complex and opaque dtypes, quantizations without a dequantization) are
+/// passed over; integer tensors hold no such
+/// values and are not read.
+pub fn nonfinite(file: &TensorFile) -> (Vec<NonFinite>, Vec<Error>) {
     let indices: Vec<usize> = (0..file.entries().len())
         .filter(|&i| {
             let info = file.entries()[i].info();
@@ -276,13 +288,22 @@ pub fn nonfinite(file: &TensorFile) -> Result<Vec<NonFinite>> {
             unsummarised(file, i).is_none() && !integer
         })
         .collect();
-    let found: Vec<Option<NonFinite>> = indices
+    let found: Vec<Result<Option<NonFinite>>> = indices
         .par_iter()
         .map(|&i| {
             let Counts(m) = scan::scan(file, i, &|| Counts(Moments::new()), &|_| {})?;
             let name = file.entries()[i].info().name().to_string();
             Ok((m.nonfinite() > 0).then_some(NonFinite { name, nan: m.nan, posinf: m.posinf, neginf: m.neginf }))
         })
-        .collect::<Result<_>>()?;
-    Ok(found.into_iter().flatten().collect())
+        .collect();
+    let (mut tensors, mut errors) = (Vec::new(), Vec::new());
+    for f in found {
+        match f {
+            Ok(Some(t)) => tensors.push(t),
+            Ok(None) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::Unsupported(_)) => {}
+            Err(e) => errors.push(e),
+        }
+    }
+    (tensors, errors)
 }

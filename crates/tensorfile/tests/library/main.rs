@@ -27,6 +27,7 @@ mod ranged_reads;
 mod read_rows;
 mod safetensors;
 mod shards;
+mod stats;
 mod torch_hostile;
 mod zt1;
 mod zt2;
