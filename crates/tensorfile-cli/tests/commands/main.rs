@@ -17,4 +17,5 @@ mod info;
 mod ls;
 mod shards;
 mod shells;
+mod stats;
 mod verify;

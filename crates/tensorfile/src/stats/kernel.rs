@@ -1,15 +1,15 @@
 //! The accumulator of a tensor's statistics over one block of decoded values, and how two
 //! accumulators merge.
 //!
-//! A block (at most [`BLOCK`] values, small enough to stay in cache) is summed, then its
-//! squared deviations from its own mean are summed: two passes over cached numbers, stable
-//! however large the mean is beside the spread. Blocks merge with Chan's parallel formula.
+//! A block (at most [`BLOCK`] values, small enough to stay in cache) is summed in one pass,
+//! shifted by one of its values (stable however large the mean is beside the spread, see
+//! [`Moments::of_block`]). Blocks merge with Chan's parallel formula.
 //! The common block (every value finite) takes a branch-free path over several independent
 //! lanes, which the compiler turns into vector instructions; a block holding a NaN, an
 //! infinity, or finite values whose sum overflows takes a scalar path that counts them.
 
 /// Values decoded and summarised at a time.
-pub const BLOCK: usize = 8192;
+pub const BLOCK: usize = 4096;
 
 /// Independent accumulators of the branch-free path.
 const LANES: usize = 8;
@@ -61,8 +61,16 @@ impl Moments {
 
     /// The statistics of `values`; with `moments` false only the counts and extremes (the
     /// squared deviations are not summed: `m2` stays 0).
+    ///
+    /// One pass, shifted by the block's first value `k`: the sums of `x - k` and `(x - k)^2`
+    /// give the mean and the squared deviations. However far `k` lies from the mean, it is one
+    /// of the values, so `(k - mean)^2 <= n * variance`: the cancellation in
+    /// `sum (x-k)^2 - (sum (x-k))^2 / n` loses at most about `n * eps` of the result (1e-12
+    /// relative for a block), however large the mean is beside the spread.
     pub fn of_block(values: &[f64], moments: bool) -> Moments {
-        let mut sum = [0.0f64; LANES];
+        let Some(&k) = values.first() else { return Moments::new() };
+        let mut s1 = [0.0f64; LANES];
+        let mut s2 = [0.0f64; LANES];
         let mut lo = [f64::INFINITY; LANES];
         let mut hi = [f64::NEG_INFINITY; LANES];
         let mut zeros = [0u64; LANES];
@@ -70,31 +78,35 @@ impl Moments {
         for group in &mut groups {
             for i in 0..LANES {
                 let x = group[i];
-                sum[i] += x;
-                // Select, not f64::min: no NaN handling, so this vectorizes (NaNs are caught by
-                // the sum below).
+                let d = x - k;
+                s1[i] += d;
+                s2[i] += d * d;
+                // Select, not f64::min: no NaN handling, so this vectorizes (NaNs and
+                // infinities are caught by the sums below).
                 lo[i] = if x < lo[i] { x } else { lo[i] };
                 hi[i] = if x > hi[i] { x } else { hi[i] };
                 zeros[i] += u64::from(x == 0.0);
             }
         }
         for (i, &x) in groups.remainder().iter().enumerate() {
-            sum[i] += x;
+            let d = x - k;
+            s1[i] += d;
+            s2[i] += d * d;
             lo[i] = if x < lo[i] { x } else { lo[i] };
             hi[i] = if x > hi[i] { x } else { hi[i] };
             zeros[i] += u64::from(x == 0.0);
         }
-        let total: f64 = sum.iter().sum();
-        if !total.is_finite() {
-            // A NaN or an infinity in the block, or finite values whose sum overflows.
+        let s1: f64 = s1.iter().sum();
+        let s2: f64 = s2.iter().sum();
+        if !(s1.is_finite() && s2.is_finite()) {
+            // A NaN or an infinity in the block, or finite values whose squares overflow.
             return Moments::of_block_scalar(values, moments);
         }
-        let count = values.len() as u64;
-        let mean = if count == 0 { 0.0 } else { total / count as f64 };
+        let n = values.len() as f64;
         Moments {
-            count,
-            mean,
-            m2: if moments { squared_deviations(values, mean) } else { 0.0 },
+            count: values.len() as u64,
+            mean: k + s1 / n,
+            m2: if moments { (s2 - s1 * (s1 / n)).max(0.0) } else { 0.0 },
             min: lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
             max: hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
             zeros: zeros.iter().sum(),
@@ -176,23 +188,6 @@ impl Moments {
     pub fn nonfinite(&self) -> u64 {
         self.nan + self.posinf + self.neginf
     }
-}
-
-/// The sum of `(x - mean)^2` over `values`, in independent lanes.
-fn squared_deviations(values: &[f64], mean: f64) -> f64 {
-    let mut acc = [0.0f64; LANES];
-    let mut groups = values.chunks_exact(LANES);
-    for group in &mut groups {
-        for i in 0..LANES {
-            let d = group[i] - mean;
-            acc[i] += d * d;
-        }
-    }
-    for (i, &x) in groups.remainder().iter().enumerate() {
-        let d = x - mean;
-        acc[i] += d * d;
-    }
-    acc.iter().sum()
 }
 
 #[cfg(test)]
