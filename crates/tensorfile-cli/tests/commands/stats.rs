@@ -88,7 +88,7 @@ fn hist_prints_numpys_bins() {
     let text = ok(&[&"stats", &fixture("stats/special.safetensors"), &"large_f32", &"--hist", &"10"]);
     let want = record("large_f32");
     let counts: Vec<String> = want["hist"]["counts"].as_array().unwrap().iter().map(|c| c.to_string()).collect();
-    let rows: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("FROM")).skip(1).collect();
+    let rows: Vec<&str> = text.lines().skip_while(|l| !l.trim_start().starts_with("FROM")).skip(1).collect();
     let got: Vec<String> = rows.iter().map(|r| r.split_whitespace().last().unwrap().to_string()).collect();
     assert_eq!(got, counts, "{text}");
     assert!(rows[9].contains(']') && rows[0].contains(')'), "{text}");
@@ -129,8 +129,14 @@ fn verify_finite_names_each_tensor_with_nan_or_infinities_and_fails() {
     let report = json_of(&stdout(&o));
     assert_eq!(report["ok"], false);
     let names: Vec<&str> = report["nonfinite"].as_array().unwrap().iter().map(|t| t["tensor"].as_str().unwrap()).collect();
-    assert_eq!(names, ["specials_f32", "specials_bf16", "specials_f16", "large_bf16", "all_nan"]);
-    assert_eq!(report["nonfinite"][3], serde_json::json!({"tensor": "large_bf16", "nan": 1, "posinf": 1, "neginf": 0}));
+    // In the file's order (as `ls` lists it).
+    let listed = json_of(&ok(&[&"ls", &special, &"--json"]));
+    let mut want = vec!["specials_f32", "specials_bf16", "specials_f16", "large_bf16", "all_nan"];
+    let position = |n: &str| listed.as_array().unwrap().iter().position(|e| e["name"] == n);
+    want.sort_by_key(|n| position(n));
+    assert_eq!(names, want);
+    let large = report["nonfinite"].as_array().unwrap().iter().find(|t| t["tensor"] == "large_bf16").unwrap();
+    assert_eq!(large, &serde_json::json!({"tensor": "large_bf16", "nan": 1, "posinf": 1, "neginf": 0}));
     // Without --finite the values are not looked at.
     assert!(ok(&[&"verify", &special]).starts_with("OK "));
     let sharded = ok(&[&"verify", &"--finite", &fixture("sharded/mobilenet")]);
