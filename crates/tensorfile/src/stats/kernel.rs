@@ -11,8 +11,25 @@
 /// Values decoded and summarised at a time.
 pub const BLOCK: usize = 4096;
 
-/// Independent accumulators of the branch-free path.
-const LANES: usize = 8;
+/// `step` folded over `values` into [`LANES`] independent accumulators (from 0), summed.
+#[inline(always)]
+fn lanes(values: &[f64], step: impl Fn(f64, f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let mut groups = values.chunks_exact(LANES);
+    for group in &mut groups {
+        for i in 0..LANES {
+            acc[i] = step(acc[i], group[i]);
+        }
+    }
+    for (i, &x) in groups.remainder().iter().enumerate() {
+        acc[i] = step(acc[i], x);
+    }
+    acc.iter().sum()
+}
+
+/// Independent accumulators of the branch-free path: two SSE2 registers each (x86-64's
+/// baseline), few enough that the five accumulators stay in registers.
+const LANES: usize = 4;
 
 /// What is known of some values: counts, extremes and moments of the finite ones.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,35 +86,31 @@ impl Moments {
     /// relative for a block), however large the mean is beside the spread.
     pub fn of_block(values: &[f64], moments: bool) -> Moments {
         let Some(&k) = values.first() else { return Moments::new() };
-        let mut s1 = [0.0f64; LANES];
-        let mut s2 = [0.0f64; LANES];
+        // Loops over the cached block each with one kind of accumulator, which the compiler
+        // turns into vector instructions (one loop with all of them mixes lanes and spills).
+        let s1 = lanes(values, |acc, x| acc + (x - k));
+        let s2 = lanes(values, |acc, x| acc + (x - k) * (x - k));
         let mut lo = [f64::INFINITY; LANES];
         let mut hi = [f64::NEG_INFINITY; LANES];
-        let mut zeros = [0u64; LANES];
+        // Counted in float64 (exact: a block is far below 2^53), so that the count is a vector
+        // compare, mask and add like the other accumulators.
+        let mut zeros = [0.0f64; LANES];
         let mut groups = values.chunks_exact(LANES);
         for group in &mut groups {
             for i in 0..LANES {
                 let x = group[i];
-                let d = x - k;
-                s1[i] += d;
-                s2[i] += d * d;
                 // Select, not f64::min: no NaN handling, so this vectorizes (NaNs and
                 // infinities are caught by the sums below).
                 lo[i] = if x < lo[i] { x } else { lo[i] };
                 hi[i] = if x > hi[i] { x } else { hi[i] };
-                zeros[i] += u64::from(x == 0.0);
+                zeros[i] += if x == 0.0 { 1.0 } else { 0.0 };
             }
         }
         for (i, &x) in groups.remainder().iter().enumerate() {
-            let d = x - k;
-            s1[i] += d;
-            s2[i] += d * d;
             lo[i] = if x < lo[i] { x } else { lo[i] };
             hi[i] = if x > hi[i] { x } else { hi[i] };
-            zeros[i] += u64::from(x == 0.0);
+            zeros[i] += if x == 0.0 { 1.0 } else { 0.0 };
         }
-        let s1: f64 = s1.iter().sum();
-        let s2: f64 = s2.iter().sum();
         if !(s1.is_finite() && s2.is_finite()) {
             // A NaN or an infinity in the block, or finite values whose squares overflow.
             return Moments::of_block_scalar(values, moments);
@@ -109,7 +122,7 @@ impl Moments {
             m2: if moments { (s2 - s1 * (s1 / n)).max(0.0) } else { 0.0 },
             min: lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
             max: hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
-            zeros: zeros.iter().sum(),
+            zeros: zeros.iter().sum::<f64>() as u64,
             ..Moments::new()
         }
     }
