@@ -63,7 +63,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 let mut table = Table::new(&[("FROM", true), ("TO", true), ("COUNT", true)]);
                 for (i, count) in h.counts.iter().enumerate() {
                     let close = if i + 1 == h.counts.len() { "]" } else { ")" };
-                    table.push(vec![number(h.edges[i]), format!("{}{close}", number(h.edges[i + 1])), count.to_string()]);
+                    table.push(vec![
+                        number(h.edges[i]),
+                        format!("{}{close}", number(h.edges[i + 1])),
+                        count.to_string(),
+                    ]);
                 }
                 table.write(out)?;
             }

@@ -51,12 +51,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 fields.insert("ok".into(), (!failed).into());
             }
             if let (false, Some(list)) = (extra.is_empty(), fields.get_mut("problems").and_then(|p| p.as_array_mut())) {
-                list.extend(extra.iter().map(|e| serde_json::json!({
-                    "tensor": e.tensor(),
-                    "rule": e.rule().map(|r| r.id()),
-                    "message": e.message(),
-                    "error": e.to_string(),
-                })));
+                list.extend(extra.iter().map(|e| {
+                    serde_json::json!({
+                        "tensor": e.tensor(),
+                        "rule": e.rule().map(|r| r.id()),
+                        "message": e.message(),
+                        "error": e.to_string(),
+                    })
+                }));
             }
         }
         render::json(out, &value)?;

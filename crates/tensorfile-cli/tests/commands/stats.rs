@@ -61,7 +61,10 @@ fn json_has_the_documented_fields_and_numpys_numbers() {
     }
     let complex = json_of(&ok(&[&"stats", &fixture("safetensors/dtypes.safetensors"), &"complex64", &"--json"]));
     let c = &complex["tensors"][0];
-    assert_eq!((c["summarised"].as_bool(), c["reason"].as_str()), (Some(false), Some("complex64 elements are complex numbers")));
+    assert_eq!(
+        (c["summarised"].as_bool(), c["reason"].as_str()),
+        (Some(false), Some("complex64 elements are complex numbers"))
+    );
     let keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, [&FIELDS[..6], &FIELDS[16..]].concat());
 }
@@ -73,8 +76,14 @@ fn the_table_names_selected_tensors_in_order_with_special_counts() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
     let header: Vec<&str> = lines[0].split_whitespace().collect();
-    assert_eq!(header, ["NAME", "DTYPE", "NUMEL", "MIN", "MAX", "MEAN", "STD", "ABSMAX", "ZEROS", "NAN", "POSINF", "NEGINF"]);
-    assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), ["constant", "float32", "5", "7", "7", "7", "0", "7", "0", "0", "0", "0"]);
+    assert_eq!(
+        header,
+        ["NAME", "DTYPE", "NUMEL", "MIN", "MAX", "MEAN", "STD", "ABSMAX", "ZEROS", "NAN", "POSINF", "NEGINF"]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["constant", "float32", "5", "7", "7", "7", "0", "7", "0", "0", "0", "0"]
+    );
     let f32s: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!((f32s[0], f32s[2], f32s[8], f32s[9], f32s[10], f32s[11]), ("specials_f32", "12", "2", "2", "1", "1"));
     assert_eq!(f32s[3], "-3.402823e38");
@@ -109,7 +118,10 @@ fn sharded_and_quantized_files_are_summarised() {
     assert_eq!(sharded["tensors"].as_array().unwrap().len(), listed.as_array().unwrap().len());
     assert!(sharded["tensors"].as_array().unwrap().iter().all(|t| t["summarised"] == true));
     let gguf = json_of(&ok(&[&"stats", &fixture("gguf/blocks.gguf"), &"q4_k", &"q8_1", &"--json"]));
-    assert_eq!((gguf["tensors"][0]["dequantized"].as_bool(), gguf["tensors"][0]["summarised"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(
+        (gguf["tensors"][0]["dequantized"].as_bool(), gguf["tensors"][0]["summarised"].as_bool()),
+        (Some(true), Some(true))
+    );
     // A quantization without a reference dequantization is passed over, with the reason.
     assert_eq!(gguf["tensors"][1]["summarised"], false);
     assert!(gguf["tensors"][1]["reason"].as_str().unwrap().contains("Q8_1"));
@@ -128,7 +140,8 @@ fn verify_finite_names_each_tensor_with_nan_or_infinities_and_fails() {
     assert_eq!(code(&o), 1);
     let report = json_of(&stdout(&o));
     assert_eq!(report["ok"], false);
-    let names: Vec<&str> = report["nonfinite"].as_array().unwrap().iter().map(|t| t["tensor"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        report["nonfinite"].as_array().unwrap().iter().map(|t| t["tensor"].as_str().unwrap()).collect();
     // In the file's order (as `ls` lists it).
     let listed = json_of(&ok(&[&"ls", &special, &"--json"]));
     let mut want = vec!["specials_f32", "specials_bf16", "specials_f16", "large_bf16", "all_nan"];

@@ -24,7 +24,7 @@ impl Histogram {
         let step = (stop - start) / bins as f64;
         let mut edges: Vec<f64> = (0..=bins).map(|i| i as f64 * step + start).collect();
         edges[bins] = stop;
-        if edges.windows(2).any(|w| !(w[0] < w[1])) || !(stop - start).is_finite() {
+        if !(stop - start).is_finite() || edges.windows(2).any(|w| w[0] >= w[1]) {
             return None;
         }
         Some(Histogram { edges, counts: vec![0; bins] })
@@ -42,7 +42,7 @@ impl Histogram {
         let stop = self.edges[bins];
         let scale = bins as f64 / (stop - start);
         for &x in values {
-            if !(x >= start && x <= stop) {
+            if !(start..=stop).contains(&x) {
                 continue;
             }
             // A first guess, then moved to the bin whose edges hold x (the guess can be one

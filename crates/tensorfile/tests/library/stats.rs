@@ -111,14 +111,20 @@ fn nonfinite_tensors_are_named_with_their_counts() {
     let file = TensorFile::open(fixtures_dir().join("stats/special.safetensors")).unwrap();
     let (found, errors) = stats::nonfinite(&file);
     assert!(errors.is_empty(), "{errors:?}");
-    let seen: Vec<(&str, u64, u64, u64)> =
-        found.iter().map(|t| (t.name.as_str(), t.nan, t.posinf, t.neginf)).collect();
+    let seen: Vec<(&str, u64, u64, u64)> = found.iter().map(|t| (t.name.as_str(), t.nan, t.posinf, t.neginf)).collect();
     let records = records();
     let want: Vec<(&str, u64, u64, u64)> = records["files"][0]["tensors"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["name"].as_str().unwrap(), t["nan"].as_u64().unwrap(), t["posinf"].as_u64().unwrap(), t["neginf"].as_u64().unwrap()))
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap(),
+                t["nan"].as_u64().unwrap(),
+                t["posinf"].as_u64().unwrap(),
+                t["neginf"].as_u64().unwrap(),
+            )
+        })
         .filter(|t| t.1 + t.2 + t.3 > 0)
         .collect();
     let mut sorted = want.clone();
