@@ -141,9 +141,6 @@ impl NativeFile {
     /// histogram when given: the records of `tensorfile stats --json`, as JSON text.
     #[pyo3(signature = (names = None, hist = None))]
     fn stats_json(&self, py: Python<'_>, names: Option<Vec<String>>, hist: Option<usize>) -> PyResult<String> {
-        if hist == Some(0) {
-            return Err(tensorfile::Error::usage("hist must be at least 1 bin")).py();
-        }
         let file = self.file.clone();
         let options = StatsOptions { names: names.unwrap_or_default(), hist };
         let tensors = py.detach(move || stats::summarise(&file, &options, &|_| {})).py()?;

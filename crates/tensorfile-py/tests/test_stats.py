@@ -49,3 +49,8 @@ def test_unknown_names_and_complex_tensors():
         tensorfile.stats(SPECIAL, names=["no.such"])
     (c,) = tensorfile.stats(FIXTURES / "safetensors" / "dtypes.safetensors", names=["complex64"])
     assert c["summarised"] is False and "complex" in c["reason"]
+
+
+def test_histogram_bins_are_bounded():
+    with pytest.raises(tensorfile.UsageError, match="histogram bins"):
+        tensorfile.stats(SPECIAL, hist=0)

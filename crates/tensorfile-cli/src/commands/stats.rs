@@ -29,7 +29,7 @@ pub struct Args {
     names: Vec<String>,
     /// Add an N-bin histogram of each tensor's finite values over [min, max] (bins as
     /// numpy.histogram makes them: the last bin closed).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=stats::MAX_BINS as i64))]
     hist: Option<u32>,
     /// Print a JSON object instead of a table: `file` and `tensors`, one record each with
     /// `name`, `dtype`, `shape`, `numel`, `dequantized`, `summarised`, `min`, `max`, `mean`,

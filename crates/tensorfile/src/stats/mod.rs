@@ -25,6 +25,9 @@ use crate::model::elements::Elements;
 use crate::model::{DType, Kind};
 use scan::Fold;
 
+/// The most histogram bins [`summarise`] makes (each tensor's histogram is held whole).
+pub const MAX_BINS: usize = 1_000_000;
+
 /// What to summarise.
 #[derive(Debug, Clone, Default)]
 pub struct StatsOptions {
@@ -209,6 +212,9 @@ pub fn summarise(
     options: &StatsOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<TensorStats>> {
+    if let Some(bins) = options.hist.filter(|&b| b == 0 || b > MAX_BINS) {
+        return Err(Error::usage(format!("{bins} histogram bins: between 1 and {MAX_BINS}")));
+    }
     let indices = select(file, &options.names)?;
     indices.par_iter().map(|&i| summarise_one(file, i, options.hist, progress)).collect()
 }

@@ -102,6 +102,8 @@ fn values_are_counted_as_they_arrive_and_named_tensors_only() {
     .unwrap();
     assert_eq!(got.iter().map(|t| t.name.clone()).collect::<Vec<_>>(), names);
     assert_eq!(done.into_inner(), 620_000);
+    let too_many = StatsOptions { names: vec![], hist: Some(stats::MAX_BINS + 1) };
+    assert!(stats::summarise(&file, &too_many, &|_| {}).unwrap_err().to_string().contains("histogram bins"));
     let err = stats::summarise(&file, &StatsOptions { names: vec!["nope".into()], hist: None }, &|_| {}).unwrap_err();
     assert!(err.to_string().contains("\"nope\""), "{err}");
 }
