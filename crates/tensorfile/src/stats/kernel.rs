@@ -89,7 +89,8 @@ impl Moments {
         // Loops over the cached block each with one kind of accumulator, which the compiler
         // turns into vector instructions (one loop with all of them mixes lanes and spills).
         let s1 = lanes(values, |acc, x| acc + (x - k));
-        let s2 = lanes(values, |acc, x| acc + (x - k) * (x - k));
+        // Counts only: the first sum alone catches NaNs and infinities.
+        let s2 = if moments { lanes(values, |acc, x| acc + (x - k) * (x - k)) } else { 0.0 };
         let mut lo = [f64::INFINITY; LANES];
         let mut hi = [f64::NEG_INFINITY; LANES];
         // Counted in float64 (exact: a block is far below 2^53), so that the count is a vector
