@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList};
 use tensorfile::facts::FileFacts;
 use tensorfile::listing;
 use tensorfile::model::MetaValue;
+use tensorfile::stats::{self, StatsOptions, TensorStats};
 use tensorfile::{Depth, TensorFile};
 
 use crate::errors::IntoPy;
@@ -134,6 +135,16 @@ impl NativeFile {
         let file = self.file.clone();
         let depth = if deep { Depth::Deep } else { Depth::Checksums };
         py.detach(move || file.verify_with(depth)).to_json(&self.path).to_string()
+    }
+
+    /// The statistics of tensors `names` (every entry when `None`), with an `hist`-bin
+    /// histogram when given: the records of `tensorfile stats --json`, as JSON text.
+    #[pyo3(signature = (names = None, hist = None))]
+    fn stats_json(&self, py: Python<'_>, names: Option<Vec<String>>, hist: Option<usize>) -> PyResult<String> {
+        let file = self.file.clone();
+        let options = StatsOptions { names: names.unwrap_or_default(), hist };
+        let tensors = py.detach(move || stats::summarise(&file, &options, &|_| {})).py()?;
+        Ok(serde_json::Value::Array(tensors.iter().map(TensorStats::to_json).collect()).to_string())
     }
 
     fn __len__(&self) -> usize {

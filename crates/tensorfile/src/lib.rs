@@ -53,6 +53,7 @@ pub mod parameters;
 pub mod shards;
 pub mod show;
 pub mod source;
+pub mod stats;
 mod swap;
 pub mod update;
 

@@ -11,6 +11,7 @@ mod info;
 mod input;
 mod ls;
 mod show;
+mod stats;
 mod update;
 mod verify;
 
@@ -66,6 +67,7 @@ pub enum Command {
     Extract(extract::Args),
     Verify(verify::Args),
     Diff(diff::Args),
+    Stats(stats::Args),
     Dump(dump::Args),
     Show(show::Args),
     Externalize(externalize::Args),
@@ -99,6 +101,7 @@ impl Command {
             Command::Extract(args) => extract::run(args, out),
             Command::Verify(args) => verify::run(args, out),
             Command::Diff(args) => diff::run(args, out),
+            Command::Stats(args) => stats::run(args, out),
             Command::Dump(args) => dump::run(args, out),
             Command::Show(args) => show::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),

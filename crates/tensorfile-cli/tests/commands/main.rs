@@ -20,4 +20,5 @@ mod select;
 mod shards;
 mod shells;
 mod show;
+mod stats;
 mod verify;

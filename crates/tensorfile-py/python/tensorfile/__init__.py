@@ -39,7 +39,7 @@ from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
-    "UnsupportedError", "UsageError", "convert", "diff", "formats", "load_file", "open", "save_file", "__version__",
+    "UnsupportedError", "UsageError", "convert", "diff", "formats", "load_file", "open", "save_file", "stats", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
@@ -291,6 +291,16 @@ class File(Mapping):
         "checksum-mismatch", or None), `message` and `error` (the whole message)."""
         return json.loads(self._file.verify_json(deep))
 
+    def stats(self, names=None, hist: "int | None" = None) -> list:
+        """The statistics of tensors `names` (every entry when None), each a dict as
+        `tensorfile stats --json` prints it: `name`, `dtype`, `shape`, `numel`,
+        `dequantized`, `summarised`, then `min`, `max`, `mean`, `std` (population), `absmax`
+        over the finite values (None when none is finite), counts `zeros`, `nan`, `posinf`,
+        `neginf`, and `hist` (`{"edges", "counts"}` of a `hist`-bin histogram, or None); or,
+        for a tensor not summarised (a blob, a complex or opaque dtype), its `reason`.
+        Accumulated in float64, on all cores."""
+        return json.loads(self._file.stats_json(None if names is None else list(names), hist))
+
     def __getitem__(self, name: str) -> Tensor:
         return Tensor(self._file, name)
 
@@ -344,6 +354,12 @@ def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
     range, its index when opened and each tensor when read; credentials and endpoints come
     from the usual environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`)."""
     return File(path, data)
+
+
+def stats(path, names=None, hist: "int | None" = None, data=None) -> list:
+    """The statistics of the tensors of file `path`: see `File.stats`."""
+    with File(path, data) as f:
+        return f.stats(names, hist)
 
 
 def formats() -> list:

@@ -31,6 +31,7 @@ mod safetensors;
 mod select;
 mod shards;
 mod show;
+mod stats;
 mod torch_hostile;
 mod zt1;
 mod zt2;
