@@ -37,24 +37,38 @@ impl Histogram {
 
     /// Count the finite values of `values` (others are left out).
     pub fn add(&mut self, values: &[f64]) {
+        for &x in values {
+            if let Some(i) = self.bin(x) {
+                self.counts[i] += 1;
+            }
+        }
+    }
+
+    /// Count `n` occurrences of the value `x` (left out unless finite and in range).
+    pub fn add_count(&mut self, x: f64, n: u64) {
+        if let Some(i) = self.bin(x) {
+            self.counts[i] += n;
+        }
+    }
+
+    /// The bin holding `x`, if any.
+    fn bin(&self, x: f64) -> Option<usize> {
         let bins = self.counts.len();
         let start = self.edges[0];
         let stop = self.edges[bins];
-        let scale = bins as f64 / (stop - start);
-        for &x in values {
-            if !(start..=stop).contains(&x) {
-                continue;
-            }
-            // A first guess, then moved to the bin whose edges hold x (the guess can be one
-            // off near an edge).
-            let mut i = (((x - start) * scale) as usize).min(bins - 1);
-            if x < self.edges[i] {
-                i = i.saturating_sub(1);
-            } else if i + 1 < bins && x >= self.edges[i + 1] {
-                i += 1;
-            }
-            self.counts[i] += 1;
+        if !(start..=stop).contains(&x) {
+            return None;
         }
+        // A first guess, then moved to the bin whose edges hold x (the guess can be one off
+        // near an edge).
+        let scale = bins as f64 / (stop - start);
+        let mut i = (((x - start) * scale) as usize).min(bins - 1);
+        if x < self.edges[i] {
+            i = i.saturating_sub(1);
+        } else if i + 1 < bins && x >= self.edges[i + 1] {
+            i += 1;
+        }
+        Some(i)
     }
 
     /// Add the counts of `other` (same edges).

@@ -7,11 +7,14 @@
 //! (dequantized first) are summarised; complex and opaque dtypes and blobs are listed with the
 //! reason they are not. Values are accumulated in float64, block by block with a stable
 //! method ([`Moments`]), streaming through the tensor in bounded memory on all cores, tensors
-//! in parallel too.
+//! in parallel too. Tensors of 8- and 16-bit dtypes (bfloat16, float16, float8, int8...) of
+//! some size are instead tallied by bit pattern and summarised from the distinct values
+//! (`tally.rs`): exact counts, two-pass moments, and no decoding in the hot loop.
 
 mod hist;
 mod kernel;
 mod scan;
+mod tally;
 
 use rayon::prelude::*;
 use serde_json::{Value as Json, json};
@@ -240,7 +243,12 @@ fn summarise_one(
         stats.summary = Err(reason);
         return Ok(stats);
     }
-    let moments = match scan::scan(file, index, &Moments::new, progress) {
+    let tallied = tally::tally(file, index, progress)?;
+    let scanned = match &tallied {
+        Some(t) => Ok(t.moments()),
+        None => scan::scan(file, index, &Moments::new, progress),
+    };
+    let moments = match scanned {
         // Values this library cannot make (a quantization without a reference
         // dequantization): not summarised, like an opaque dtype.
         Err(e) if matches!(e.kind(), ErrorKind::Unsupported(_)) => {
@@ -251,7 +259,13 @@ fn summarise_one(
     };
     let hist = match hist {
         Some(bins) if moments.count > 0 => match Histogram::new(moments.min, moments.max, bins) {
-            Some(empty) => Some(scan::scan(file, index, &|| empty.empty_like(), &|_| {})?),
+            Some(mut empty) => Some(match &tallied {
+                Some(t) => {
+                    t.fill(&mut empty);
+                    empty
+                }
+                None => scan::scan(file, index, &|| empty.empty_like(), &|_| {})?,
+            }),
             None => None,
         },
         _ => None,
@@ -297,7 +311,10 @@ pub fn nonfinite(file: &TensorFile) -> (Vec<NonFinite>, Vec<Error>) {
     let found: Vec<Result<Option<NonFinite>>> = indices
         .par_iter()
         .map(|&i| {
-            let Counts(m) = scan::scan(file, i, &|| Counts(Moments::new()), &|_| {})?;
+            let m = match tally::tally(file, i, &|_| {})? {
+                Some(t) => t.moments(),
+                None => scan::scan(file, i, &|| Counts(Moments::new()), &|_| {})?.0,
+            };
             let name = file.entries()[i].info().name().to_string();
             Ok((m.nonfinite() > 0).then_some(NonFinite { name, nan: m.nan, posinf: m.posinf, neginf: m.neginf }))
         })
