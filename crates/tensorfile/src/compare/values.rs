@@ -104,18 +104,7 @@ impl Numeric {
             DType::Int32 => int!(i32),
             DType::UInt64 => int!(u64),
             DType::Int64 => int!(i64),
-            DType::Float16
-            | DType::BFloat16
-            | DType::Float32
-            | DType::Float64
-            | DType::Float8E4M3Fn
-            | DType::Float8E5M2
-            | DType::Float8E4M3Fnuz
-            | DType::Float8E5M2Fnuz
-            | DType::Float8E8M0Fnu
-            | DType::Complex32
-            | DType::Complex64
-            | DType::Complex128 => Numeric::Float(Elements::of(dtype).ok()?),
+            d if d.is_float() || d.is_complex() => Numeric::Float(Elements::of(dtype).ok()?),
             _ => return None,
         })
     }
