@@ -14,7 +14,6 @@ use super::hist::Histogram;
 use super::kernel::Moments;
 use crate::error::Result;
 use crate::file::TensorFile;
-use crate::model::DType;
 use crate::model::elements::Elements;
 use crate::numbers;
 
@@ -26,22 +25,6 @@ pub(crate) struct Tally {
     elements: Elements,
     /// Indexed by bit pattern (256 or 65,536 entries).
     counts: Vec<u64>,
-}
-
-/// Bits per element of a dtype whose values are tallied (8 or 16), or `None`.
-fn tallied_bits(dtype: DType) -> Option<u32> {
-    match dtype {
-        DType::Bool
-        | DType::UInt8
-        | DType::Int8
-        | DType::Float8E4M3Fn
-        | DType::Float8E5M2
-        | DType::Float8E4M3Fnuz
-        | DType::Float8E5M2Fnuz
-        | DType::Float8E8M0Fnu => Some(8),
-        DType::UInt16 | DType::Int16 | DType::Float16 | DType::BFloat16 => Some(16),
-        _ => None,
-    }
 }
 
 /// Counts of 16-bit little-endian patterns in `bytes` (a whole number of elements).
@@ -67,14 +50,19 @@ pub(crate) fn tally(file: &TensorFile, index: usize, progress: &(dyn Fn(u64) + S
     if info.layout().quant().is_some() {
         return Ok(None);
     }
-    let Some(bits) = tallied_bits(info.dtype()) else { return Ok(None) };
+    let Ok(elements) = Elements::of(info.dtype()) else { return Ok(None) };
+    // Tallied: dtypes of one number per one or two bytes (bool, 8-bit integers and floats,
+    // 16-bit integers and floats), whose bit pattern is the value.
+    let group = elements.group_bytes();
+    if elements.group_values() != 1 || group > 2 {
+        return Ok(None);
+    }
+    let bits = 8 * group as u32;
     // A 16-bit table costs more to clear and read than a small tensor costs to decode.
     if bits == 16 && info.numel().unwrap_or(0) < 1 << 16 {
         return Ok(None);
     }
-    let elements = Elements::of(info.dtype())?;
     let pieces = numbers::dense_pieces(file, index, false)?;
-    let group = (bits / 8) as usize;
     let mut counts = vec![0u64; 1 << bits];
     for piece in numbers::aligned(pieces.chunks, group) {
         let piece = piece?;
