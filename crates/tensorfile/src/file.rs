@@ -437,7 +437,16 @@ impl TensorFile {
             }
         }
         let (tensors, blobs) = self.kind_counts();
-        Verification { problems, checksums, decoded_bytes, depth, tensors, blobs, unreadable: self.unreadable().len() }
+        Verification {
+            problems,
+            checksums,
+            decoded_bytes,
+            depth,
+            tensors,
+            blobs,
+            unreadable: self.unreadable().len(),
+            nonfinite: None,
+        }
     }
 }
 
@@ -470,17 +479,35 @@ pub struct Verification {
     pub blobs: usize,
     /// Entries declared but unreadable (each also a problem).
     pub unreadable: usize,
+    /// With [`Verification::check_finite`], the tensors holding NaNs or infinities (each a
+    /// failure); `None` when not checked.
+    pub nonfinite: Option<Vec<crate::stats::NonFinite>>,
 }
 
 impl Verification {
     /// Whether nothing is wrong.
     pub fn ok(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.nonfinite.as_ref().is_none_or(Vec::is_empty)
+    }
+
+    /// Also read every tensor's values of `file` (the file verified) and list each one holding
+    /// NaNs or infinities (`verify --finite`); a tensor whose values cannot be read becomes a
+    /// problem unless it already is one.
+    pub fn check_finite(&mut self, file: &TensorFile) {
+        let (nonfinite, errors) = crate::stats::nonfinite(file);
+        for e in errors {
+            if !self.problems.iter().any(|p| p.tensor().is_some() && p.tensor() == e.tensor()) {
+                self.problems.push(e);
+            }
+        }
+        self.nonfinite = Some(nonfinite);
     }
 
     /// What `tensorfile verify --json` prints (and Python's `File.verify()` returns); `path`
     /// is the file as the user named it. Each problem has its `tensor`, `rule` (id, or null),
-    /// `message` (without the file) and `error` (the whole message).
+    /// `message` (without the file) and `error` (the whole message); after
+    /// [`Verification::check_finite`], `nonfinite` lists the tensors holding NaNs or
+    /// infinities.
     pub fn to_json(&self, path: &str) -> serde_json::Value {
         let problems: Vec<_> = self
             .problems
@@ -494,7 +521,7 @@ impl Verification {
                 })
             })
             .collect();
-        serde_json::json!({
+        let mut value = serde_json::json!({
             "file": path,
             "ok": self.ok(),
             "tensors": self.tensors,
@@ -504,6 +531,10 @@ impl Verification {
             "checksums": self.checksums,
             "decoded_bytes": self.decoded_bytes,
             "problems": problems,
-        })
+        });
+        if let (Some(list), Some(fields)) = (&self.nonfinite, value.as_object_mut()) {
+            fields.insert("nonfinite".into(), list.iter().map(crate::stats::NonFinite::to_json).collect());
+        }
+        value
     }
 }

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use tensorfile::stats::{self, NonFinite};
 use tensorfile::{Depth, Verification};
 
 use super::Outcome;
@@ -34,35 +33,16 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = args.input.open()?;
     let depth = if args.deep { Depth::Deep } else { Depth::Checksums };
-    let verification = file.verify_with(depth);
+    let mut verification = file.verify_with(depth);
+    if args.finite {
+        verification.check_finite(&file);
+    }
     let path = args.input.file.display().to_string();
-    let Verification { problems, checksums, decoded_bytes, tensors, blobs, .. } = &verification;
-    // With --finite, the values of every tensor whose entry reads (a read error is already a
-    // problem above, or becomes one here).
-    let (nonfinite, mut extra): (Vec<NonFinite>, _) =
-        if args.finite { stats::nonfinite(&file) } else { (Vec::new(), Vec::new()) };
-    extra.retain(|e| !problems.iter().any(|p| p.tensor().is_some() && p.tensor() == e.tensor()));
-    let failed = !problems.is_empty() || !extra.is_empty() || !nonfinite.is_empty();
+    let failed = !verification.ok();
     if args.json {
-        let mut value = verification.to_json(&path);
-        if let Some(fields) = value.as_object_mut() {
-            if args.finite {
-                fields.insert("nonfinite".into(), nonfinite.iter().map(NonFinite::to_json).collect());
-                fields.insert("ok".into(), (!failed).into());
-            }
-            if let (false, Some(list)) = (extra.is_empty(), fields.get_mut("problems").and_then(|p| p.as_array_mut())) {
-                list.extend(extra.iter().map(|e| {
-                    serde_json::json!({
-                        "tensor": e.tensor(),
-                        "rule": e.rule().map(|r| r.id()),
-                        "message": e.message(),
-                        "error": e.to_string(),
-                    })
-                }));
-            }
-        }
-        render::json(out, &value)?;
+        render::json(out, &verification.to_json(&path))?;
     } else if !failed {
+        let Verification { checksums, decoded_bytes, tensors, blobs, .. } = &verification;
         let decoded = if args.deep {
             format!("{} decoded", render::size(*decoded_bytes))
         } else {
@@ -80,10 +60,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             writeln!(out, "every value finite")?;
         }
     } else {
-        for p in problems.iter().chain(&extra) {
+        let nonfinite = verification.nonfinite.as_deref().unwrap_or(&[]);
+        for p in &verification.problems {
             writeln!(out, "{}", render::printable(&render::error(p)))?;
         }
-        for t in &nonfinite {
+        for t in nonfinite {
             writeln!(
                 out,
                 "{}: tensor {:?}: not finite: {} NaN, {} +inf, {} -inf",
@@ -94,7 +75,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 t.neginf
             )?;
         }
-        let count = problems.len() + extra.len() + nonfinite.len();
+        let count = verification.problems.len() + nonfinite.len();
         writeln!(out, "FAILED {}: {}", render::printable(&path), render::count(count, "problem"))?;
     }
     Ok(Outcome::failure_if(failed))
