@@ -58,8 +58,9 @@ impl FileFacts {
             tensors,
             blobs,
             unreadable: file.unreadable().len(),
-            data_bytes: entries.iter().map(|e| e.nbytes()).sum(),
-            stored_bytes: entries.iter().map(|e| e.storage().len()).sum(),
+            // Saturating: a sparse tensor's decoded size is not bounded by the file's.
+            data_bytes: entries.iter().fold(0u64, |t, e| t.saturating_add(e.nbytes())),
+            stored_bytes: entries.iter().fold(0u64, |t, e| t.saturating_add(e.storage().len())),
             dtypes,
             metadata: summary.metadata,
             details: summary.details,

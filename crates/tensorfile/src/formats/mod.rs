@@ -286,9 +286,9 @@ pub(crate) fn check_data(info: &TensorInfo, data: &TensorData) -> Result<()> {
     }
 }
 
-/// Open `data` (as `format`, or detected) and decode every entry with checksums verified,
-/// asserting that what decodes has exactly its declared size. Errors are fine; panics are
-/// bugs. The body of the fuzz targets (`fuzz/`) and of the regression test that replays
+/// Open `data` (as `format`, or detected), gather what `info` shows, verify it, and decode
+/// every entry with checksums verified, asserting that what decodes has exactly its declared
+/// size. Errors are fine; panics are bugs. The body of the fuzz targets (`fuzz/`) and of the regression test that replays
 /// their findings on stable Rust.
 #[doc(hidden)]
 pub fn exercise(data: &[u8], format: Option<Format>) {
@@ -298,7 +298,7 @@ pub fn exercise(data: &[u8], format: Option<Format>) {
         None => crate::TensorFile::from_bytes(bytes),
     };
     let Ok(file) = opened else { return };
-    let _ = file.summary();
+    let _ = crate::facts::FileFacts::of(&file);
     let _ = file.verify();
     for (i, entry) in file.entries().iter().enumerate() {
         let _ = entry.info().nbytes();

@@ -207,6 +207,20 @@ fn method_fields_the_runtime_requires() {
     );
 }
 
+/// Planned buffer sizes whose total overflows: `info` says so instead of panicking (found by
+/// fuzz-smoke in CI: the summary summed them unchecked).
+#[test]
+fn planned_memory_that_overflows() {
+    let huge = Value::Vector(vec![Value::Int(0), Value::Int(i64::MAX), Value::Int(i64::MAX)]);
+    let f = open(edited(|r| plan(r).set("non_const_buffer_sizes", Some(huge)))).unwrap();
+    let structure = f.summary().structure.expect("a program is described");
+    assert_eq!(structure.json["methods"][0]["planned_memory_bytes"], serde_json::Value::Null);
+    assert!(structure.text.contains("the sizes overflow"), "{}", structure.text);
+    let fine = Value::Vector(vec![Value::Int(0), Value::Int(100), Value::Int(28)]);
+    let f = open(edited(|r| plan(r).set("non_const_buffer_sizes", Some(fine)))).unwrap();
+    assert_eq!(f.summary().structure.unwrap().json["methods"][0]["planned_memory_bytes"], 128);
+}
+
 #[test]
 fn value_indices_out_of_range() {
     has(

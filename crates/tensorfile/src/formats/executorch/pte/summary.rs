@@ -124,6 +124,8 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
         );
     }
     let buffers = plan.ints("non_const_buffer_sizes")?;
+    // Sizes come from the file: their total may not fit (null then), and must not panic.
+    let planned = buffers.iter().skip(1).filter(|&&b| b > 0).try_fold(0i64, |total, &b| total.checked_add(b));
     let list = |name: &str| -> crate::Result<Vec<Json>> {
         Ok(plan.ints(name)?.into_iter().map(|i| evalue(values, i)).collect())
     };
@@ -140,7 +142,7 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
         "kernel_calls_by_operator": calls,
         "delegates": delegates,
         "non_const_buffer_sizes": buffers,
-        "planned_memory_bytes": buffers.iter().skip(1).filter(|&&b| b > 0).sum::<i64>(),
+        "planned_memory_bytes": planned,
     }))
 }
 
@@ -157,7 +159,7 @@ fn to_json(r: &PteReader) -> crate::Result<Json> {
     for (t, e) in r.program_tensors().iter().zip(r.entries()) {
         let slot = data.entry(t.source.kind()).or_default();
         slot.0 += 1;
-        slot.1 += e.nbytes();
+        slot.1 = slot.1.saturating_add(e.nbytes());
         if let Origin::External { fqn } = &t.source {
             external.push(fqn.clone());
         }
@@ -239,7 +241,10 @@ fn render(j: &Json) -> String {
                 if specs.is_empty() { String::new() } else { format!("; compile specs: {}", specs.join(", ")) }
             );
         }
-        let _ = writeln!(s, "  planned mem  {} bytes", m["planned_memory_bytes"]);
+        match m["planned_memory_bytes"].as_i64() {
+            Some(b) => _ = writeln!(s, "  planned mem  {b} bytes"),
+            None => _ = writeln!(s, "  planned mem  more than {} bytes (the sizes overflow)", i64::MAX),
+        }
     }
     if let Some(d) = j["data"].as_object() {
         for (k, v) in d {
