@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use tempfile::{NamedTempFile, TempPath};
 
 use crate::error::{Error, Result};
+use crate::source::Bytes;
 
 /// Buffer size for streaming writes.
 const BUFFER: usize = 8 << 20;
@@ -97,6 +98,50 @@ impl Seek for FileWriter<'_> {
     }
 }
 
+impl crate::formats::Output for FileWriter<'_> {
+    fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
+        match bytes.mapped_file() {
+            Some((from, offset)) if bytes.len() >= KERNEL_COPY_MIN => {
+                self.0.flush()?;
+                let done = copy_in_kernel(from, offset, self.0.get_mut(), bytes.len())?;
+                self.0.write_all(&bytes[done..])
+            }
+            _ => self.0.write_all(bytes),
+        }
+    }
+}
+
+/// Slices of a mapped file at least this long are copied in the kernel: below it the buffer
+/// takes them with one `memcpy`, and the call would cost more than the copy.
+const KERNEL_COPY_MIN: usize = 256 << 10;
+
+/// Copy `len` bytes of `from` at `offset` to `to` at its current position with
+/// `copy_file_range`, which moves them from page cache to page cache (or shares the blocks,
+/// where the filesystem can) without mapping them into this process. Returns how many were
+/// copied: all of them, or fewer where the kernel refused (another filesystem, an old kernel,
+/// a file it cannot copy), the rest then being the caller's to write.
+#[cfg(target_os = "linux")]
+fn copy_in_kernel(from: &File, offset: u64, to: &mut File, len: usize) -> std::io::Result<usize> {
+    use rustix::io::Errno;
+    let mut done = 0usize;
+    let mut at = offset;
+    while done < len {
+        match rustix::fs::copy_file_range(from, Some(&mut at), &*to, None, len - done) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(Errno::INTR) => continue,
+            Err(Errno::XDEV | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP | Errno::PERM | Errno::BADF) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn copy_in_kernel(_from: &File, _offset: u64, _to: &mut File, _len: usize) -> std::io::Result<usize> {
+    Ok(0)
+}
+
 impl Read for FileWriter<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.0.flush()?;
@@ -139,4 +184,50 @@ pub fn write_atomically(dest: impl AsRef<Path>, fill: impl FnOnce(&mut dyn Write
         w.flush()?;
     }
     f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Output;
+
+    /// Slices of a mapped file, copied in the kernel, land at the writer's position between
+    /// buffered writes, whatever their offsets; owned bytes and short slices are written.
+    #[test]
+    fn mapped_slices_are_copied_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.bin");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        std::fs::write(&src, &data).unwrap();
+        let mapped = Bytes::map_file(&src).unwrap();
+        let pieces = [
+            mapped.slice(7, 1_000_003).unwrap(),
+            mapped.slice(5, 100).unwrap(),
+            Bytes::from_vec(data[..300_000].to_vec()),
+            mapped.slice(1_500_001, 1_499_999).unwrap(),
+        ];
+        let dest = dir.path().join("out.bin");
+        let mut f = AtomicFile::create(&dest).unwrap();
+        let mut expected = Vec::new();
+        {
+            let mut w = f.writer();
+            for (i, piece) in pieces.iter().enumerate() {
+                w.write_all(&[i as u8; 3]).unwrap();
+                expected.extend_from_slice(&[i as u8; 3]);
+                w.write_bytes(piece).unwrap();
+                expected.extend_from_slice(piece);
+            }
+            // Reading back and seeking see the copied bytes.
+            w.seek(SeekFrom::Start(3)).unwrap();
+            let mut head = [0u8; 16];
+            w.read_exact(&mut head).unwrap();
+            assert_eq!(head, data[7..23]);
+            w.seek(SeekFrom::End(0)).unwrap();
+            w.write_all(b"end").unwrap();
+            expected.extend_from_slice(b"end");
+            w.flush().unwrap();
+        }
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), expected);
+    }
 }

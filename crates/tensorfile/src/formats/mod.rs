@@ -155,8 +155,32 @@ pub struct WriteOptions {
 /// Where writers write: a file (or a buffer) they can seek back into, which formats whose
 /// index comes first but depends on the data (`.ptd`) need, and read back, which zTensor 2
 /// needs to confirm that a part equals one already written before storing it once.
-pub trait Output: Write + Seek + Read {}
-impl<T: Write + Seek + Read> Output for T {}
+///
+/// Writers hand over tensor bytes with [`Output::write_bytes`]: an output file copies a slice
+/// of a mapped source file in the kernel (`copy_file_range`), without reading it through the
+/// map; everything else writes the bytes.
+pub trait Output: Write + Seek + Read {
+    /// Write `bytes` whole at the current position, as `write_all` does.
+    fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
+        self.write_all(bytes)
+    }
+}
+
+impl Output for std::io::Cursor<Vec<u8>> {}
+impl Output for std::io::Cursor<&mut Vec<u8>> {}
+impl Output for std::fs::File {}
+
+impl<T: Output + ?Sized> Output for &mut T {
+    fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
+        (**self).write_bytes(bytes)
+    }
+}
+
+impl<T: Output + ?Sized> Output for Box<T> {
+    fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
+        (**self).write_bytes(bytes)
+    }
+}
 
 /// Write `tensors` as a complete file of `format` in memory.
 pub fn write_to_vec(format: Format, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) -> Result<Vec<u8>> {
@@ -210,7 +234,7 @@ pub(crate) fn check_streamed(info: &TensorInfo, got: u64, want: u64) -> Result<(
 /// add up to its size (errors name the tensor; nothing is opened for a tensor that is not
 /// dense): the bytes written. For writers that store a tensor's bytes verbatim.
 pub(crate) fn copy_streamed<'s>(
-    out: &mut dyn Write,
+    out: &mut dyn Output,
     info: &TensorInfo,
     open: &mut dyn FnMut() -> Result<Chunks<'s>>,
 ) -> Result<u64> {
@@ -222,7 +246,7 @@ pub(crate) fn copy_streamed<'s>(
         if got > want {
             break;
         }
-        out.write_all(&piece)?;
+        out.write_bytes(&piece)?;
     }
     check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
     Ok(want)

@@ -17,20 +17,22 @@ type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
 pub struct Bytes {
     owner: Owner,
     range: Range<usize>,
-    mapped: bool,
+    /// The file mapped, when the owner is a map of it: an output file can then copy these
+    /// bytes in the kernel ([`Bytes::mapped_file`]).
+    file: Option<Arc<File>>,
 }
 
 impl Bytes {
     /// Bytes owned by this value.
     pub fn from_vec(v: Vec<u8>) -> Self {
         let len = v.len();
-        Bytes { owner: Arc::new(v), range: 0..len, mapped: false }
+        Bytes { owner: Arc::new(v), range: 0..len, file: None }
     }
 
     /// Bytes held by any owner of a byte buffer (a network buffer, say), without a copy.
     pub fn from_owner(owner: impl AsRef<[u8]> + Send + Sync + 'static) -> Self {
         let len = owner.as_ref().len();
-        Bytes { owner: Arc::new(owner), range: 0..len, mapped: false }
+        Bytes { owner: Arc::new(owner), range: 0..len, file: None }
     }
 
     /// Map a file read-only. Empty files are served from an empty buffer (an empty map is not
@@ -43,7 +45,7 @@ impl Bytes {
         }
         let map = super::mapped::map_read_only(&file).map_err(|e| Error::from(e).in_file(path))?;
         let len = map.len();
-        Ok(Bytes { owner: Arc::new(map), range: 0..len, mapped: true })
+        Ok(Bytes { owner: Arc::new(map), range: 0..len, file: Some(Arc::new(file)) })
     }
 
     /// Read a whole file into memory (no map).
@@ -58,7 +60,7 @@ impl Bytes {
         Ok(Bytes {
             owner: self.owner.clone(),
             range: self.range.start + r.start..self.range.start + r.end,
-            mapped: self.mapped,
+            file: self.file.clone(),
         })
     }
 
@@ -70,7 +72,13 @@ impl Bytes {
 
     /// Whether these bytes live in a memory-mapped file (zero-copy) rather than a buffer.
     pub fn is_mapped(&self) -> bool {
-        self.mapped
+        self.file.is_some()
+    }
+
+    /// For a slice of a mapped file: the file and where in it these bytes start, so that a
+    /// writer can have the kernel copy them (`copy_file_range`) instead of copying the map.
+    pub fn mapped_file(&self) -> Option<(&File, u64)> {
+        self.file.as_deref().map(|f| (f, self.range.start as u64))
     }
 
     /// Whether `self` lies inside the same memory as `other` (same owner, overlapping or not).
@@ -114,7 +122,7 @@ impl PartialEq for Bytes {
 
 impl fmt::Debug for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Bytes({} bytes{})", self.len(), if self.mapped { ", mapped" } else { "" })
+        write!(f, "Bytes({} bytes{})", self.len(), if self.is_mapped() { ", mapped" } else { "" })
     }
 }
 

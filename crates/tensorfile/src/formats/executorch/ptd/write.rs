@@ -200,7 +200,7 @@ impl FormatWriter for PtdWriter<'_> {
                 if again > want {
                     break;
                 }
-                out.write_all(&piece)?;
+                out.write_bytes(&piece)?;
             }
             check_streamed(&TensorInfo::blob(&name, want), again, want).map_err(|e| e.for_tensor(&name))
         })

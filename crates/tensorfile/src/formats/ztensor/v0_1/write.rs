@@ -155,10 +155,21 @@ impl<'w> ZtWriter<'w> {
 
     /// Append bytes to the open blob.
     fn blob_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        self.count_blob_bytes(bytes)?;
+        Ok(self.out.write_all(bytes)?)
+    }
+
+    /// Append a piece of the source to the open blob (copied in the kernel where it can be).
+    fn blob_piece(&mut self, piece: &Bytes) -> Result<()> {
+        self.count_blob_bytes(piece)?;
+        Ok(self.out.write_bytes(piece)?)
+    }
+
+    /// Take `bytes`, about to be written, into the open blob's size and checksum.
+    fn count_blob_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let blob = self.open_blob.as_mut().ok_or_else(|| Error::usage("no blob is open"))?;
         blob.checksum.update(bytes);
         blob.size += bytes.len() as u64;
-        self.out.write_all(bytes)?;
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -273,7 +284,7 @@ impl<'w> ZtWriter<'w> {
                 break;
             }
             if !swap {
-                self.blob_bytes(&piece)?;
+                self.blob_piece(&piece)?;
                 continue;
             }
             let mut rest = &piece[..];

@@ -21,6 +21,7 @@ use crate::checked;
 use crate::error::{Error, Result};
 use crate::formats::{FormatWriter, Output, WriteOptions, check_data};
 use crate::model::{Layout, SparseFormat, TensorData, TensorInfo};
+use crate::source::Bytes;
 
 /// The order canonical form stores a plan in: by name, bytewise.
 pub(crate) fn write_order(plan: &[TensorInfo]) -> Vec<usize> {
@@ -98,7 +99,7 @@ impl<'w> Zt2Writer<'w> {
     }
 
     /// Store `bytes` as a blob, or find the blob already holding the same bytes: its offset.
-    fn blob(&mut self, bytes: &[u8], digest: u64) -> Result<u64> {
+    fn blob(&mut self, bytes: &Bytes, digest: u64) -> Result<u64> {
         let key = (bytes.len() as u64, digest);
         let candidates = self.blobs.get(&key).cloned().unwrap_or_default();
         for offset in candidates {
@@ -108,7 +109,7 @@ impl<'w> Zt2Writer<'w> {
         }
         let offset = canonical::align_up(self.pos)?;
         self.pad_to(offset)?;
-        self.out.write_all(bytes)?;
+        self.out.write_bytes(bytes)?;
         self.pos = checked::add(offset, key.0, "blob end")?;
         self.blobs.entry(key).or_default().push(offset);
         Ok(offset)
@@ -143,7 +144,8 @@ impl FormatWriter for Zt2Writer<'_> {
         let object = self.objects[k].clone();
         let mut parts = Vec::with_capacity(object.parts.len());
         for part in &object.parts {
-            let bytes = data.part(part.source).map_or(&[][..], |b| &b[..]);
+            let empty = Bytes::from_vec(Vec::new());
+            let bytes = data.part(part.source).unwrap_or(&empty);
             if bytes.len() as u64 != part.nbytes {
                 return Err(Error::usage(format!(
                     "{} bytes given for part {}, which needs {}",
@@ -158,7 +160,7 @@ impl FormatWriter for Zt2Writer<'_> {
                     Error::unsupported("zTensor 2 booleans are bytes 0 or 1; this tensor has others").for_tensor(name)
                 );
             }
-            let digest = xxh3_64(bytes);
+            let digest = xxh3_64(&bytes[..]);
             let offset = self.blob(bytes, digest)?;
             let mut fields = vec![
                 ("dtype", Cbor::text(part.dtype)),
