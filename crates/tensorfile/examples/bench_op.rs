@@ -52,6 +52,8 @@ fn sum(bytes: &[u8]) -> u64 {
 /// An output that keeps nothing: where bytes go when only producing them is measured.
 struct Discard(u64);
 
+impl tensorfile::formats::Output for Discard {}
+
 impl Write for Discard {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0 += buf.len() as u64;

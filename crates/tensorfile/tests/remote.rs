@@ -142,6 +142,8 @@ struct SparseFile {
     end: u64,
 }
 
+impl tensorfile::formats::Output for SparseFile {}
+
 impl std::io::Write for SparseFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         use std::os::unix::fs::FileExt;
