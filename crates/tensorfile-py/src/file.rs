@@ -9,7 +9,7 @@ use tensorfile::facts::FileFacts;
 use tensorfile::listing;
 use tensorfile::model::MetaValue;
 use tensorfile::stats::{self, StatsOptions, TensorStats};
-use tensorfile::{Depth, TensorFile};
+use tensorfile::{Access, Depth, TensorFile};
 
 use crate::errors::IntoPy;
 use crate::tensor::NativeTensor;
@@ -41,11 +41,27 @@ impl NativeFile {
 impl NativeFile {
     /// Open `path` (format detected by content); `data` is the `.ptd` holding an ExecuTorch
     /// program's external tensors.
+    /// `access`: `map` (the default), `whole` (read whole first, around the page cache) or
+    /// `auto` (whole when the file is not cached), for a local file without `data`.
     #[staticmethod]
-    #[pyo3(signature = (path, data=None))]
-    fn open(py: Python<'_>, path: PathBuf, data: Option<PathBuf>) -> PyResult<NativeFile> {
+    #[pyo3(signature = (path, data=None, access="map"))]
+    fn open(py: Python<'_>, path: PathBuf, data: Option<PathBuf>, access: &str) -> PyResult<NativeFile> {
         let display = path.display().to_string();
-        let file = py.detach(|| TensorFile::open_with_data(&path, data.as_deref())).py()?;
+        let access = match access {
+            "map" => Access::Map,
+            "whole" => Access::ReadWhole,
+            "auto" => Access::ReadWholeIfCold,
+            other => {
+                return Err(tensorfile::Error::usage(format!("access must be 'map', 'whole' or 'auto', not {other:?}")))
+                    .py();
+            }
+        };
+        let file = py
+            .detach(|| match (&data, access) {
+                (None, access) if access != Access::Map => TensorFile::open_with(&path, access),
+                _ => TensorFile::open_with_data(&path, data.as_deref()),
+            })
+            .py()?;
         Ok(NativeFile { file: Arc::new(file), path: display })
     }
 

@@ -5,9 +5,9 @@
 //! where `seconds` covers the operation alone (not the process start).
 //!
 //! Usage: bench_op TOOL OP FILE [OUT] [OPTION]
-//!   tensorfile  open | list | read | read-one (the largest tensor up to 64 MiB) | write-zt | write-zt-zstd | write-zt-zstd-1 |
-//!               write-zt2 | convert | convert-zstd (OUT for writes and conversions; its extension picks the format;
-//!               -zstd: compressed, for .zt; write-zt2: zTensor 2, checksums not checked while reading) | zstd | zstd-1
+//!   tensorfile  open | list | read | load (read, a file that is not cached read whole first) | read-one (the largest tensor up to 64 MiB) | write-zt | write-zt-zstd | write-zt-zstd-1 |
+//!               write-zt2 | convert | convert-zstd | convert-unchecked (OUT for writes and conversions; its
+//!               extension picks the format; -zstd: compressed, for .zt; -unchecked: no checksum written or checked; write-zt2: zTensor 2, checksums not checked while reading) | zstd | zstd-1
 //!               (compress into a .zt that goes nowhere: the CPU work alone; -1: one thread)
 //!               | dequantize (FILE NAME THREADS [reuse]: tensor NAME decoded to float32 on THREADS
 //!               threads, 0 for one per core; only the decoding is timed, its stored bytes read
@@ -18,6 +18,8 @@
 //!                                    canonical form, published as the crate publishes)
 //!   mmap        read              (sum every byte of the file: the warm-read limit)
 //!   write       plain             (write_all of FILE's tensor bytes to OUT: the write limit)
+//!   dd          direct            (dd iflag=direct bs=64M of FILE: the disk's sequential read)
+//!   cp          sync              (coreutils `cp FILE OUT`, then OUT synced: the copy limit)
 //!   curl        read | read-mem   (FILE a URL: `curl` fetching it whole into /dev/null, or
 //!                                  into memory: a file in /dev/shm, removed after)
 //!
@@ -32,7 +34,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use tensorfile::TensorFile;
+use tensorfile::{Access, TensorFile};
 use tensorfile::convert::{ConvertOptions, convert_file, convert_to_writer};
 use tensorfile::formats::{Compression, Format, WriteOptions};
 use tensorfile::model::{ChecksumKind, DType};
@@ -90,7 +92,10 @@ fn map(path: &Path) -> Bytes {
 }
 
 fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
-    let file = TensorFile::open(path).expect("open");
+    // load: every tensor into memory as a loader does, a file that is not cached read whole
+    // with direct I/O first.
+    let access = if op == "load" { Access::ReadWholeIfCold } else { Access::Map };
+    let file = TensorFile::open_with(path, access).expect("open");
     let tensors = file.entries().len();
     match op {
         "open" | "list" => {
@@ -101,7 +106,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             });
             Outcome { bytes: 0, tensors, sum: listed.sum() }
         }
-        "read" => {
+        "read" | "load" => {
             let (mut bytes, mut total) = (0, 0u64);
             let all: Vec<usize> = (0..tensors).collect();
             file.read_each(&all, false, &mut |_, data| {
@@ -152,10 +157,14 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
             let report = convert_file(&file, out.expect("OUT"), &options, &mut |_| {}).expect("convert");
             Outcome { bytes: report.bytes, tensors: report.tensors, sum: 0 }
         }
-        "convert" | "convert-zstd" => {
-            let compression = if op == "convert" { Compression::None } else { Compression::Zstd(3) };
+        "convert" | "convert-zstd" | "convert-unchecked" => {
+            let compression = if op == "convert-zstd" { Compression::Zstd(3) } else { Compression::None };
+            // -unchecked: no checksum written (zTensor) nor checked while reading.
+            let unchecked = op == "convert-unchecked";
+            let checksum = if unchecked { ChecksumKind::None } else { WriteOptions::default().checksum };
             let options = ConvertOptions {
-                write: WriteOptions { compression, ..WriteOptions::default() },
+                write: WriteOptions { compression, checksum, ..WriteOptions::default() },
+                verify: !unchecked,
                 ..ConvertOptions::default()
             };
             let report = convert_file(&file, out.expect("OUT"), &options, &mut |_| {}).expect("convert");
@@ -356,6 +365,24 @@ fn main() {
             let seconds = start.elapsed().as_secs_f64();
             println!("{{\"seconds\": {seconds}, \"bytes\": {bytes}, \"tensors\": {}, \"sum\": 0}}", data.len());
             return;
+        }
+        "dd" => {
+            // The disk's own sequential direct read: dd with O_DIRECT, 64 MiB requests.
+            let got = std::process::Command::new("dd")
+                .arg(format!("if={}", path.display()))
+                .args(["of=/dev/null", "bs=64M", "iflag=direct", "status=none"])
+                .status()
+                .expect("run dd");
+            assert!(got.success(), "dd failed");
+            Outcome { bytes: std::fs::metadata(path).expect("stat").len(), tensors: 0, sum: 0 }
+        }
+        "cp" => {
+            // coreutils cp, then the copy synced: the durability of an atomic write.
+            let out = out.expect("OUT");
+            let status = std::process::Command::new("cp").arg(path).arg(out).status().expect("run cp");
+            assert!(status.success(), "cp failed");
+            File::open(out).expect("open the copy").sync_all().expect("sync");
+            Outcome { bytes: std::fs::metadata(out).expect("stat").len(), tensors: 0, sum: 0 }
         }
         "curl" => {
             let into = match op {

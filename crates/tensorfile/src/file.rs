@@ -32,6 +32,21 @@ pub struct TensorFile {
     source: Option<Source>,
 }
 
+/// How [`TensorFile::open_with`] reaches a local file's bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Mapped: nothing is read until a tensor is, and the pages are the page cache's.
+    #[default]
+    Map,
+    /// Read whole into memory first, around the page cache ([`Bytes::read_direct`]): the
+    /// fastest way to every tensor of a file that is not cached; tensors are views of that
+    /// memory.
+    ReadWhole,
+    /// [`Access::ReadWhole`] when the file is not in the page cache (a few pages of it
+    /// probed), else [`Access::Map`]: what loading every tensor wants.
+    ReadWholeIfCold,
+}
+
 impl TensorFile {
     /// Map `path` and open it. A folder, or the index of a sharded checkpoint
     /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
@@ -39,11 +54,23 @@ impl TensorFile {
     ///
     /// A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote object ([`Self::open_url`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, Access::Map)
+    }
+
+    /// [`Self::open`], a local file's bytes reached as `access` says (a URL or a folder opens
+    /// as [`Self::open`] opens it).
+    pub fn open_with(path: impl AsRef<Path>, access: Access) -> Result<Self> {
         let path = path.as_ref();
         if let Some(url) = source::url_of(path) {
             return Self::open_url(url);
         }
-        let bytes = match Bytes::map_file(path) {
+        let whole = match access {
+            Access::Map => false,
+            Access::ReadWhole => true,
+            Access::ReadWholeIfCold => !path.is_dir() && !source::is_cached(path),
+        };
+        let bytes = if whole { Bytes::read_direct(path).map(|(b, _)| b) } else { Bytes::map_file(path) };
+        let bytes = match bytes {
             Ok(bytes) => bytes,
             // A folder cannot be mapped: only then is it worth asking whether it is one.
             Err(_) if path.is_dir() => return Self::from_set(ShardSet::open_folder(path), Some(path)),

@@ -66,6 +66,6 @@ pub mod internals {
 }
 
 pub use error::{Error, ErrorKind, Hint, Result, Rule};
-pub use file::{Depth, READ_AHEAD_BYTES, TensorFile, Verification};
+pub use file::{Access, Depth, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Compression, Format, WriteOptions};
 pub use model::{DType, Entry, Kind, Layout, TensorData, TensorInfo};

@@ -243,10 +243,15 @@ def _framework(array: np.ndarray, framework: str):
 
 
 class File(Mapping):
-    """An opened tensor file: a read-only mapping of name to `Tensor`, in file order."""
+    """An opened tensor file: a read-only mapping of name to `Tensor`, in file order.
 
-    def __init__(self, path, data=None):
-        self._native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data))
+    `access` says how a local file's bytes are reached: "map" (mapped: nothing is read until a
+    tensor is), "whole" (read whole into memory first, with direct I/O around the page cache:
+    the fastest way to every tensor of a file that is not cached) or "auto" ("whole" when the
+    file is not in the page cache, else "map"; what `load_file` uses)."""
+
+    def __init__(self, path, data=None, *, access="map"):
+        self._native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data), access)
         self._names = self._native.names()
 
     @property
@@ -383,7 +388,7 @@ def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) ->
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
     file's tensors are fetched ahead, several at a time."""
     _check_framework(framework, device)
-    with File(path, data) as f:
+    with File(path, data, access="auto") as f:
         tensors = [f[name] for name in f]
         f._file.load_tensors(tensors)
         if framework == "numpy":

@@ -182,6 +182,25 @@ impl<T: Output + ?Sized> Output for Box<T> {
     }
 }
 
+/// Pieces at least this long are hashed on another thread while they are written.
+const HASH_BESIDE_MIN: usize = 4 << 20;
+
+/// Write `piece` to `out` and pass its bytes to `hash` (a checksum being computed). A large
+/// piece is hashed on a second thread while it is written: reading the source for the
+/// checksum then costs no time beside a copy the kernel makes ([`Output::write_bytes`]).
+pub(crate) fn write_hashing(out: &mut dyn Output, piece: &Bytes, hash: impl FnOnce(&[u8]) + Send) -> Result<()> {
+    if piece.len() < HASH_BESIDE_MIN {
+        hash(piece);
+        return Ok(out.write_bytes(piece)?);
+    }
+    std::thread::scope(|s| {
+        let hashing = s.spawn(|| hash(piece));
+        let written = out.write_bytes(piece);
+        hashing.join().map_err(|_| Error::usage("hashing a piece panicked"))?;
+        Ok(written?)
+    })
+}
+
 /// Write `tensors` as a complete file of `format` in memory.
 pub fn write_to_vec(format: Format, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) -> Result<Vec<u8>> {
     let plan: Vec<TensorInfo> = tensors.iter().map(|(i, _)| i.clone()).collect();

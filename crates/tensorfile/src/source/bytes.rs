@@ -48,6 +48,16 @@ impl Bytes {
         Ok(Bytes { owner: Arc::new(map), range: 0..len, file: Some(Arc::new(file)) })
     }
 
+    /// Read a whole file into memory around the page cache (`O_DIRECT`, several reads in
+    /// flight; buffered where direct I/O is refused): for a file that is not cached, the disk's
+    /// own rate. The bytes are owned (no view of the file), and how they were read is said.
+    pub fn read_direct(path: &Path) -> Result<(Self, super::ReadPath)> {
+        let (buffer, len, how) = super::direct::read_whole(path).map_err(|e| Error::from(e).in_file(path))?;
+        let buffer = buffer.make_read_only().map_err(|e| Error::from(e).in_file(path))?;
+        let whole = Bytes::from_owner(buffer);
+        Ok((whole.slice(0, len)?, how))
+    }
+
     /// Read a whole file into memory (no map).
     pub fn read_file(path: &Path) -> Result<Self> {
         let v = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;

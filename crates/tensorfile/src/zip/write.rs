@@ -2,10 +2,11 @@
 //! folder, each entry's data at a multiple of 64 bytes (padded by an `FB` extra field), zip64
 //! end records always present.
 
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{SeekFrom, Write};
 
 use super::ALIGNMENT;
 use crate::error::{Error, Result};
+use crate::formats::{Output, write_hashing};
 use crate::model::Chunks;
 
 struct Central {
@@ -183,7 +184,7 @@ impl<W: Write> ZipWriter<W> {
     }
 }
 
-impl<W: Write + Seek> ZipWriter<W> {
+impl<W: Output> ZipWriter<W> {
     /// Add record `name` holding `size` bytes that arrive in pieces, stored: the data is
     /// written as it comes and the CRC-32 filled into the local header afterwards, so the
     /// record never sits whole in memory. Errors if the pieces add up to another size.
@@ -199,8 +200,8 @@ impl<W: Write + Seek> ZipWriter<W> {
             if written > size {
                 break;
             }
-            crc.update(&piece);
-            self.put(&piece)?;
+            write_hashing(&mut self.out, &piece, |b| crc.update(b))?;
+            self.pos += piece.len() as u64;
         }
         if written != size {
             return Err(Error::usage(format!("zip record {name}: {written} bytes given, {size} declared")));

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod access;
 mod cast;
 mod conformance;
 mod convert;

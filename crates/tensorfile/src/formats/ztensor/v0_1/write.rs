@@ -15,7 +15,9 @@ use super::{ALIGNMENT, MAGIC, check_supported, dtype_name, sparse};
 use crate::error::{Error, Result};
 use crate::formats::ztensor::cbor::Encoder;
 use crate::formats::ztensor::zstd_frames;
-use crate::formats::{Compression, FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::formats::{
+    Compression, FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size, write_hashing,
+};
 use crate::model::{
     ByteOrder, Checksum, ChecksumHasher, ChecksumKind, Chunks, Layout, MetaValue, TensorData, TensorInfo, gather,
 };
@@ -159,10 +161,14 @@ impl<'w> ZtWriter<'w> {
         Ok(self.out.write_all(bytes)?)
     }
 
-    /// Append a piece of the source to the open blob (copied in the kernel where it can be).
+    /// Append a piece of the source to the open blob (copied in the kernel where it can be,
+    /// its checksum computed beside the copy).
     fn blob_piece(&mut self, piece: &Bytes) -> Result<()> {
-        self.count_blob_bytes(piece)?;
-        Ok(self.out.write_bytes(piece)?)
+        let blob = self.open_blob.as_mut().ok_or_else(|| Error::usage("no blob is open"))?;
+        write_hashing(&mut *self.out, piece, |b| blob.checksum.update(b))?;
+        blob.size += piece.len() as u64;
+        self.pos += piece.len() as u64;
+        Ok(())
     }
 
     /// Take `bytes`, about to be written, into the open blob's size and checksum.

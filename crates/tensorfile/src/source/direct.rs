@@ -1,0 +1,163 @@
+//! Reading a whole file into memory around the page cache: `O_DIRECT` reads of large aligned
+//! pieces, several in flight, straight into one anonymous buffer. For a file that is not
+//! cached this reads at the disk's own rate with no copy out of the page cache and no page
+//! faults on a file map; where the filesystem refuses direct I/O (tmpfs, some network and
+//! FUSE filesystems) the same pieces are read buffered.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use memmap2::MmapMut;
+
+/// Bytes per read: large enough that the disk sees long sequential requests, small enough
+/// that every reader thread has several.
+const PIECE: usize = 8 << 20;
+/// Reads in flight at once (threads, each blocking on one read at a time).
+const IN_FLIGHT: usize = 8;
+/// The alignment direct I/O asks of offsets, lengths and buffer addresses (the logical block
+/// size is at most this on the disks we meet; the buffer is page-aligned).
+const ALIGN: usize = 4096;
+
+/// Whether a file was read around the page cache or through it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadPath {
+    /// `O_DIRECT`: the disk into the buffer.
+    Direct,
+    /// Buffered reads: direct I/O was refused.
+    Buffered,
+}
+
+/// The whole file at `path`, read into a new buffer of its size (rounded up to the
+/// alignment, which the caller slices off), with how it was read.
+pub(super) fn read_whole(path: &Path) -> io::Result<(MmapMut, u64, ReadPath)> {
+    let buffered = File::open(path)?;
+    let len = buffered.metadata()?.len();
+    let size = usize::try_from(len)
+        .ok()
+        .and_then(|l| l.checked_next_multiple_of(ALIGN))
+        .ok_or_else(|| io::Error::other(format!("a file of {len} bytes does not fit in memory")))?;
+    let mut buffer = MmapMut::map_anon(size.max(ALIGN))?;
+    let direct = open_direct(path);
+    let path_taken = if direct.is_some() { ReadPath::Direct } else { ReadPath::Buffered };
+    let pieces: Vec<(u64, &mut [u8])> =
+        buffer[..size].chunks_mut(PIECE).enumerate().map(|(i, p)| ((i * PIECE) as u64, p)).collect();
+    let mut lanes: Vec<Vec<(u64, &mut [u8])>> = (0..IN_FLIGHT).map(|_| Vec::new()).collect();
+    for (i, piece) in pieces.into_iter().enumerate() {
+        lanes[i % IN_FLIGHT].push(piece);
+    }
+    std::thread::scope(|s| {
+        let readers: Vec<_> = lanes
+            .into_iter()
+            .filter(|lane| !lane.is_empty())
+            .map(|lane| {
+                let (direct, buffered) = (direct.as_ref(), &buffered);
+                s.spawn(move || lane.into_iter().try_for_each(|(at, piece)| read_piece(direct, buffered, at, piece, len)))
+            })
+            .collect();
+        readers.into_iter().try_for_each(|r| r.join().unwrap_or_else(|_| Err(io::Error::other("a reader panicked"))))
+    })?;
+    Ok((buffer, len, path_taken))
+}
+
+/// Pages probed by [`is_cached`], spread evenly over the file.
+const PROBES: u64 = 16;
+
+/// Whether the file at `path` looks cached: every one of a few pages spread over it is in
+/// the page cache (`preadv2` with `RWF_NOWAIT`, which reads only what needs no disk). Where
+/// that cannot be asked, `true` (the map, which costs nothing when it is wrong).
+#[cfg(target_os = "linux")]
+pub fn is_cached(path: &Path) -> bool {
+    use rustix::io::{Errno, ReadWriteFlags};
+    let Ok(file) = File::open(path) else { return true };
+    let Ok(len) = file.metadata().map(|m| m.len()) else { return true };
+    let mut page = [0u8; 4096];
+    for k in 0..PROBES.min(len.div_ceil(4096)) {
+        let at = (len / PROBES * k) / 4096 * 4096;
+        match rustix::io::preadv2(&file, &mut [io::IoSliceMut::new(&mut page)], at, ReadWriteFlags::NOWAIT) {
+            Err(Errno::AGAIN) => return false,
+            Ok(_) => {}
+            Err(_) => return true,
+        }
+    }
+    true
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn is_cached(_path: &Path) -> bool {
+    true
+}
+
+/// The file opened for direct I/O, or `None` where that is refused.
+#[cfg(target_os = "linux")]
+fn open_direct(path: &Path) -> Option<File> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECT | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    Some(File::from(fd))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_direct(_path: &Path) -> Option<File> {
+    None
+}
+
+/// Fill `piece` with the file's bytes at `at` (zeros past its end): directly where it can,
+/// the rest buffered (a direct read refused mid-file, or ending short of an aligned place).
+fn read_piece(direct: Option<&File>, buffered: &File, at: u64, piece: &mut [u8], len: u64) -> io::Result<()> {
+    let want = usize::try_from(len.saturating_sub(at)).unwrap_or(usize::MAX).min(piece.len());
+    let mut done = 0usize;
+    if let Some(direct) = direct {
+        while done < want {
+            // Whole aligned blocks only: the tail past the file's end reads short.
+            match read_at(direct, &mut piece[done..], at + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+            if done % ALIGN != 0 {
+                break;
+            }
+        }
+        done = done.min(want);
+    }
+    while done < want {
+        match read_at(buffered, &mut piece[done..want], at + done as u64) {
+            Ok(0) => {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file shrank while it was read"));
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_byte_of_odd_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0usize, 1, 4095, 4096, 4097, PIECE - 1, PIECE + 12_345, 3 * PIECE + 1] {
+            let path = dir.path().join(format!("f{len}"));
+            let data: Vec<u8> = (0..len as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+            std::fs::write(&path, &data).unwrap();
+            let (buffer, got_len, _) = read_whole(&path).unwrap();
+            assert_eq!(got_len, len as u64);
+            assert_eq!(&buffer[..len], &data[..], "{len} bytes");
+        }
+    }
+}
