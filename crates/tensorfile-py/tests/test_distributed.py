@@ -190,3 +190,56 @@ def test_process_group_needs_torch_tensors(tmp_path):
     tensorfile.save_file({"x": torch.zeros(3)}, path)
     with pytest.raises(tensorfile.UsageError, match="framework='torch'"):
         tensorfile.load_file(path, process_group=object())
+
+
+@pytest.fixture
+def server(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+    from benchlib.server import Nginx, nginx_binary
+
+    if nginx_binary() is None:
+        if os.environ.get("TENSORFILE_REQUIRE_SERVERS") == "1":
+            pytest.fail("nginx is needed for the remote tests: apt-get install nginx-light")
+        pytest.skip("nginx not installed")
+    root = tmp_path / "served"
+    root.mkdir()
+    s = Nginx(root)
+    yield s
+    s.stop()
+
+
+@pytest.mark.parametrize("world_size", [2, 3, 4])
+def test_each_rank_fetches_its_share_of_a_remote_file(tmp_path, server, world_size):
+    g = torch.Generator().manual_seed(world_size)
+    tensors = {f"block.{k}": torch.randn(1000 + 700 * (k % 5), 64, generator=g) for k in range(16)}
+    largest = max(t.numel() * 4 for t in tensors.values())
+    jobs, files = [], []
+    for name in ("model.safetensors", "model.zt"):
+        path = server.root / name
+        tensorfile.save_file(tensors, path)
+        os.chmod(path, 0o644)
+        files.append(path)
+        # Each rank its own path to the same file (a link), so that nginx's log tells them apart.
+        jobs.append({"paths": [f"http://127.0.0.1:{server.port}/{name}.rank{r}/{name}" for r in range(world_size)]})
+        for r in range(world_size):
+            (server.root / f"{name}.rank{r}").mkdir()
+            os.link(path, server.root / f"{name}.rank{r}" / name)
+    opening = []  # what opening each file (reading its index) fetches
+    for path in files:
+        before = server.sent()
+        tensorfile.open(server.url(path)).close()
+        opening.append(server.sent() - before)
+    results = run_group(tmp_path, world_size, jobs)
+
+    data_bytes = sum(t.numel() * 4 for t in tensors.values())
+    for k, path in enumerate(files):
+        want = plain(path)
+        plan = tensorfile.distributed_plan(path, world_size)
+        fetched = [server.sent(f"{path.name}.rank{r}/") for r in range(world_size)]
+        print(f"{path.name}, {world_size} ranks: fetched {fetched}, planned {[p['bytes'] for p in plan]}, opening {opening[k]}")
+        for r in range(world_size):
+            assert results[r][k]["tensors"] == want
+            # Its share and the index; a read ahead may fetch up to 64 KiB more.
+            assert plan[r]["bytes"] <= fetched[r] <= plan[r]["bytes"] + opening[k] + 65_536, (r, fetched, plan)
+            assert fetched[r] <= data_bytes / world_size + largest + opening[k] + 65_536
+        assert sum(fetched) <= data_bytes + world_size * (opening[k] + 65_536)
