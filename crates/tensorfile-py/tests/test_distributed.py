@@ -4,7 +4,6 @@ every tensor of a plain load (dtype, shape, bytes), having read from storage onl
 of tensors (`distributed_plan`), and, from a remote file served by nginx, about 1/N of the bytes
 (counted by nginx)."""
 
-import hashlib
 import json
 import os
 import subprocess
@@ -56,11 +55,9 @@ def run_group(tmp_path: Path, world_size: int, jobs: list) -> list:
 
 def plain(path) -> dict:
     """name: [dtype, shape, sha256 of the bytes] of a plain `load_file`, as the worker records."""
-    out = {}
-    for name, t in tensorfile.load_file(path, framework="torch").items():
-        flat = t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
-        out[name] = [str(t.dtype).removeprefix("torch."), list(t.shape), hashlib.sha256(flat.numpy().tobytes()).hexdigest()]
-    return out
+    from distributed_worker import record
+
+    return {name: record(t) for name, t in tensorfile.load_file(path, framework="torch").items()}
 
 
 def model() -> dict:
@@ -119,6 +116,12 @@ def test_every_rank_gets_every_tensor_reading_its_share(tmp_path, world_size):
     data[last["offset"]] ^= 0xFF  # the last tensor's zstd frame is broken: the last rank reads it
     broken.write_bytes(bytes(data))
 
+    from distributed_worker import record
+
+    assert plain(files[0]) == {name: record(t) for name, t in model().items()}
+    with tensorfile.open(files[4]) as f:
+        assert not f["t"].memory()[0] and f["col"].shape == [24]  # decoded from strides, not mapped
+
     jobs = [{"path": str(p)} for p in files]
     jobs.append({"path": str(files[0]), "budget": 1000})  # batches and broadcasts of <= 1000 bytes
     jobs.append({"path": str(files[4]), "group": "tail"})  # group ranks are not global ranks
@@ -139,11 +142,10 @@ def test_every_rank_gets_every_tensor_reading_its_share(tmp_path, world_size):
             assert got["disjoint"] and got["writable"]
         assert sorted(sum(reads, [])) == sorted(n for n in want if n not in ("empty", "empty.tail"))
 
-    small, tail, mismatch, missing, corrupt, numpy, after = results[0][len(files) :]
-    want = plain(files[0])
+    want, reads = plain(files[0]), expected_reads(files[0], world_size)
     for r in range(world_size):
         small = results[r][len(files)]
-        assert small["tensors"] == want and small["read"] == expected_reads(files[0], world_size)[r]
+        assert small["tensors"] == want and small["read"] == reads[r]
     assert results[0][len(files) + 1] == {"skipped": True}
     want_pt, reads_pt = plain(files[4]), expected_reads(files[4], world_size - 1)
     for r in range(1, world_size):
@@ -236,7 +238,8 @@ def test_each_rank_fetches_its_share_of_a_remote_file(tmp_path, server, world_si
         want = plain(path)
         plan = tensorfile.distributed_plan(path, world_size)
         fetched = [server.sent(f"{path.name}.rank{r}/") for r in range(world_size)]
-        print(f"{path.name}, {world_size} ranks: fetched {fetched}, planned {[p['bytes'] for p in plan]}, opening {opening[k]}")
+        planned = [p["bytes"] for p in plan]
+        print(f"{path.name}, {world_size} ranks: fetched {fetched}, planned {planned}, opening {opening[k]}")
         for r in range(world_size):
             assert results[r][k]["tensors"] == want
             # Its share and the index; a read ahead may fetch up to 64 KiB more.

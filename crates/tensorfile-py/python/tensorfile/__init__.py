@@ -39,7 +39,8 @@ from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
-    "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "formats", "load_file", "open", "save_file", "stats", "__version__",
+    "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "formats", "load_file", "open",
+    "save_file", "stats", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
