@@ -4,7 +4,7 @@ JSON list with `load_file(..., process_group=...)`, and writes what each job gav
     python distributed_worker.py RANK WORLD_SIZE STORE JOBS OUT
 
 A job is `{"path": p}` or `{"paths": [one per rank]}`, with optional `budget` (bytes of a
-batch), `framework`, and `group`: "world" (default) or "tail", a group of ranks 1..N-1 made
+batch) or `budgets` (one per rank), `framework`, and `group`: "world" (default) or "tail", a group of ranks 1..N-1 made
 with `new_group` (rank 0 sits that job out). Its result: `tensors` (name: [dtype, shape,
 sha256 of the bytes]), `read` (the tensors this rank read from storage, in order), `disjoint`
 (no two tensors share memory), `writable` (each tensor takes a write); or `error`, `message`.
@@ -47,7 +47,7 @@ def main() -> None:
     results = []
     for job in json.loads(open(jobs, encoding="utf-8").read()):
         read.clear()
-        td.BUDGET = job.get("budget", default_budget)
+        td.BUDGET = job["budgets"][rank] if "budgets" in job else job.get("budget", default_budget)
         group = dist.group.WORLD if job.get("group", "world") == "world" else tail
         if group is tail and rank == 0:
             results.append({"skipped": True})

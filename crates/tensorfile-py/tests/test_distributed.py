@@ -129,6 +129,7 @@ def test_every_rank_gets_every_tensor_reading_its_share(tmp_path, world_size):
     jobs.append({"paths": [str(tmp_path / "missing.zt")] + [str(files[0])] * (world_size - 1)})
     jobs.append({"path": str(broken)})
     jobs.append({"path": str(files[0]), "framework": "numpy"})
+    jobs.append({"path": str(files[0]), "budgets": [1000] + [2000] * (world_size - 1)})
     jobs.append({"path": str(files[1])})  # the group still works after every refusal
     results = run_group(tmp_path, world_size, jobs)
 
@@ -152,7 +153,9 @@ def test_every_rank_gets_every_tensor_reading_its_share(tmp_path, world_size):
         tail = results[r][len(files) + 1]
         assert tail["tensors"] == want_pt and tail["read"] == reads_pt[r - 1]
     for r in range(world_size):
-        mismatch, missing, corrupt, numpy, after = results[r][len(files) + 2 :]
+        mismatch, missing, corrupt, numpy, budgets, after = results[r][len(files) + 2 :]
+        assert budgets["error"] == "UsageError" and "BUDGET" in budgets["message"]
+        assert budgets["message"].endswith(f"{[[0], list(range(1, world_size))]}")
         assert mismatch["error"] == "UsageError" and "do not see the same file" in mismatch["message"]
         assert mismatch["read"] == []
         assert missing["error"] == "FileError"

@@ -146,20 +146,22 @@ def _raise_if_failed(records: list, mine, rank: int, what: str) -> None:
     raise cls(f"rank {k} of the process group failed to {what}: {message}")
 
 
-def _comm_device(group, device):
-    """Where the exchanged buffers live: the device with NCCL, the CPU otherwise."""
+def _comm_device(group, device) -> tuple:
+    """Where the exchanged buffers live: the device with NCCL, the CPU otherwise; and the
+    error of a NCCL group asked for CPU tensors (raised once every rank has heard of it)."""
     import torch
     import torch.distributed as dist
 
     backend = str(dist.get_backend(group)).lower()
     if device.type == "cuda" and "nccl" in backend:
-        return device if device.index is not None else torch.device("cuda", torch.cuda.current_device())
+        return (device if device.index is not None else torch.device("cuda", torch.cuda.current_device())), None
     if backend == "nccl":
-        raise UsageError(
+        refused = UsageError(
             f"a NCCL process group exchanges device memory: give device='cuda:N' (not {str(device)!r}), "
             "or use a gloo group for CPU tensors"
         )
-    return torch.device("cpu")
+        return torch.device("cuda", torch.cuda.current_device()), refused
+    return torch.device("cpu"), None
 
 
 def _global_rank(group, rank: int) -> int:
@@ -178,10 +180,11 @@ def _read(native, tensors: list) -> list:
 
 
 def _fill(buffer, native, tensors: list, batch: _Batch) -> None:
-    """Copy the owner's tensors of `batch` into `buffer`."""
+    """Copy the owner's tensors of `batch` into `buffer`. The bytes are read into tensors of
+    their own, dropped once copied: a remote file's bytes are not held past their batch."""
     import torch
 
-    chosen = [tensors[i] for i, _ in batch.items]
+    chosen = [NativeTensor(native, tensors[i].name) for i, _ in batch.items]
     sources = _read(native, chosen)
     if buffer.device.type == "cpu":
         view = buffer.numpy()
@@ -204,17 +207,18 @@ def load(path, device, data, group) -> dict:
     from . import _check_plain
 
     device = torch.device(device)
-    comm = _comm_device(group, device)
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
     if rank < 0:
         raise UsageError("this process is not a member of process_group")
+    comm, error = _comm_device(group, device)
     budget = BUDGET
-    if not isinstance(budget, int) or budget < 1:
-        raise UsageError(f"tensorfile._distributed.BUDGET is a positive number of bytes, not {budget!r}")
-
-    error = native = tensors = dtypes = None
+    native = tensors = dtypes = None
     digest = bytes(_DIGEST)
     try:
+        if error is not None:
+            raise error
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise UsageError(f"tensorfile._distributed.BUDGET is a positive number of bytes, not {budget!r}")
         native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data))
         tensors = [NativeTensor(native, name) for name in native.names()]
         for t in tensors:
