@@ -64,8 +64,8 @@ class Nginx:
         time.sleep(0.05)  # a request's line is written when it completes
         if not self.log.exists():
             return 0
-        lines = [line.split() for line in self.log.read_text().splitlines() if line.strip()]
-        return sum(int(f[2]) for f in lines if f[3].startswith(f"/{under}"))
+        lines = [line.split(" ", 3) + [""] for line in self.log.read_text().splitlines() if line.strip()]
+        return sum(int(f[2]) for f in lines if not under or f[3].startswith(f"/{under}"))
 
     def stop(self) -> None:
         self.process.terminate()
