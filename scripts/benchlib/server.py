@@ -41,7 +41,7 @@ class Nginx:
             + f"daemon off;\nworker_processes 2;\npid {self.work / 'nginx.pid'};\nerror_log {self.work / 'error.log'};\n"
             + "events { worker_connections 256; }\n"
             + "http { sendfile on; tcp_nopush on; keepalive_requests 100000;\n"
-            + "  log_format counted '$request_method $status $body_bytes_sent';\n"
+            + "  log_format counted '$request_method $status $body_bytes_sent $uri';\n"
             + f"  access_log {self.log} counted; {paths}\n"
             + f"  server {{ listen 127.0.0.1:{self.port}; root {root}; }}\n}}\n"
         )
@@ -59,12 +59,13 @@ class Nginx:
     def url(self, path: Path) -> str:
         return f"http://127.0.0.1:{self.port}/{path.name}"
 
-    def sent(self) -> int:
-        """Body bytes sent so far."""
+    def sent(self, under: str = "") -> int:
+        """Body bytes sent so far (for paths starting with `/under`, when given)."""
         time.sleep(0.05)  # a request's line is written when it completes
         if not self.log.exists():
             return 0
-        return sum(int(line.split()[2]) for line in self.log.read_text().splitlines() if line.strip())
+        lines = [line.split(" ", 3) + [""] for line in self.log.read_text().splitlines() if line.strip()]
+        return sum(int(f[2]) for f in lines if not under or f[3].startswith(f"/{under}"))
 
     def stop(self) -> None:
         self.process.terminate()

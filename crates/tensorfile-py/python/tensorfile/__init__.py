@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _distributed, _dtypes
 from ._errors import (
     Error,
     FileError,
@@ -39,7 +39,8 @@ from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
-    "UnsupportedError", "UsageError", "convert", "diff", "formats", "load_file", "open", "save_file", "stats", "__version__",
+    "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "formats", "load_file", "open",
+    "save_file", "stats", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
@@ -384,10 +385,19 @@ def diff(a, b, atol: "float | None" = None, rtol: "float | None" = None) -> dict
     return json.loads(_diff_json(os.fspath(a), os.fspath(b), atol, rtol))
 
 
-def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) -> dict:
+def load_file(path, framework: str = "numpy", device: str = "cpu", data=None, process_group=None) -> dict:
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
-    file's tensors are fetched ahead, several at a time."""
+    file's tensors are fetched ahead, several at a time.
+
+    With `process_group` (a `torch.distributed` group, `framework="torch"`), every process of
+    the group calls it alike: each reads about 1/N of the bytes from storage (the run of
+    tensors `distributed_plan` gives it) and the group broadcasts the rest (NCCL on `device`,
+    gloo through the CPU), so every rank gets every tensor, in memory of its own."""
     _check_framework(framework, device)
+    if process_group is not None:
+        if framework not in ("torch", "pt"):
+            raise UsageError(f"process_group exchanges torch tensors: give framework='torch', not {framework!r}")
+        return _distributed.load(path, device, data, process_group)
     with File(path, data, access="auto") as f:
         tensors = [f[name] for name in f]
         f._file.load_tensors(tensors)
@@ -402,6 +412,13 @@ def load_file(path, framework: str = "numpy", device: str = "cpu", data=None) ->
         from ._cuda import to_device
 
         return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
+
+
+def distributed_plan(path, world_size: int, data=None) -> list:
+    """Which tensors each of `world_size` ranks reads when they `load_file(path,
+    process_group=...)` together: for each rank, `{"names": [...], "bytes": n}`, contiguous runs
+    in file order, none above 1/N of the bytes plus the largest tensor."""
+    return _distributed.plan(path, world_size, data)
 
 
 def _check_framework(framework: str, device: str) -> None:

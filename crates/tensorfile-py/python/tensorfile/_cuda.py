@@ -19,9 +19,16 @@ def to_device(tensors: list, device: torch.device) -> list:
     if device.type != "cuda" or not torch.cuda.is_available():
         return [t.to(device) for t in tensors]
     outputs = [torch.empty(t.shape, dtype=t.dtype, device=device) for t in tensors]
+    copy_into(tensors, outputs, device)
+    return outputs
+
+
+def copy_into(tensors: list, outputs: list, device: torch.device) -> None:
+    """Copy CPU `tensors` into the contiguous tensors `outputs`, of the same shapes and
+    dtypes, on CUDA `device`, through the rotating pinned buffers."""
     total = sum(t.numel() * t.element_size() for t in tensors)
     if total == 0:
-        return outputs
+        return
     chunk = min(CHUNK, total)
     stages = [torch.empty(chunk, dtype=torch.uint8, pin_memory=True) for _ in range(min(STAGES, -(-total // chunk)))]
     ready = [None] * len(stages)
@@ -47,4 +54,3 @@ def to_device(tensors: list, device: torch.device) -> list:
                 ready[i] = event
                 k += 1
         stream.synchronize()
-    return outputs
