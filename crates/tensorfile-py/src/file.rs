@@ -52,8 +52,10 @@ impl NativeFile {
             "whole" => Access::ReadWhole,
             "auto" => Access::ReadWholeIfCold,
             other => {
-                return Err(tensorfile::Error::usage(format!("access must be 'map', 'whole' or 'auto', not {other:?}")))
-                    .py();
+                return Err(tensorfile::Error::usage(format!(
+                    "access must be 'map', 'whole' or 'auto', not {other:?}"
+                )))
+                .py();
             }
         };
         let file = py

@@ -298,3 +298,24 @@ def test_packed_integers_give_their_bytes_and_no_typed_array():
         for raw in (False, True):
             with pytest.raises(tensorfile.UnsupportedError, match="4 bits each, packed into bytes"):
                 t.numpy(raw=raw)
+
+
+@pytest.mark.parametrize("access", ["whole", "auto"])
+def test_files_read_whole_give_the_mapped_tensors(access):
+    """A file read whole (direct I/O) gives the tensors the map gives, arrays owning memory
+    of the file's read rather than views of the map."""
+    for path, record in records()[:12]:
+        if record.get("data_file"):
+            continue
+        with open_fixture(path, record) as mapped, tensorfile.open(path, access=access) as whole:
+            assert list(whole) == list(mapped)
+            for name in mapped:
+                if mapped[name].quantization is not None:
+                    continue
+                assert sha256(whole[name].numpy(raw=True)) == sha256(mapped[name].numpy(raw=True)), (path, name)
+
+
+def test_an_unknown_access_is_a_usage_error():
+    path, _ = records()[0]
+    with pytest.raises(tensorfile.UsageError, match="access must be"):
+        tensorfile.open(path, access="mmap")

@@ -34,12 +34,12 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use tensorfile::{Access, TensorFile};
 use tensorfile::convert::{ConvertOptions, convert_file, convert_to_writer};
 use tensorfile::formats::{Compression, Format, WriteOptions};
 use tensorfile::model::{ChecksumKind, DType};
 use tensorfile::output::AtomicFile;
 use tensorfile::source::Bytes;
+use tensorfile::{Access, TensorFile};
 
 /// The sum every reader computes over the bytes it reads.
 fn sum(bytes: &[u8]) -> u64 {

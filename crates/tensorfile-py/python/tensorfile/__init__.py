@@ -351,15 +351,19 @@ class File(Mapping):
         return f"<tensorfile.File {self.path!r}: {self.format}, {len(self)} tensors>"
 
 
-def open(path, data=None) -> File:  # noqa: A001 (the package's verb)
+def open(path, data=None, *, access="map") -> File:  # noqa: A001 (the package's verb)
     """Open a tensor file of any format tensorfile reads (recognised by its content); `data`
     is the `.ptd` holding an ExecuTorch program's external tensors. A sharded checkpoint
     opens as one file: give its index (`model.safetensors.index.json`) or its folder.
 
     `path` may be a URL (`https://`, `s3://`, `gs://`, `az://`): the remote file is read by
     range, its index when opened and each tensor when read; credentials and endpoints come
-    from the usual environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`)."""
-    return File(path, data)
+    from the usual environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
+
+    `access` says how a local file's bytes are reached: "map" (the default), "whole" (read
+    whole into memory first, with direct I/O around the page cache) or "auto" ("whole" when
+    the file is not cached); see `File`."""
+    return File(path, data, access=access)
 
 
 def stats(path, names=None, hist: "int | None" = None, data=None) -> list:

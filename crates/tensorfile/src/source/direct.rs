@@ -31,6 +31,11 @@ pub enum ReadPath {
 /// The whole file at `path`, read into a new buffer of its size (rounded up to the
 /// alignment, which the caller slices off), with how it was read.
 pub(super) fn read_whole(path: &Path) -> io::Result<(MmapMut, u64, ReadPath)> {
+    read_whole_from(path, open_direct(path))
+}
+
+/// [`read_whole`] with the file opened for direct I/O (or `None`: buffered reads only).
+fn read_whole_from(path: &Path, direct: Option<File>) -> io::Result<(MmapMut, u64, ReadPath)> {
     let buffered = File::open(path)?;
     let len = buffered.metadata()?.len();
     let size = usize::try_from(len)
@@ -38,7 +43,6 @@ pub(super) fn read_whole(path: &Path) -> io::Result<(MmapMut, u64, ReadPath)> {
         .and_then(|l| l.checked_next_multiple_of(ALIGN))
         .ok_or_else(|| io::Error::other(format!("a file of {len} bytes does not fit in memory")))?;
     let mut buffer = MmapMut::map_anon(size.max(ALIGN))?;
-    let direct = open_direct(path);
     let path_taken = if direct.is_some() { ReadPath::Direct } else { ReadPath::Buffered };
     let pieces: Vec<(u64, &mut [u8])> =
         buffer[..size].chunks_mut(PIECE).enumerate().map(|(i, p)| ((i * PIECE) as u64, p)).collect();
@@ -52,7 +56,9 @@ pub(super) fn read_whole(path: &Path) -> io::Result<(MmapMut, u64, ReadPath)> {
             .filter(|lane| !lane.is_empty())
             .map(|lane| {
                 let (direct, buffered) = (direct.as_ref(), &buffered);
-                s.spawn(move || lane.into_iter().try_for_each(|(at, piece)| read_piece(direct, buffered, at, piece, len)))
+                s.spawn(move || {
+                    lane.into_iter().try_for_each(|(at, piece)| read_piece(direct, buffered, at, piece, len))
+                })
             })
             .collect();
         readers.into_iter().try_for_each(|r| r.join().unwrap_or_else(|_| Err(io::Error::other("a reader panicked"))))
@@ -155,9 +161,16 @@ mod tests {
             let path = dir.path().join(format!("f{len}"));
             let data: Vec<u8> = (0..len as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
             std::fs::write(&path, &data).unwrap();
-            let (buffer, got_len, _) = read_whole(&path).unwrap();
-            assert_eq!(got_len, len as u64);
-            assert_eq!(&buffer[..len], &data[..], "{len} bytes");
+            for direct in [true, false] {
+                let opened = if direct { open_direct(&path) } else { None };
+                let (buffer, got_len, how) = read_whole_from(&path, opened).unwrap();
+                assert_eq!(got_len, len as u64);
+                assert_eq!(&buffer[..len], &data[..], "{len} bytes, direct {direct}");
+                assert!(buffer[len..].iter().all(|&b| b == 0), "past the end: zeros");
+                if !direct {
+                    assert_eq!(how, ReadPath::Buffered);
+                }
+            }
         }
     }
 }

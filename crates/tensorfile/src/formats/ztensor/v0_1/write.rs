@@ -165,7 +165,11 @@ impl<'w> ZtWriter<'w> {
     /// its checksum computed beside the copy).
     fn blob_piece(&mut self, piece: &Bytes) -> Result<()> {
         let blob = self.open_blob.as_mut().ok_or_else(|| Error::usage("no blob is open"))?;
-        write_hashing(&mut *self.out, piece, |b| blob.checksum.update(b))?;
+        if self.options.checksum == ChecksumKind::None {
+            self.out.write_bytes(piece)?;
+        } else {
+            write_hashing(&mut *self.out, piece, |b| blob.checksum.update(b))?;
+        }
         blob.size += piece.len() as u64;
         self.pos += piece.len() as u64;
         Ok(())
