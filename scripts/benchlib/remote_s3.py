@@ -37,8 +37,9 @@ BUCKET = "bench-bucket"
 KEY = "llama-1gib.safetensors"
 TENSORFILE = "tensorfile.load_file (Python, torch CPU)"
 RUNAI = "Run:ai streamer 0.17 SafetensorsStreamer (Python, torch CPU)"
-RUST = "tensorfile (Rust, bench_op read)"
+RUST = "tensorfile (Rust, bench_op read: each tensor summed, then dropped)"
 CURL = "curl into /dev/null"
+CURL_MEM = "curl into memory (a file in /dev/shm)"
 
 
 def s3_environment(endpoint: str) -> dict:
@@ -123,6 +124,7 @@ def plan(files: dict, op: Path, python: Path) -> list:
     return rows + [
         ("remote", group, RUST, [*env, str(op), "tensorfile", "read", url], None, False),
         ("remote", group, CURL, [str(op), "curl", "read", f"{endpoint}/{BUCKET}/{KEY}"], None, False),
+        ("remote", group, CURL_MEM, [str(op), "curl", "read-mem", f"{endpoint}/{BUCKET}/{KEY}"], None, False),
     ]
 
 
@@ -171,8 +173,8 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         SECTION, "",
         f"Made by `{command}` on {now}, in {elapsed / 60:.1f} minutes, {repeat} repetitions"
         + (" (quick: a 128 MiB object; not the numbers to judge by)." if quick else "."),
-        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB; the endpoint (nginx,",
-        "2 workers) runs on the same cores as the client. Each row its own process, median, timed",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB; the endpoint",
+        "(nginx, 2 workers) runs on the same cores as the client. Each row its own process, median, timed",
         "inside it (not the process start nor imports), from before the first request to every byte",
         "of every tensor in memory, the bytes counted. The endpoint: nginx on loopback serving a folder",
         "as a path-style S3 bucket (GET with `Range`, HEAD; signatures ignored), the object in the page",
@@ -191,8 +193,9 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         lines.append(f"| {r['label']} | {secs(r['warm'])} | {'-' if rate is None else f'{rate / 1e9:.2f}'} | "
                      f"{r['bytes']:,} | {r['tensors'] or '-'} | {r['peak_anon'] / 2**20:.0f} | {ratio} | {share} |")
     lines += [
-        "", f"Tensor bytes: the object less its header ({tensor_bytes:,}); curl's row counts the whole "
-        f"object ({size:,}). Of curl: bytes per second over curl's.",
+        "", f"Tensor bytes: the object less its header ({tensor_bytes:,}); curl's rows count the whole "
+        f"object ({size:,}). Of curl: bytes per second over those of curl into /dev/null, which keeps "
+        "nothing (no memory to fault in, no copy out of the socket's buffers but the kernel's).",
         "", "Each row's process, as run (from `scripts/`; ENDPOINT the nginx, the rows with `env` given the",
         "variables of `remote_s3.s3_environment`, which the Python rows set themselves):", "",
     ]
