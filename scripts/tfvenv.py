@@ -119,13 +119,14 @@ def pip_install(venv: Path, packages: list[str]) -> None:
 
 def ensure_target(target: Path, packages: list[str]) -> bool:
     """`packages` (without their dependencies) installed into the folder `target`, once, for
-    this interpreter; False (with a warning) if it fails."""
+    this interpreter; False (with a warning) if it fails (soon, without a network: one retry;
+    pip's PIP_NO_INDEX and PIP_FIND_LINKS point it at wheels brought along instead)."""
     done = target / ".installed"
     if done.exists() and done.read_text() == " ".join(packages):
         return True
     print(f"pip install --target {target} {' '.join(packages)}", flush=True)
     command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--upgrade",
-               "--target", str(target), *packages]
+               "--retries", "1", "--timeout", "10", "--target", str(target), *packages]
     if subprocess.run(command).returncode != 0:
         print(f"warning: could not install {' '.join(packages)} into {target}", file=sys.stderr)
         return False

@@ -185,7 +185,7 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
     ]
     runai, curl = by.get(RUNAI), by.get(CURL)
     if runai is None:
-        lines[-3:-3] = ["The Run:ai streamer could not be installed on this machine: its row is left out.", ""]
+        lines[-3:-3] = ["The Run:ai streamer could not be installed on this machine: its row is left out."]
     for r in results:
         rate = r["bytes"] / r["warm"] if r["warm"] else None
         ratio = f"{runai['warm'] / r['warm']:.1f}x" if runai and r["label"] != RUNAI else "-"
