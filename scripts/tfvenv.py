@@ -20,6 +20,12 @@ ZT1_PACKAGES = ["ztensor==1.2.3", "numpy", "ml_dtypes", "safetensors"]
 # gguf-py, which makes the GGUF files the zTensor 2 fixtures convert.
 GGUF_VENV = Path.home() / ".cache" / "tensorfile" / "venv-gguf"
 GGUF_PACKAGES = ["gguf==0.19.0", "numpy"]
+# The Run:ai Model Streamer (the remote benchmark's peer). It needs torch: rather than another
+# torch, its packages and theirs but torch and numpy go into a folder put on the path of this
+# environment's python (one pip command: both wheels fill the folder runai_model_streamer).
+RUNAI_DIR = Path.home() / ".cache" / "tensorfile" / "runai-0.17"
+RUNAI_PACKAGES = ["runai-model-streamer==0.17.*", "runai-model-streamer-s3==0.17.*", "humanize", "boto3",
+                  "botocore", "s3transfer", "jmespath", "python-dateutil", "six", "urllib3"]
 
 # Enough for the zTensor and numpy-safetensors fixtures and the interop tests.
 LIGHT_PACKAGES = [
@@ -109,3 +115,20 @@ def pip_install(venv: Path, packages: list[str]) -> None:
     print(f"pip install {' '.join(packages)}", flush=True)
     command = [str(python(venv)), "-m", "pip", "install", "--disable-pip-version-check", *packages]
     subprocess.run(command, check=True)
+
+
+def ensure_target(target: Path, packages: list[str]) -> bool:
+    """`packages` (without their dependencies) installed into the folder `target`, once, for
+    this interpreter; False (with a warning) if it fails (soon, without a network: one retry;
+    pip's PIP_NO_INDEX and PIP_FIND_LINKS point it at wheels brought along instead)."""
+    done = target / ".installed"
+    if done.exists() and done.read_text() == " ".join(packages):
+        return True
+    print(f"pip install --target {target} {' '.join(packages)}", flush=True)
+    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--upgrade",
+               "--retries", "1", "--timeout", "10", "--target", str(target), *packages]
+    if subprocess.run(command).returncode != 0:
+        print(f"warning: could not install {' '.join(packages)} into {target}", file=sys.stderr)
+        return False
+    done.write_text(" ".join(packages))
+    return True
