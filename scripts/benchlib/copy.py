@@ -15,6 +15,9 @@ import os
 import subprocess
 from pathlib import Path
 
+from . import sections
+from .sections import commands
+
 SECTION = "## Conversion at the copy limit"
 CP = "cp + sync of the source"
 
@@ -68,7 +71,7 @@ def plan(files: dict, op: Path, python: Path, out: Path) -> list:
 
 
 def ms(s) -> str:
-    return "-" if s is None else (f"{s * 1e3:.0f}" if s < 10 else f"{s:.1f} s")
+    return sections.ms(s, decimals=0)
 
 
 def ratios(results) -> list:
@@ -106,9 +109,7 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         lines.append(f"| {r['group']} | {r['label']} | {ms(r['warm'])} | {'-' if rate is None else f'{rate:.2f}'} | "
                      f"{'-' if x is None else f'{x:.2f}x'} | {'-' if x is None else ('yes' if x <= 1.1 else '**no**')} | "
                      f"{r['peak_anon'] / 2**20:.0f} |")
-    lines += ["", "Each row's process, as run (from `scripts/`):", ""]
-    for r in results:
-        lines.append(f"- {r['group']}, {r['label']}: `{r['command']}`")
+    lines += commands(results)
     return "\n".join(lines) + "\n"
 
 

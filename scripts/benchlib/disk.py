@@ -11,6 +11,9 @@ that is not cached whole with direct I/O first; its `read` maps it.
 
 from pathlib import Path
 
+from . import sections
+from .sections import commands
+
 SECTION = "## Cold reads at the disk's rate"
 DD = "dd iflag=direct bs=64M (the disk)"
 
@@ -18,9 +21,7 @@ DD = "dd iflag=direct bs=64M (the disk)"
 def make(cache: Path, quick: bool) -> dict:
     from . import workloads
 
-    folder = cache / ("quick" if quick else "full")
-    folder.mkdir(parents=True, exist_ok=True)
-    return {"llama-1b.safetensors": workloads.llama_safetensors(folder, quick)}
+    return workloads.llama_only(cache, quick)
 
 
 def plan(files: dict, op: Path, python: Path) -> list:
@@ -43,7 +44,7 @@ def plan(files: dict, op: Path, python: Path) -> list:
 
 
 def ms(s) -> str:
-    return "-" if s is None else (f"{s * 1e3:.0f}" if s < 10 else f"{s:.1f} s")
+    return sections.ms(s, decimals=0)
 
 
 def render(results, files, machine, command, elapsed, quick, repeat) -> str:
@@ -70,9 +71,7 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         share = f"{dd['cold'] / r['cold']:.2f}x" if dd and r["cold"] and r["label"] != DD else "-"
         lines.append(f"| {r['group']} | {r['label']} | {ms(r['cold'])} | {'-' if rate is None else f'{rate / 1e9:.2f}'} | "
                      f"{share} | {ms(r['warm'])} | {r['peak_anon'] / 2**20:.0f} |")
-    lines += ["", "Each row's process, as run (from `scripts/`):", ""]
-    for r in results:
-        lines.append(f"- {r['group']}, {r['label']}: `{r['command']}`")
+    lines += commands(results)
     return "\n".join(lines) + "\n"
 
 

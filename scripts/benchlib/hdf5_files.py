@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from . import sections
+
 SECTION = "## HDF5"
 H5PY = "h5py"
 
@@ -78,7 +80,7 @@ def h5py_read(path: str) -> tuple:
 
 
 def ms(s) -> str:
-    return "-" if s is None else (f"{s * 1e3:.1f}" if s < 10 else f"{s:.1f} s")
+    return sections.ms(s)
 
 
 def render(results, files, machine, command, elapsed, quick, repeat) -> str:

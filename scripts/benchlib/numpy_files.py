@@ -20,6 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+from . import sections
+from .sections import commands
+
 SECTION = "## NumPy (.npy, .npz)"
 SCRIPTS = Path(__file__).resolve().parents[1]
 
@@ -102,7 +105,7 @@ def read(path: str) -> tuple:
 
 
 def ms(s) -> str:
-    return "-" if s is None else (f"{s * 1e3:.1f}" if s < 10 else f"{s:.1f} s")
+    return sections.ms(s)
 
 
 def render(results, files, machine, command, elapsed, quick, repeat) -> str:
@@ -130,9 +133,7 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         rate = f"{r['bytes'] / r['warm'] / 1e9:.2f}" if r["bytes"] and r["warm"] else "-"
         lines.append(f"| {r['group']} | {r['label']} | {ms(r['warm'])} | {ms(r['cold'])} | {rate} | "
                      f"{r['peak_anon'] / 2**20:.0f} | {r['tensors']} | {ratio} |")
-    lines += ["", "Each row's process, as run (from `scripts/`):", ""]
-    for r in results:
-        lines.append(f"- {r['group']}, {r['label']}: `{r['command']}`")
+    lines += commands(results)
     return "\n".join(lines) + "\n"
 
 

@@ -12,3 +12,14 @@ def splice(document: str, section: str, heading: str) -> str:
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     after = "".join(lines[end:])
     return "".join(lines[:start]) + section + ("\n" + after if after else "")
+
+
+def ms(s, decimals: int = 1) -> str:
+    """Seconds as milliseconds (`-` for none), or as seconds from 10 s."""
+    return "-" if s is None else (f"{s * 1e3:.{decimals}f}" if s < 10 else f"{s:.1f} s")
+
+
+def commands(results) -> list:
+    """The lines that end a section: each row's process, as run."""
+    lines = ["", "Each row's process, as run (from `scripts/`):", ""]
+    return lines + [f"- {r['group']}, {r['label']}: `{r['command']}`" for r in results]

@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from . import sections
+from .sections import commands
+
 SECTION = "## Statistics (tensorfile stats)"
 TORCH = "torch (float64 per tensor)"
 READ_BW = "memory read (numpy sum, all cores)"
@@ -31,9 +34,7 @@ COPY_BW = "memory copy (numpy copyto, all cores)"
 def make(cache: Path, quick: bool) -> dict:
     from . import workloads
 
-    folder = cache / ("quick" if quick else "full")
-    folder.mkdir(parents=True, exist_ok=True)
-    return {"llama-1b.safetensors": workloads.llama_safetensors(folder, quick)}
+    return workloads.llama_only(cache, quick)
 
 
 def plan(files: dict, op: Path, python: Path) -> list:
@@ -143,7 +144,7 @@ def bandwidth(kind: str) -> tuple:
 
 
 def ms(s) -> str:
-    return "-" if s is None else (f"{s * 1e3:.0f}" if s < 10 else f"{s:.1f} s")
+    return sections.ms(s, decimals=0)
 
 
 def render(results, files, machine, command, elapsed, quick, repeat) -> str:
@@ -174,9 +175,7 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         share = f"{rate / read_bw:.0%}" if rate and read_bw and r["group"] != "memory bandwidth" else "-"
         lines.append(f"| {r['group']} | {r['label']} | {ms(r['warm'])} | {ms(r['cold'])} | "
                      f"{'-' if rate is None else f'{rate / 1e9:.2f}'} | {share} | {r['peak_anon'] / 2**20:.0f} | {ratio} |")
-    lines += ["", "Each row's process, as run (from `scripts/`):", ""]
-    for r in results:
-        lines.append(f"- {r['group']}, {r['label']}: `{r['command']}`")
+    lines += commands(results)
     return "\n".join(lines) + "\n"
 
 

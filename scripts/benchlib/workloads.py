@@ -103,6 +103,14 @@ def llama_safetensors(folder: Path, quick: bool) -> Path:
     return llama
 
 
+def llama_only(cache: Path, quick: bool) -> dict:
+    """{"llama-1b.safetensors": its path}, made in the cache if it is not there: the file of
+    the parts that measure one workload."""
+    folder = cache / ("quick" if quick else "full")
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"llama-1b.safetensors": llama_safetensors(folder, quick)}
+
+
 def make(cache: Path, tensorfile_bin: Path, quick: bool) -> dict:
     """workload -> {format label -> path}."""
     tag = "quick" if quick else "full"
