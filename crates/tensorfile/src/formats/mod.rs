@@ -201,6 +201,28 @@ pub(crate) fn write_hashing(out: &mut dyn Output, piece: &Bytes, hash: impl FnOn
     })
 }
 
+/// `stored` as the one piece of a tensor, checked by `check` on a second thread while the
+/// consumer takes the piece (a conversion copying it into its output): the check's error, if
+/// any, comes as the item after the piece, so a consumer that takes every item (every writer
+/// does) fails before it finishes the tensor. Small pieces are checked first, in place.
+pub(crate) fn checked_beside(
+    stored: Bytes,
+    check: impl FnOnce(&[u8]) -> Result<()> + Send + 'static,
+) -> Result<Chunks<'static>> {
+    if stored.len() < HASH_BESIDE_MIN {
+        check(&stored)?;
+        return Ok(Box::new(std::iter::once(Ok(stored))));
+    }
+    let piece = stored.clone();
+    let checking = std::thread::spawn(move || check(&piece));
+    let after = std::iter::once(checking).filter_map(|checking| match checking.join() {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(Err(e)),
+        Err(_) => Some(Err(Error::usage("checking a tensor's checksum panicked"))),
+    });
+    Ok(Box::new(std::iter::once(Ok(stored)).chain(after)))
+}
+
 /// Write `tensors` as a complete file of `format` in memory.
 pub fn write_to_vec(format: Format, tensors: &[(TensorInfo, TensorData)], options: &WriteOptions) -> Result<Vec<u8>> {
     let plan: Vec<TensorInfo> = tensors.iter().map(|(i, _)| i.clone()).collect();

@@ -57,6 +57,33 @@ fn pieces_of_a_corrupt_blob_fail_their_checksum_first() {
     assert_eq!(err.tensor(), Some("large"));
 }
 
+/// A large raw tensor is handed over at once and its checksum checked beside the consumer:
+/// the mismatch comes as the item after the piece, so taking every piece (as every writer
+/// does) fails, and a conversion of the file fails naming the tensor.
+#[test]
+fn a_corrupt_raw_blob_fails_after_its_piece() {
+    let opts = options(Compression::None, ChecksumKind::Crc32c, ByteOrder::Little);
+    let clean = open(write(Format::Zt, &tensors(), &opts));
+    let items: Vec<_> = clean.read_chunks(0, true).unwrap().collect();
+    assert_eq!(items.len(), 1, "one piece, no error after it");
+    let mut bytes = write(Format::Zt, &tensors(), &opts);
+    let at = clean.entries()[0].storage().offset() as usize + 5000;
+    bytes[at] ^= 0x40;
+    let file = open(bytes);
+    let items: Vec<_> = file.read_chunks(0, true).unwrap().collect();
+    assert_eq!(items.len(), 2);
+    assert!(items[0].is_ok());
+    let err = items[1].as_ref().unwrap_err();
+    assert_eq!((err.rule(), err.tensor()), (Some(Rule::ChecksumMismatch), Some("large")));
+    for format in [Format::Safetensors, Format::Zt, Format::Pt, Format::Ptd] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let err = convert_to_writer(&file, &mut out, format, &ConvertOptions::default(), &mut |_| {}).unwrap_err();
+        assert_eq!((err.rule(), err.tensor()), (Some(Rule::ChecksumMismatch), Some("large")), "{format:?}");
+    }
+    // Unverified, the bytes come as they are.
+    assert_eq!(file.read_chunks(0, false).unwrap().count(), 1);
+}
+
 /// Convert `src` into `format` in memory.
 fn convert(src: &TensorFile, format: Format, write: WriteOptions) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
