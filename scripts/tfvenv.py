@@ -97,20 +97,6 @@ def ensure_side(venv: Path, packages: list[str]) -> bool:
         return False
 
 
-def ensure_side(venv: Path, packages: list[str]) -> bool:
-    """Creates or updates a side environment (zTensor 2, gguf-py); False (with a warning) if
-    it fails."""
-    try:
-        if not python(venv).exists():
-            print(f"creating virtual environment {venv}", flush=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip_install(venv, packages)
-        return True
-    except subprocess.CalledProcessError:
-        print(f"warning: could not install {' '.join(packages)} into {venv}", file=sys.stderr)
-        return False
-
-
 def pip_install(venv: Path, packages: list[str]) -> None:
     print(f"pip install {' '.join(packages)}", flush=True)
     command = [str(python(venv)), "-m", "pip", "install", "--disable-pip-version-check", *packages]
