@@ -59,9 +59,9 @@ impl NativeFile {
             }
         };
         let file = py
-            .detach(|| match (&data, access) {
-                (None, access) if access != Access::Map => TensorFile::open_with(&path, access),
-                _ => TensorFile::open_with_data(&path, data.as_deref()),
+            .detach(|| match &data {
+                None => TensorFile::open_with(&path, access),
+                Some(data) => TensorFile::open_with_data(&path, Some(data)),
             })
             .py()?;
         Ok(NativeFile { file: Arc::new(file), path: display })

@@ -69,7 +69,7 @@ impl TensorFile {
             Access::ReadWhole => true,
             Access::ReadWholeIfCold => !path.is_dir() && !source::is_cached(path),
         };
-        let bytes = if whole { Bytes::read_direct(path).map(|(b, _)| b) } else { Bytes::map_file(path) };
+        let bytes = if whole { Bytes::read_direct(path) } else { Bytes::map_file(path) };
         let bytes = match bytes {
             Ok(bytes) => bytes,
             // A folder cannot be mapped: only then is it worth asking whether it is one.
@@ -406,7 +406,10 @@ impl TensorFile {
     }
 
     /// Decode dense entry `index` in pieces (see [`Chunks`]): a large compressed tensor is
-    /// never whole in memory. With `verify`, its stored checksum is checked first.
+    /// never whole in memory. With `verify`, its stored checksum is checked before the pieces
+    /// end: first, or, for a large tensor stored raw and handed over as one piece, on a second
+    /// thread while the caller takes the piece, a mismatch then coming as the item after it
+    /// (take every item).
     pub fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;

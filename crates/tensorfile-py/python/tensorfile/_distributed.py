@@ -66,14 +66,19 @@ def plan(path, world_size: int, data=None) -> list:
     it alone, the same."""
     if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
         raise UsageError(f"world_size is a number of processes (at least 1), not {world_size!r}")
-    native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data))
-    tensors = [NativeTensor(native, name) for name in native.names()]
+    _, tensors = _open(path, data)
     ranks = owners([t.nbytes for t in tensors], world_size)
     out = [{"names": [], "bytes": 0} for _ in range(world_size)]
     for t, r in zip(tensors, ranks):
         out[r]["names"].append(t.name)
         out[r]["bytes"] += t.nbytes
     return out
+
+
+def _open(path, data) -> tuple:
+    """The file mapped (each rank reads only its part of it) and its tensors, unread."""
+    native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data))
+    return native, [NativeTensor(native, name) for name in native.names()]
 
 
 class _Batch:
@@ -219,8 +224,7 @@ def load(path, device, data, group) -> dict:
             raise error
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             raise UsageError(f"tensorfile._distributed.BUDGET is a positive number of bytes, not {budget!r}")
-        native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data))
-        tensors = [NativeTensor(native, name) for name in native.names()]
+        native, tensors = _open(path, data)
         for t in tensors:
             _check_plain(t)
         dtypes = [_dtypes.torch_dtype(t.dtype) for t in tensors]

@@ -50,12 +50,11 @@ impl Bytes {
 
     /// Read a whole file into memory around the page cache (`O_DIRECT`, several reads in
     /// flight; buffered where direct I/O is refused): for a file that is not cached, the disk's
-    /// own rate. The bytes are owned (no view of the file), and how they were read is said.
-    pub fn read_direct(path: &Path) -> Result<(Self, super::ReadPath)> {
-        let (buffer, len, how) = super::direct::read_whole(path).map_err(|e| Error::from(e).in_file(path))?;
+    /// own rate. The bytes are owned (no view of the file).
+    pub fn read_direct(path: &Path) -> Result<Self> {
+        let (buffer, len) = super::direct::read_whole(path).map_err(|e| Error::from(e).in_file(path))?;
         let buffer = buffer.make_read_only().map_err(|e| Error::from(e).in_file(path))?;
-        let whole = Bytes::from_owner(buffer);
-        Ok((whole.slice(0, len)?, how))
+        Bytes::from_owner(buffer).slice(0, len)
     }
 
     /// Read a whole file into memory (no map).

@@ -19,23 +19,14 @@ const IN_FLIGHT: usize = 8;
 /// size is at most this on the disks we meet; the buffer is page-aligned).
 const ALIGN: usize = 4096;
 
-/// Whether a file was read around the page cache or through it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadPath {
-    /// `O_DIRECT`: the disk into the buffer.
-    Direct,
-    /// Buffered reads: direct I/O was refused.
-    Buffered,
-}
-
 /// The whole file at `path`, read into a new buffer of its size (rounded up to the
-/// alignment, which the caller slices off), with how it was read.
-pub(super) fn read_whole(path: &Path) -> io::Result<(MmapMut, u64, ReadPath)> {
+/// alignment, which the caller slices off), and that size.
+pub(super) fn read_whole(path: &Path) -> io::Result<(MmapMut, u64)> {
     read_whole_from(path, open_direct(path))
 }
 
 /// [`read_whole`] with the file opened for direct I/O (or `None`: buffered reads only).
-fn read_whole_from(path: &Path, direct: Option<File>) -> io::Result<(MmapMut, u64, ReadPath)> {
+fn read_whole_from(path: &Path, direct: Option<File>) -> io::Result<(MmapMut, u64)> {
     let buffered = File::open(path)?;
     let len = buffered.metadata()?.len();
     let size = usize::try_from(len)
@@ -43,12 +34,10 @@ fn read_whole_from(path: &Path, direct: Option<File>) -> io::Result<(MmapMut, u6
         .and_then(|l| l.checked_next_multiple_of(ALIGN))
         .ok_or_else(|| io::Error::other(format!("a file of {len} bytes does not fit in memory")))?;
     let mut buffer = MmapMut::map_anon(size.max(ALIGN))?;
-    let path_taken = if direct.is_some() { ReadPath::Direct } else { ReadPath::Buffered };
-    let pieces: Vec<(u64, &mut [u8])> =
-        buffer[..size].chunks_mut(PIECE).enumerate().map(|(i, p)| ((i * PIECE) as u64, p)).collect();
+    // Piece i (at i * PIECE) goes to reader i % IN_FLIGHT.
     let mut lanes: Vec<Vec<(u64, &mut [u8])>> = (0..IN_FLIGHT).map(|_| Vec::new()).collect();
-    for (i, piece) in pieces.into_iter().enumerate() {
-        lanes[i % IN_FLIGHT].push(piece);
+    for (i, piece) in buffer[..size].chunks_mut(PIECE).enumerate() {
+        lanes[i % IN_FLIGHT].push(((i * PIECE) as u64, piece));
     }
     std::thread::scope(|s| {
         let readers: Vec<_> = lanes
@@ -63,7 +52,7 @@ fn read_whole_from(path: &Path, direct: Option<File>) -> io::Result<(MmapMut, u6
             .collect();
         readers.into_iter().try_for_each(|r| r.join().unwrap_or_else(|_| Err(io::Error::other("a reader panicked"))))
     })?;
-    Ok((buffer, len, path_taken))
+    Ok((buffer, len))
 }
 
 /// Pages probed by [`is_cached`], spread evenly over the file.
@@ -163,13 +152,10 @@ mod tests {
             std::fs::write(&path, &data).unwrap();
             for direct in [true, false] {
                 let opened = if direct { open_direct(&path) } else { None };
-                let (buffer, got_len, how) = read_whole_from(&path, opened).unwrap();
+                let (buffer, got_len) = read_whole_from(&path, opened).unwrap();
                 assert_eq!(got_len, len as u64);
                 assert_eq!(&buffer[..len], &data[..], "{len} bytes, direct {direct}");
                 assert!(buffer[len..].iter().all(|&b| b == 0), "past the end: zeros");
-                if !direct {
-                    assert_eq!(how, ReadPath::Buffered);
-                }
             }
         }
     }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
-pub use direct::{ReadPath, is_cached};
+pub use direct::is_cached;
 /// Requests in flight at once for the tensor reads of one remote object.
 #[cfg(feature = "remote")]
 pub use remote::REQUESTS_IN_FLIGHT;

@@ -214,32 +214,34 @@ impl FormatReader for ZtReader {
     /// Compressed tensors are decoded a piece at a time and big-endian ones swapped a piece
     /// at a time; raw little-endian ones come whole from the map.
     fn read_chunks(&self, index: usize, verify: bool) -> Result<Chunks<'_>> {
-        let raw = self.catalog.entries().get(index).is_some_and(|e| {
-            e.storage().encoding() != Encoding::Zstd
-                && !e.info().layout().is_sparse()
-                && (e.storage().byte_order() != ByteOrder::Big || e.info().dtype().swap_unit() == 1)
-        });
-        if verify && raw {
-            // Raw bytes handed over as they are: their checksum is checked beside the copy.
-            let (entry, _, stored) = self.checked_entry(index, false)?;
-            let (entry, unknown) = (entry.clone(), self.forms[index].1.clone());
-            return checked_beside(stored, move |b| check_sum(&entry, &unknown, b));
+        let (entry, _, stored) = self.checked_entry(index, false)?;
+        let unknown_checksum = &self.forms[index].1;
+        let unit = entry.info().dtype().swap_unit();
+        let zstd = entry.storage().encoding() == Encoding::Zstd;
+        let swap = entry.storage().byte_order() == ByteOrder::Big && unit > 1;
+        let sparse = entry.info().layout().is_sparse();
+        // Stored bytes handed over as they are get their checksum checked beside the copy
+        // (below); any other tensor is checked first.
+        if verify && (zstd || swap || sparse) {
+            check_sum(entry, unknown_checksum, &stored)?;
         }
-        let (entry, _, stored) = self.checked_entry(index, verify)?;
-        if entry.info().layout().is_sparse() {
+        if sparse {
             return Err(Error::unsupported("a sparse tensor read as dense pieces"));
         }
-        let unit = entry.info().dtype().swap_unit();
-        match entry.storage().encoding() {
-            Encoding::Zstd => zstd_frames::decompress_pieces(stored, entry.nbytes()),
-            _ if entry.storage().byte_order() == ByteOrder::Big && unit > 1 => {
-                let pieces = (0..stored.len()).step_by(zstd_frames::CHUNK).map(move |start| {
-                    let end = stored.len().min(start + zstd_frames::CHUNK);
-                    Ok(Bytes::from_vec(swap::swapped(&stored[start..end], unit)))
-                });
-                Ok(Box::new(pieces))
-            }
-            _ => Ok(Box::new(std::iter::once(Ok(stored)))),
+        if zstd {
+            return zstd_frames::decompress_pieces(stored, entry.nbytes());
         }
+        if swap {
+            let pieces = (0..stored.len()).step_by(zstd_frames::CHUNK).map(move |start| {
+                let end = stored.len().min(start + zstd_frames::CHUNK);
+                Ok(Bytes::from_vec(swap::swapped(&stored[start..end], unit)))
+            });
+            return Ok(Box::new(pieces));
+        }
+        if verify {
+            let (entry, unknown) = (entry.clone(), unknown_checksum.clone());
+            return checked_beside(stored, move |b| check_sum(&entry, &unknown, b));
+        }
+        Ok(Box::new(std::iter::once(Ok(stored))))
     }
 }
