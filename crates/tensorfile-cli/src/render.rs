@@ -30,22 +30,7 @@ pub fn count(n: usize, thing: &str) -> String {
     if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
 }
 
-/// A size for people: `512 B`, `1.5 KiB`, `3.2 GiB`.
-pub fn size(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
-}
-
-/// A size for people with the exact count: `1.5 KiB (1536 bytes)`.
-pub fn size_exact(bytes: u64) -> String {
-    if bytes < 1024 { format!("{bytes} bytes") } else { format!("{} ({bytes} bytes)", size(bytes)) }
-}
+pub use tensorfile::units::{size, size_exact};
 
 /// Lines of `key  value`, the values aligned, each line starting with `indent`.
 pub fn key_values(out: &mut dyn Write, indent: &str, pairs: &[(String, String)]) -> io::Result<()> {

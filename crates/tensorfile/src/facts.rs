@@ -8,6 +8,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::formats::Structure;
 use crate::model::MetaValue;
 use crate::parameters::Parameters;
+use crate::units::{size_exact, thousands};
 use crate::{DType, Kind, TensorFile};
 
 /// What `info` shows of a file: format, version, sizes, counts, dtypes, metadata and the
@@ -91,5 +92,71 @@ impl FileFacts {
             "structure": self.structure.as_ref().map(|s| &s.json),
             "parameters": self.parameters.to_json(),
         })
+    }
+
+    /// The facts as `info` prints them, one `(key, value)` line each: file, format, version,
+    /// sizes, counts, dtypes, parameters and the size at other widths, then the format's
+    /// details. Text from the file is as it is: a terminal's printer escapes it.
+    pub fn lines(&self, path: &str) -> Vec<(String, String)> {
+        let dtypes: Vec<String> = self.dtypes.iter().map(|(d, n)| format!("{d} x{n}")).collect();
+        let mut lines = vec![
+            ("file".to_string(), path.to_string()),
+            ("format".into(), self.format.into()),
+            ("version".into(), if self.version.is_empty() { "-".into() } else { self.version.clone() }),
+            ("size".into(), size_exact(self.file_bytes)),
+            ("tensors".into(), self.tensors.to_string()),
+            ("blobs".into(), self.blobs.to_string()),
+            ("unreadable".into(), self.unreadable.to_string()),
+            ("data".into(), size_exact(self.data_bytes)),
+            ("stored".into(), size_exact(self.stored_bytes)),
+            ("dtypes".into(), if dtypes.is_empty() { "-".into() } else { dtypes.join(", ") }),
+        ];
+        lines.extend(parameter_lines(&self.parameters));
+        lines.extend(self.details.iter().map(|(k, v)| (k.clone(), meta_text(v))));
+        lines
+    }
+
+    /// The file's metadata, one `(key, value)` line each (see [`meta_text`]).
+    pub fn metadata_lines(&self) -> Vec<(String, String)> {
+        self.metadata.iter().map(|(k, v)| (k.clone(), meta_text(v))).collect()
+    }
+}
+
+/// `parameters  1,235,814,400 (bfloat16 1,235,814,400)`, then the size at each width of
+/// [`crate::parameters::WIDTHS`] (`at float16/bfloat16  2.3 GiB (2471628800 bytes)`).
+fn parameter_lines(p: &Parameters) -> Vec<(String, String)> {
+    let by: Vec<String> = p.by_dtype.iter().map(|(d, n)| format!("{d} {}", thousands(*n))).collect();
+    let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
+    let mut lines = vec![("parameters".to_string(), format!("{}{by}", thousands(p.total)))];
+    for (width, bytes) in &p.size_at {
+        let width = if *width == "float16" { "float16/bfloat16" } else { width };
+        lines.push((format!("at {width}"), size_exact(*bytes)));
+    }
+    lines
+}
+
+/// Arrays longer than this show their length, element type and first elements only.
+const LONG_ARRAY: usize = 8;
+/// How many elements of a long array are shown.
+const SHOWN: usize = 3;
+
+/// A metadata value on one line: text as is, a long typed array summarised
+/// (`[151936 × string: "!", "\"", "#", …]`), anything else as JSON.
+pub fn meta_text(value: &MetaValue) -> String {
+    match value {
+        MetaValue::Text(s) => s.clone(),
+        MetaValue::TypedArray(a) if a.len() > LONG_ARRAY => {
+            let first: Vec<String> = (0..SHOWN).filter_map(|i| a.get(i)).map(|v| item_text(&v)).collect();
+            format!("[{} × {}: {}, …]", a.len(), a.element_name(), first.join(", "))
+        }
+        other => other.to_json().to_string(),
+    }
+}
+
+/// An element of a long array: as JSON (text quoted), or summarised when it is an array.
+fn item_text(value: &MetaValue) -> String {
+    match value {
+        MetaValue::TypedArray(_) => meta_text(value),
+        other => other.to_json().to_string(),
     }
 }

@@ -53,8 +53,10 @@ pub mod parameters;
 pub mod shards;
 pub mod show;
 pub mod source;
+pub mod report;
 pub mod stats;
 mod swap;
+pub mod units;
 pub mod update;
 
 /// The library's internal modules, for this workspace's own tests, conformance generator and

@@ -99,6 +99,13 @@ pub trait FormatReader: Send + Sync {
     fn verify_checksums(&self) -> (Vec<Error>, usize) {
         (Vec::new(), 0)
     }
+    /// What a report (`tensorfile report`) shows of the file beyond its tensors. The
+    /// default: the format's description ([`FileSummary::structure`]) laid out as facts,
+    /// tables and counts.
+    fn report_sections(&self) -> Vec<crate::report::Section> {
+        let structure = self.summary().structure;
+        structure.map(|s| crate::report::structure::sections("Structure", &s.json)).unwrap_or_default()
+    }
 }
 
 /// Compression for writers that support it.
