@@ -50,6 +50,7 @@ pub mod model;
 pub mod numbers;
 pub mod output;
 pub mod parameters;
+pub mod report;
 pub mod shards;
 pub mod show;
 pub mod source;
