@@ -179,10 +179,12 @@
         autocomplete: "off",
       });
       let debounce = 0;
-      this.search.addEventListener("input", () => {
+      const onInput = () => {
         clearTimeout(debounce);
         debounce = setTimeout(() => this.setNameFilter(this.search.value), this.rows.length > 5000 ? 120 : 30);
-      });
+      };
+      this.search.addEventListener("input", onInput);
+      this.search.addEventListener("change", onInput);
       this.count = el("span", { class: "count", "aria-live": "polite" });
       const controls = el("div", { class: "controls" }, this.search);
       for (const name of options.selects || []) {
@@ -335,11 +337,17 @@
       const height = this.viewport.clientHeight || 600;
       const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 6);
       const last = Math.min(this.visibleOrder.length, Math.ceil((top + height) / ROW_HEIGHT) + 6);
-      const fragment = document.createDocumentFragment();
+      // Rows still in view keep their element (a row at the same place for the same tensor).
+      const kept = new Map();
+      for (const node of this.spacer.children) kept.set(node.dataset.key, node);
+      const nodes = [];
       for (let position = first; position < last; position++) {
-        fragment.appendChild(this.drawRow(this.visibleOrder[position], position));
+        const index = this.visibleOrder[position];
+        const node = kept.get(index + "@" + position) || this.drawRow(index, position);
+        nodes.push(node);
       }
-      this.spacer.replaceChildren(fragment);
+      if (nodes.length === this.spacer.children.length && nodes.every((node, i) => node === this.spacer.children[i])) return;
+      this.spacer.replaceChildren(...nodes);
     }
 
     drawRow(index, position) {
@@ -348,6 +356,7 @@
         class: "vt-row" + (index === this.selected ? " selected" : "") + (position % 2 ? " odd" : ""),
         role: "row",
         "data-index": index,
+        "data-key": index + "@" + position,
         "aria-selected": index === this.selected ? "true" : "false",
       });
       node.style.transform = "translateY(" + position * ROW_HEIGHT + "px)";
