@@ -7,6 +7,7 @@ and data generated here) made into pages by the example `report_page`. Pages mad
 named by $TENSORFILE_REPORT_PAGES. $TENSORFILE_SCREENSHOTS names a folder for PNGs of the pages.
 """
 
+import base64
 import json
 import os
 import shutil
@@ -147,17 +148,23 @@ def report(driver, call: str, *args):
     return driver.execute_script(f"return window.tensorfileReport.{call};", *args)
 
 
-def screenshot(driver, name: str):
-    """A PNG of the whole page, 1400 pixels wide, into $TENSORFILE_SCREENSHOTS."""
+def screenshot(driver, name: str, dark: bool = False):
+    """A PNG of the whole page, 1400 pixels wide, into $TENSORFILE_SCREENSHOTS (`dark`: with
+    the system's dark colour scheme)."""
     folder = os.environ.get("TENSORFILE_SCREENSHOTS")
     if not folder:
         return
     Path(folder).mkdir(parents=True, exist_ok=True)
+    if dark:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
     height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(WIDTH, min(max(height, 800), 6000))
-    time.sleep(0.3)
-    driver.save_screenshot(str(Path(folder) / f"{name}.png"))
-    driver.set_window_size(WIDTH, 1000)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": WIDTH, "height": min(height, 8000), "scale": 1}})
+    (Path(folder) / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
+    if dark:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
 def tensor_search(driver):
@@ -200,6 +207,7 @@ def test_fixture_pages(driver, pages):
         if name not in ("large", "hostile"):
             check_page(driver, page)
             screenshot(driver, name)
+            screenshot(driver, name + "-dark", dark=True)
 
 
 @pytest.mark.parametrize("page", outside_pages(), ids=lambda p: p.name)
@@ -293,6 +301,7 @@ def test_row_opens_statistics_and_histogram(driver, small):
     size = small["tensors"]["rows"][index][3]
     assert detail.find_element(By.CSS_SELECTOR, f'dd[title="{size:,} bytes"]').text.startswith("31.3 MiB")
     assert severe_logs(driver) == []
+    screenshot(driver, "small-selected")
 
 
 def test_keyboard_moves_the_selection(driver, small):

@@ -115,7 +115,7 @@
       else others += 1;
       if (others > 0) break;
     }
-    if (others === 0 && numbers > 0) return BYTE_COLUMNS.has(name) ? "bytes" : "num";
+    if (others === 0 && numbers > 0) return BYTE_COLUMNS.has(name) ? "bytes" : name === "cosine" ? "cosine" : "num";
     return "text";
   }
 
@@ -124,7 +124,15 @@
     if (type === "shape") return formatShape(cell);
     if (type === "bytes") return humanBytes(cell);
     if (type === "num") return formatFloat(cell);
+    if (type === "cosine") return formatCosine(cell);
     return String(cell);
+  }
+
+  /** A cosine similarity: near 1, as its distance from 1 (the digits that say something). */
+  function formatCosine(x) {
+    if (typeof x !== "number") return formatFloat(x);
+    if (x < 1 && x > 0.999) return "1 − " + (1 - x).toExponential(2);
+    return formatFloat(x);
   }
 
   /** Turns the filter text into a test on names: a glob when it holds `*` or `?`, else a
@@ -163,12 +171,16 @@
       this.frame = 0;
 
       const tracks = this.columns.map((name, i) => {
-        if (i === this.nameIndex) return "minmax(220px, 4fr)";
-        if (this.types[i] === "shape") return "minmax(130px, 1.6fr)";
-        if (this.types[i] === "text") return "minmax(96px, 1.2fr)";
-        return "minmax(96px, 1fr)";
+        if (i === this.nameIndex) return "minmax(200px, 4fr)";
+        if (this.types[i] === "shape") return "minmax(110px, 1.5fr)";
+        if (this.types[i] === "text") return "minmax(80px, 1.1fr)";
+        if (this.types[i] === "status") return "minmax(100px, 1fr)";
+        if (this.types[i] === "cosine") return "minmax(112px, 1.2fr)";
+        return "minmax(84px, 1fr)";
       });
       this.template = tracks.join(" ");
+      // Rows are as wide as the viewport, and never narrower than the columns' minimums.
+      const minimum = tracks.reduce((sum, track) => sum + Number(/minmax\((\d+)px/.exec(track)[1]), 0);
 
       this.search = el("input", {
         type: "search",
@@ -197,6 +209,7 @@
 
       this.header = el("div", { class: "vt-head", role: "row" });
       this.header.style.gridTemplateColumns = this.template;
+      this.header.style.minWidth = minimum + "px";
       this.headCells = this.columns.map((name, i) => {
         const cell = el(
           "button",
@@ -209,6 +222,7 @@
         return cell;
       });
       this.spacer = el("div", { class: "vt-spacer", role: "rowgroup" });
+      this.spacer.style.minWidth = minimum + "px";
       this.viewport = el(
         "div",
         { class: "vt-viewport", tabindex: "0", role: "grid", "aria-label": options.label || this.noun },
@@ -280,7 +294,7 @@
         const cell = row[index];
         if (cell === null || cell === undefined) return null;
         if (type === "shape") return numel(cell);
-        if (typeof cell === "number") return cell;
+        if (typeof cell === "number" && type !== "text" && type !== "status") return cell;
         return String(cell);
       });
       const direction = this.sortDescending ? -1 : 1;
@@ -370,6 +384,7 @@
           td.appendChild(el("span", { class: "pill s-" + String(cell).replace(/[^a-z-]/g, "") }, text));
         } else td.textContent = text;
         if (type === "bytes" && typeof cell === "number") td.setAttribute("title", formatInt(cell) + " bytes");
+        else if (typeof cell === "number") td.setAttribute("title", String(cell));
         else if (i === this.nameIndex || type === "text" || type === "shape") td.setAttribute("title", text);
         node.appendChild(td);
       });
@@ -432,6 +447,11 @@
 
   // ---- charts ---------------------------------------------------------------------------
 
+  function percent(part, total) {
+    const share = (100 * part) / total;
+    return share > 0 && share < 0.1 ? "<0.1%" : share.toFixed(1) + "%";
+  }
+
   /** A label at most `max` characters long, cut in the middle (the ends say the most). */
   function shorten(text, max) {
     if (text.length <= max) return text;
@@ -450,7 +470,13 @@
     const labelWidth = labelChars * 7.2 + 16;
     const valueWidth = options.total ? 150 : 96;
     const barSpace = Math.max(40, width - labelWidth - valueWidth - 8);
-    const max = Math.max(...items.map((item) => (typeof item.value === "number" ? item.value : 0)), 0) || 1;
+    const values = items.map((item) => (typeof item.value === "number" && item.value > 0 ? item.value : 0));
+    const max = Math.max(...values, 0) || 1;
+    // On a log scale the smallest value shown gets a short bar, the largest a full one.
+    const low = Math.log10(Math.min(...values.filter((v) => v > 0), max));
+    const high = Math.log10(max);
+    const share = (v) =>
+      v <= 0 ? 0 : !options.log ? v / max : high === low ? 1 : 0.06 + (0.94 * (Math.log10(v) - low)) / (high - low);
     const height = items.length * rowHeight + 4;
     const chart = svg("svg", {
       class: "chart bars",
@@ -465,7 +491,7 @@
       const value = typeof item.value === "number" && item.value > 0 ? item.value : 0;
       const group = svg("g", { class: "bar" + (item.onClick ? " clickable" : ""), transform: "translate(0," + y + ")" });
       let tip = item.label + ": " + options.exact(item.value);
-      if (options.total) tip += " (" + ((100 * value) / options.total).toFixed(1) + "%)";
+      if (options.total) tip += " (" + percent(value, options.total) + ")";
       if (item.drill) tip += " — click to open";
       svgTitle(group, tip);
       group.appendChild(svg("rect", { class: "track", x: labelWidth, y: 2, width: barSpace, height: rowHeight - 6, rx: 3 }));
@@ -474,7 +500,7 @@
           class: "fill",
           x: labelWidth,
           y: 2,
-          width: Math.max(value > 0 ? 1.5 : 0, (barSpace * value) / max),
+          width: Math.max(value > 0 ? 1.5 : 0, barSpace * share(value)),
           height: rowHeight - 6,
           rx: 3,
         }),
@@ -482,7 +508,7 @@
       const label = (item.drill ? "▸ " : "") + shorten(item.label, labelChars - (item.drill ? 2 : 0));
       group.appendChild(svg("text", { class: "label", x: labelWidth - 10, y: rowHeight / 2 + 1, "text-anchor": "end" }, label));
       let valueText = options.format(item.value);
-      if (options.total) valueText += "  " + ((100 * value) / options.total).toFixed(1) + "%";
+      if (options.total) valueText += "  " + percent(value, options.total);
       group.appendChild(svg("text", { class: "value", x: labelWidth + barSpace + 8, y: rowHeight / 2 + 1 }, valueText));
       if (item.onClick) {
         group.setAttribute("tabindex", "0");
@@ -650,7 +676,9 @@
           );
         }
       });
-      crumbs.hidden = path.length === 1 && !path[0].items.some((item) => Array.isArray(item.children) && item.children.length);
+      const drillable = path[0].items.some((item) => item && Array.isArray(item.children) && item.children.length);
+      crumbs.hidden = !drillable;
+      if (path.length === 1) crumbs.appendChild(el("span", { class: "hint" }, "click a ▸ bar to open it"));
       const items = path[path.length - 1].items.filter((item) => item && typeof item === "object");
       const total = items.reduce((sum, item) => sum + (typeof item.value === "number" && item.value > 0 ? item.value : 0), 0);
       const shown = items.slice(0, limit).map((item) => {
@@ -865,6 +893,7 @@
     // The worst tensors by a metric, as bars; a click selects the row.
     const metrics = ["nmse", "max_abs", "max_rel", "over_tolerance"].filter((m) => columns.includes(m));
     const chartHolder = el("div", { class: "chart-holder" });
+    const scaleNote = el("span", { class: "muted small" });
     const metricSelect = el("select", { class: "select", "aria-label": "Metric of the chart" });
     for (const metric of metrics) metricSelect.appendChild(el("option", { value: metric }, "worst by " + metric));
     const drawChart = () => {
@@ -882,6 +911,8 @@
         return;
       }
       const width = chartHolder.clientWidth || 800;
+      const log = worst[0].value / worst[worst.length - 1].value > 100;
+      scaleNote.textContent = log ? "bar lengths on a log scale" : "";
       chartHolder.appendChild(
         barChart(
           worst.map((item) => ({
@@ -889,13 +920,13 @@
             value: item.value,
             onClick: () => table.reveal(item.i),
           })),
-          { width, format: formatFloat, exact: (v) => metric + " " + String(v), label: "worst tensors by " + metric },
+          { width, log, format: formatFloat, exact: (v) => metric + " " + String(v), label: "worst tensors by " + metric },
         ),
       );
     };
     metricSelect.addEventListener("change", drawChart);
-    const chartCard = el("div", { class: "compare-chart" }, el("div", { class: "chart-controls" }, el("h3", { text: "Largest differences" }), metrics.length ? metricSelect : null), chartHolder);
-    const node = card("Compared with " + String(compare.other ?? "another file"), id, el("div", { class: "compare-top" }, head, chips), chartCard, el("div", { class: "table-layout" }, table.node, detail));
+    const chartCard = el("div", { class: "compare-chart" }, el("div", { class: "chart-controls" }, el("h3", { text: "Largest differences" }), scaleNote, el("span", { class: "grow" }), metrics.length ? metricSelect : null), chartHolder);
+    const node = card("Compared with " + String(compare.other ?? "another file"), id, el("div", { class: "compare-top" }, head, chips), chartCard, el("div", { class: "table-layout stacked" }, table.node, detail));
     node.classList.add("wide");
     app.appendChild(node);
     node.redraw = drawChart;

@@ -93,9 +93,15 @@ fn the_policy_names_the_scripts_hash() {
 #[test]
 fn base64_matches_rfc_4648() {
     // The test vectors of RFC 4648, section 10.
-    for (plain, coded) in
-        [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
-    {
+    for (plain, coded) in [
+        ("", ""),
+        ("f", "Zg=="),
+        ("fo", "Zm8="),
+        ("foo", "Zm9v"),
+        ("foob", "Zm9vYg=="),
+        ("fooba", "Zm9vYmE="),
+        ("foobar", "Zm9vYmFy"),
+    ] {
         assert_eq!(base64(plain.as_bytes()), coded);
     }
 }
