@@ -1,6 +1,7 @@
 //! The report's page: [`render`] fills the template (`report.html`) with its style
-//! (`report.css`), its script (`report.js`) and the report's data, as one self-contained HTML
-//! file that opens from disk, fetches nothing and draws everything in the browser.
+//! (`report.css`), its script (`base.js`, `table.js`, `charts.js`, `sections.js` and
+//! `report.js`, in that order, as one function) and the report's data, as one self-contained
+//! HTML file that opens from disk, fetches nothing and draws everything in the browser.
 //!
 //! The data comes from hostile files: it is embedded as JSON in a
 //! `<script type="application/json">` block with `<`, `>`, `&`, U+2028 and U+2029 escaped, so no
@@ -12,7 +13,20 @@ use sha2::{Digest, Sha256};
 
 const TEMPLATE: &str = include_str!("report.html");
 const CSS: &str = include_str!("report.css");
-const SCRIPT: &str = include_str!("report.js");
+/// The page's script: its parts in one function, so that nothing but the test hook
+/// (`window.tensorfileReport`) is global.
+const SCRIPT: &str = concat!(
+    "// The tensorfile report page: draws the report data (the JSON in #report-data) with the DOM\n",
+    "// and SVG. Every text from the data is set with textContent, createTextNode or setAttribute:\n",
+    "// names come from hostile files. No network, no third-party code.\n",
+    "\"use strict\";\n(function () {\n",
+    include_str!("base.js"),
+    include_str!("table.js"),
+    include_str!("charts.js"),
+    include_str!("sections.js"),
+    include_str!("report.js"),
+    "})();\n",
+);
 
 const CSS_SLOT: &str = "/*TENSORFILE_CSS*/";
 const SCRIPT_SLOT: &str = "/*TENSORFILE_JS*/";
