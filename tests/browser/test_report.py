@@ -158,7 +158,7 @@ def screenshot(driver, name: str, dark: bool = False):
     if dark:
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
-    height = driver.execute_script("return document.documentElement.scrollHeight")
+    height = driver.execute_script("window.scrollTo(0, 0); return document.documentElement.scrollHeight")
     shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
         "format": "png", "captureBeyondViewport": True,
         "clip": {"x": 0, "y": 0, "width": WIDTH, "height": min(height, 8000), "scale": 1}})
@@ -413,3 +413,4 @@ def test_hostile_names_stay_text(driver, pages):
     driver.find_element(By.CSS_SELECTOR, "g.bar.clickable").click()
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
     assert severe_logs(driver) == []
+    screenshot(driver, "hostile")

@@ -141,7 +141,9 @@ function buildCompare(data, app, nav, hooks, tensorTable) {
     );
   };
   metricSelect.addEventListener("change", drawChart);
-  const chartCard = el("div", { class: "compare-chart" }, el("div", { class: "chart-controls" }, el("h3", { text: "Largest differences" }), scaleNote, el("span", { class: "grow" }), metrics.length ? metricSelect : null), chartHolder);
+  const chartCard = metrics.length
+    ? el("div", { class: "compare-chart" }, el("div", { class: "chart-controls" }, el("h3", { text: "Largest differences" }), scaleNote, el("span", { class: "grow" }), metricSelect), chartHolder)
+    : null;
   const node = card("Compared with " + String(compare.other ?? "another file"), id, el("div", { class: "compare-top" }, head, chips), chartCard, el("div", { class: "table-layout stacked" }, table.node, detail));
   node.classList.add("wide");
   app.appendChild(node);

@@ -95,6 +95,8 @@ class VirtualTable {
       this.spacer,
     );
     this.viewport.style.setProperty("--row-h", ROW_HEIGHT + "px");
+    // A short table is as tall as its rows (and a header, and a scroll bar); a long one scrolls.
+    this.viewport.style.height = Math.min(560, 36 + 16 + Math.max(3, this.rows.length) * ROW_HEIGHT) + "px";
     this.viewport.addEventListener("scroll", () => this.schedule());
     this.viewport.addEventListener("keydown", (event) => this.onKey(event));
     this.spacer.addEventListener("click", (event) => {
