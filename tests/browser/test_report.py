@@ -302,6 +302,11 @@ def test_row_opens_statistics_and_histogram(driver, small):
     assert detail.find_element(By.CSS_SELECTOR, f'dd[title="{size:,} bytes"]').text.startswith("31.3 MiB")
     assert severe_logs(driver) == []
     screenshot(driver, "small-selected")
+    detail.find_element(By.CSS_SELECTOR, "button.close").click()
+    assert report(driver, "selected()") == -1
+    assert detail.find_elements(By.CSS_SELECTOR, ".detail-empty")
+    assert driver.find_elements(By.CSS_SELECTOR, "#tensors .vt-row.selected") == []
+    assert severe_logs(driver) == []
 
 
 def test_keyboard_moves_the_selection(driver, small):

@@ -125,6 +125,16 @@ function formatCosine(x) {
   return formatFloat(x);
 }
 
+/** A comparison's status as a coloured pill (its class from the status's letters only). */
+function statusPill(status) {
+  return el("span", { class: "pill s-" + String(status).replace(/[^a-z-]/g, "") }, String(status));
+}
+
+/** A value as a length: a positive number, else 0. */
+function positive(value) {
+  return typeof value === "number" && value > 0 ? value : 0;
+}
+
 /** A share of a total in percent, one decimal. */
 function percent(part, total) {
   const share = (100 * part) / total;

@@ -35,7 +35,8 @@ function barChart(items, options) {
     if (options.total) tip += " (" + percent(value, options.total) + ")";
     if (item.drill) tip += " — click to open";
     svgTitle(group, tip);
-    group.appendChild(svg("rect", { class: "track", x: labelWidth, y: 2, width: barSpace, height: rowHeight - 6, rx: 3 }));
+    const track = { class: "track", x: labelWidth, y: 2, width: barSpace, height: rowHeight - 6, rx: 3 };
+    group.appendChild(svg("rect", track));
     group.appendChild(
       svg("rect", {
         class: "fill",
@@ -47,7 +48,8 @@ function barChart(items, options) {
       }),
     );
     const label = (item.drill ? "▸ " : "") + shorten(item.label, labelChars - (item.drill ? 2 : 0));
-    group.appendChild(svg("text", { class: "label", x: labelWidth - 10, y: rowHeight / 2 + 1, "text-anchor": "end" }, label));
+    const labelAt = { class: "label", x: labelWidth - 10, y: rowHeight / 2 + 1, "text-anchor": "end" };
+    group.appendChild(svg("text", labelAt, label));
     let valueText = options.format(item.value);
     if (options.total) valueText += "  " + percent(value, options.total);
     group.appendChild(svg("text", { class: "value", x: labelWidth + barSpace + 8, y: rowHeight / 2 + 1 }, valueText));
@@ -82,7 +84,8 @@ function histogram(hist, stats, log) {
     "aria-label": "histogram of the values",
   });
   if (!Array.isArray(counts) || !Array.isArray(edges) || counts.length === 0 || edges.length !== counts.length + 1) {
-    chart.appendChild(svg("text", { x: width / 2, y: height / 2, "text-anchor": "middle", class: "axis" }, "no histogram"));
+    const middle = { x: width / 2, y: height / 2, "text-anchor": "middle", class: "axis" };
+    chart.appendChild(svg("text", middle, "no histogram"));
     return chart;
   }
   const lo = edges[0];
@@ -108,7 +111,8 @@ function histogram(hist, stats, log) {
     chart.appendChild(rect);
   });
   const baseline = pad.top + plotHeight;
-  chart.appendChild(svg("line", { class: "axisline", x1: pad.left, x2: width - pad.right, y1: baseline, y2: baseline }));
+  const axis = { class: "axisline", x1: pad.left, x2: width - pad.right, y1: baseline, y2: baseline };
+  chart.appendChild(svg("line", axis));
   if (stats && typeof stats.mean === "number" && stats.mean >= lo && stats.mean <= hi && hi > lo) {
     const mx = x(stats.mean);
     const mean = svg("line", { class: "meanline", x1: mx, x2: mx, y1: pad.top - 4, y2: baseline });
@@ -117,9 +121,11 @@ function histogram(hist, stats, log) {
   }
   const labelY = baseline + 16;
   chart.appendChild(svg("text", { class: "axis", x: pad.left, y: labelY, "text-anchor": "start" }, formatFloat(lo)));
-  chart.appendChild(svg("text", { class: "axis", x: width - pad.right, y: labelY, "text-anchor": "end" }, formatFloat(hi)));
+  const right = { class: "axis", x: width - pad.right, y: labelY, "text-anchor": "end" };
+  chart.appendChild(svg("text", right, formatFloat(hi)));
   if (hi > lo) {
-    chart.appendChild(svg("text", { class: "axis", x: width / 2, y: labelY, "text-anchor": "middle" }, formatFloat((lo + hi) / 2)));
+    const middle = { class: "axis", x: width / 2, y: labelY, "text-anchor": "middle" };
+    chart.appendChild(svg("text", middle, formatFloat((lo + hi) / 2)));
   }
   const peak = Math.max(...counts);
   chart.appendChild(

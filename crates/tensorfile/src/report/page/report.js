@@ -20,17 +20,21 @@ function buildTensors(data, app, nav, hooks) {
     selects: ["dtype", "kind", "layout", "encoding", "file"],
     alwaysSelect: "dtype",
     label: "tensors",
-    onSelect: (index) => showDetail(index),
+    onSelect: (index) => (index < 0 ? placeholder() : showDetail(index)),
   });
   const placeholder = () =>
-    detail.replaceChildren(el("div", { class: "detail-empty" }, el("p", null, "Select a tensor to see its fields" + (stats ? ", statistics and histogram." : "."))));
+    detail.replaceChildren(
+      el("div", { class: "detail-empty" },
+        el("p", null, "Select a tensor to see its fields" + (stats ? ", statistics and histogram." : "."))),
+    );
+  const close = () => table.select(-1);
   function showDetail(index) {
     const row = rows[index];
     const name = String(row[table.nameIndex] ?? "");
     detail.replaceChildren(
       el("div", { class: "detail-head" },
         el("h3", { class: "mono", text: name, title: name }),
-        el("button", { type: "button", class: "close", title: "Close", "aria-label": "Close", onclick: () => { table.select(-1); placeholder(); } }, "×")),
+        el("button", { type: "button", class: "close", title: "Close", "aria-label": "Close", onclick: close }, "×")),
       detailFields(columns, table.types, row),
       el("h4", { text: "Statistics" }),
       statsBlock(stats ? stats[index] : undefined, state),
@@ -69,7 +73,8 @@ function buildCompare(data, app, nav, hooks, tensorTable) {
   const detail = el("aside", { class: "detail" });
   const nameAt = Math.max(0, columns.indexOf("name"));
   const types = columns.map((name, i) => columnType(name, rows, i));
-  const emptyDetail = () => detail.replaceChildren(el("div", { class: "detail-empty" }, el("p", null, "Select a row to see its differences.")));
+  const emptyDetail = () =>
+    detail.replaceChildren(el("div", { class: "detail-empty" }, el("p", null, "Select a row to see its differences.")));
   const table = new VirtualTable({
     columns,
     rows,
@@ -80,7 +85,10 @@ function buildCompare(data, app, nav, hooks, tensorTable) {
     onSelect: (index) => {
       if (index < 0) return emptyDetail();
       const name = String(rows[index][nameAt] ?? "");
-      const parts = [el("div", { class: "detail-head" }, el("h3", { class: "mono", text: name, title: name })), detailFields(columns, types, rows[index])];
+      const parts = [
+        el("div", { class: "detail-head" }, el("h3", { class: "mono", text: name, title: name })),
+        detailFields(columns, types, rows[index]),
+      ];
       if (tensorNames.has(name)) {
         parts.push(el("button", { type: "button", class: "link", onclick: () => {
           tensorTable.reveal(tensorNames.get(name));
@@ -94,7 +102,11 @@ function buildCompare(data, app, nav, hooks, tensorTable) {
 
   const chips = el("div", { class: "chips" });
   const chipFor = (status, label, n) =>
-    el("button", { type: "button", class: "chip s-" + status, onclick: () => table.setColumnFilter("status", status === "all" ? null : status) },
+    el("button", {
+      type: "button",
+      class: "chip s-" + status,
+      onclick: () => table.setColumnFilter("status", status === "all" ? null : status),
+    },
       el("span", { class: "chip-n" }, formatInt(n)), " " + label);
   chips.appendChild(chipFor("all", "all", rows.length));
   for (const status of STATUSES) if (counts.has(status)) chips.appendChild(chipFor(status, status, counts.get(status)));
@@ -123,7 +135,8 @@ function buildCompare(data, app, nav, hooks, tensorTable) {
       .sort((a, b) => b.value - a.value)
       .slice(0, 15);
     if (worst.length === 0) {
-      chartHolder.appendChild(el("p", { class: "muted" }, "Every tensor compared has " + metric + " 0: nothing to rank."));
+      const none = "Every tensor compared has " + metric + " 0: nothing to rank.";
+      chartHolder.appendChild(el("p", { class: "muted" }, none));
       return;
     }
     const width = chartHolder.clientWidth || 800;
@@ -136,15 +149,30 @@ function buildCompare(data, app, nav, hooks, tensorTable) {
           value: item.value,
           onClick: () => table.reveal(item.i),
         })),
-        { width, log, format: formatFloat, exact: (v) => metric + " " + String(v), label: "worst tensors by " + metric },
+        {
+          width,
+          log,
+          format: formatFloat,
+          exact: (v) => metric + " " + String(v),
+          label: "worst tensors by " + metric,
+        },
       ),
     );
   };
   metricSelect.addEventListener("change", drawChart);
   const chartCard = metrics.length
-    ? el("div", { class: "compare-chart" }, el("div", { class: "chart-controls" }, el("h3", { text: "Largest differences" }), scaleNote, el("span", { class: "grow" }), metricSelect), chartHolder)
+    ? el("div", { class: "compare-chart" },
+      el("div", { class: "chart-controls" },
+        el("h3", { text: "Largest differences" }), scaleNote, el("span", { class: "grow" }), metricSelect),
+      chartHolder)
     : null;
-  const node = card("Compared with " + String(compare.other ?? "another file"), id, el("div", { class: "compare-top" }, head, chips), chartCard, el("div", { class: "table-layout stacked" }, table.node, detail));
+  const node = card(
+    "Compared with " + String(compare.other ?? "another file"),
+    id,
+    el("div", { class: "compare-top" }, head, chips),
+    chartCard,
+    el("div", { class: "table-layout stacked" }, table.node, detail),
+  );
   node.classList.add("wide");
   app.appendChild(node);
   node.redraw = drawChart;
@@ -165,12 +193,17 @@ function buildHeader(data, app) {
         el("div", { class: "eyebrow" }, "tensorfile report"),
         el("h1", { text: title, title: title })),
       el("div", { class: "generator muted small" }, String(data.generator ?? ""))),
-    subtitle.length ? el("p", { class: "subtitle", title: typeof file.bytes === "number" ? formatInt(file.bytes) + " bytes" : null }, subtitle.join(" · ")) : null,
+    subtitle.length
+      ? el("p", { class: "subtitle", title: typeof file.bytes === "number" ? formatInt(file.bytes) + " bytes" : null },
+        subtitle.join(" · "))
+      : null,
   );
   const summary = el("dl", { class: "summary" });
   for (const pair of Array.isArray(data.summary) ? data.summary : []) {
     if (!Array.isArray(pair)) continue;
-    summary.appendChild(el("div", { class: "tile" }, el("dt", { text: String(pair[0] ?? "") }), el("dd", { text: String(pair[1] ?? "—"), title: String(pair[1] ?? "") })));
+    const value = String(pair[1] ?? "—");
+    const key = el("dt", { text: String(pair[0] ?? "") });
+    summary.appendChild(el("div", { class: "tile" }, key, el("dd", { text: value, title: value })));
   }
   if (summary.children.length) header.appendChild(summary);
   app.appendChild(header);
@@ -228,7 +261,8 @@ function main() {
     node.classList.add("wide", "bad-card");
     app.appendChild(node);
   }
-  app.appendChild(el("footer", { class: "muted small" }, "Made by " + String(data.generator ?? "tensorfile") + ". This page is self-contained: it loads nothing."));
+  const made = "Made by " + String(data.generator ?? "tensorfile") + ". This page is self-contained: it loads nothing.";
+  app.appendChild(el("footer", { class: "muted small" }, made));
   buildNav(nav);
   // Charts are sized to their box: drawn once laid out, again when the width changes.
   let lastWidth = 0;

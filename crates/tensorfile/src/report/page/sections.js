@@ -46,7 +46,7 @@ function barsSection(section, id) {
     crumbs.hidden = !drillable;
     if (path.length === 1) crumbs.appendChild(el("span", { class: "hint" }, "click a ▸ bar to open it"));
     const items = path[path.length - 1].items.filter((item) => item && typeof item === "object");
-    const total = items.reduce((sum, item) => sum + (typeof item.value === "number" && item.value > 0 ? item.value : 0), 0);
+    const total = items.reduce((sum, item) => sum + positive(item.value), 0);
     const shown = items.slice(0, limit).map((item) => {
       const label = String(item.label ?? "");
       const drill = Array.isArray(item.children) && item.children.length > 0;
@@ -70,7 +70,8 @@ function barsSection(section, id) {
     }
     if (items.length > limit) {
       const rest = items.slice(limit).reduce((sum, item) => sum + (typeof item.value === "number" ? item.value : 0), 0);
-      holder.appendChild(el("p", { class: "muted small" }, formatInt(items.length - limit) + " more, " + format(rest) + " together"));
+      const more = formatInt(items.length - limit) + " more, " + format(rest) + " together";
+      holder.appendChild(el("p", { class: "muted small" }, more));
     }
   };
   node.redraw = draw;
@@ -84,12 +85,14 @@ function renderSection(section, id) {
   if (section.kind === "table") {
     const columns = Array.isArray(section.columns) ? section.columns.map(String) : [];
     const rows = (Array.isArray(section.rows) ? section.rows : []).filter(Array.isArray);
-    const node = card(title, id, section.note ? el("p", { class: "note" }, String(section.note)) : null, staticTable(columns, rows));
+    const note = section.note ? el("p", { class: "note" }, String(section.note)) : null;
+    const node = card(title, id, note, staticTable(columns, rows));
     node.classList.add("wide");
     return node;
   }
   if (section.kind === "bars") return barsSection(section, id);
-  return card(title, id, el("p", { class: "muted" }, "(a section of kind " + String(section.kind) + " this page does not know)"));
+  const unknown = "(a section of kind " + String(section.kind) + " this page does not know)";
+  return card(title, id, el("p", { class: "muted" }, unknown));
 }
 
 function statsBlock(stats, state) {
@@ -109,11 +112,13 @@ function statsBlock(stats, state) {
   const grid = el("dl", { class: "stat-grid" });
   const fields = [
     ["min", stats.min], ["max", stats.max], ["mean", stats.mean], ["std", stats.std], ["absmax", stats.absmax],
-    ["elements", stats.numel], ["zeros", stats.zeros], ["NaN", stats.nan], ["+inf", stats.posinf], ["−inf", stats.neginf],
+    ["elements", stats.numel], ["zeros", stats.zeros], ["NaN", stats.nan],
+    ["+inf", stats.posinf], ["−inf", stats.neginf],
   ];
   for (const [name, value] of fields) {
     const bad = (name === "NaN" || name.endsWith("inf")) && typeof value === "number" && value > 0;
-    grid.appendChild(el("div", { class: "stat" + (bad ? " bad" : "") }, el("dt", { text: name }), el("dd", { text: formatFloat(value) })));
+    const shown = el("dd", { text: formatFloat(value) });
+    grid.appendChild(el("div", { class: "stat" + (bad ? " bad" : "") }, el("dt", { text: name }), shown));
   }
   box.appendChild(grid);
   if (stats.hist && typeof stats.hist === "object") {
@@ -125,7 +130,8 @@ function statsBlock(stats, state) {
       state.log = toggle.checked;
       draw();
     });
-    box.appendChild(el("div", { class: "hist-head" }, el("h4", { text: "Histogram" }), el("label", { class: "toggle" }, toggle, " log scale")));
+    const label = el("label", { class: "toggle" }, toggle, " log scale");
+    box.appendChild(el("div", { class: "hist-head" }, el("h4", { text: "Histogram" }), label));
     box.appendChild(holder);
     draw();
   }
@@ -138,13 +144,16 @@ function detailFields(columns, types, row) {
     const cell = row[i];
     list.appendChild(el("dt", { text: name }));
     if (types[i] === "bytes" && typeof cell === "number") {
-      list.appendChild(el("dd", { title: formatInt(cell) + " bytes" }, humanBytes(cell), el("span", { class: "muted" }, " · " + formatInt(cell) + " B")));
+      const exact = el("span", { class: "muted" }, " · " + formatInt(cell) + " B");
+      list.appendChild(el("dd", { title: formatInt(cell) + " bytes" }, humanBytes(cell), exact));
     } else if (types[i] === "shape" && Array.isArray(cell)) {
-      list.appendChild(el("dd", null, formatShape(cell), el("span", { class: "muted" }, " · " + formatInt(numel(cell)) + " elements")));
+      const elements = el("span", { class: "muted" }, " · " + formatInt(numel(cell)) + " elements");
+      list.appendChild(el("dd", null, formatShape(cell), elements));
     } else if (types[i] === "status" && cell !== null && cell !== undefined) {
-      list.appendChild(el("dd", null, el("span", { class: "pill s-" + String(cell).replace(/[^a-z-]/g, "") }, String(cell))));
+      list.appendChild(el("dd", null, statusPill(cell)));
     } else {
-      list.appendChild(el("dd", { class: cell === null || cell === undefined ? "muted" : null }, cellText(types[i], cell)));
+      const missing = cell === null || cell === undefined;
+      list.appendChild(el("dd", { class: missing ? "muted" : null }, cellText(types[i], cell)));
     }
   });
   return list;

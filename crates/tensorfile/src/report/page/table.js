@@ -227,7 +227,8 @@ class VirtualTable {
       const node = kept.get(index + "@" + position) || this.drawRow(index, position);
       nodes.push(node);
     }
-    if (nodes.length === this.spacer.children.length && nodes.every((node, i) => node === this.spacer.children[i])) return;
+    const current = this.spacer.children;
+    if (nodes.length === current.length && nodes.every((node, i) => node === current[i])) return;
     this.spacer.replaceChildren(...nodes);
   }
 
@@ -246,9 +247,10 @@ class VirtualTable {
       const type = this.types[i];
       const cell = row[i];
       const text = cellText(type, cell);
-      const td = el("div", { class: "vt-cell t-" + type + (cell === null || cell === undefined ? " null" : ""), role: "gridcell" });
+      const missing = cell === null || cell === undefined;
+      const td = el("div", { class: "vt-cell t-" + type + (missing ? " null" : ""), role: "gridcell" });
       if (type === "status" && cell !== null && cell !== undefined) {
-        td.appendChild(el("span", { class: "pill s-" + String(cell).replace(/[^a-z-]/g, "") }, text));
+        td.appendChild(statusPill(cell));
       } else td.textContent = text;
       if (type === "bytes" && typeof cell === "number") td.setAttribute("title", formatInt(cell) + " bytes");
       else if (typeof cell === "number") td.setAttribute("title", String(cell));
@@ -325,7 +327,8 @@ function staticTable(columns, rows) {
       const tr = el("tr", null);
       columns.forEach((_, c) => {
         const cell = rows[i][c];
-        const td = el("td", { class: "t-" + types[c] + (cell === null || cell === undefined ? " null" : "") }, cellText(types[c], cell));
+        const missing = cell === null || cell === undefined;
+        const td = el("td", { class: "t-" + types[c] + (missing ? " null" : "") }, cellText(types[c], cell));
         if (types[c] === "bytes" && typeof cell === "number") td.setAttribute("title", formatInt(cell) + " bytes");
         tr.appendChild(td);
       });
@@ -333,7 +336,8 @@ function staticTable(columns, rows) {
     }
   };
   columns.forEach((name, c) => {
-    const button = el("button", { type: "button", class: "th-button", title: "Sort by " + name }, name, el("span", { class: "arrow" }));
+    const arrow = el("span", { class: "arrow" });
+    const button = el("button", { type: "button", class: "th-button", title: "Sort by " + name }, name, arrow);
     button.addEventListener("click", () => {
       descending = sorted === c ? !descending : types[c] !== "text";
       sorted = c;
@@ -347,7 +351,9 @@ function staticTable(columns, rows) {
         if (x === null || y === null) return x === y ? a - b : x === null ? 1 : -1;
         return (x < y ? -1 : x > y ? 1 : a - b) * (descending && x !== y ? -1 : 1);
       });
-      head.querySelectorAll(".arrow").forEach((arrow, k) => (arrow.textContent = k === c ? (descending ? "▼" : "▲") : ""));
+      head.querySelectorAll(".arrow").forEach((mark, k) => {
+        mark.textContent = k === c ? (descending ? "▼" : "▲") : "";
+      });
       fill();
     });
     head.appendChild(el("th", { class: "t-" + types[c], scope: "col" }, button));
