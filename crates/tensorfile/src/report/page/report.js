@@ -235,6 +235,10 @@ function main() {
   }
   const nav = [];
   buildHeader(data, app);
+  if (data.report_version !== 1) {
+    const version = "This page draws reports of version 1; this one says version " + String(data.report_version) + ".";
+    app.appendChild(el("p", { class: "warning" }, version + " Some of it may be missing."));
+  }
   const redraws = [];
   const sections = Array.isArray(data.sections) ? data.sections : [];
   if (sections.length) {

@@ -105,3 +105,21 @@ fn base64_matches_rfc_4648() {
         assert_eq!(base64(plain.as_bytes()), coded);
     }
 }
+
+#[test]
+fn the_fixture_pages_carry_their_data_unchanged() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/report");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(folder).expect("tests/fixtures/report") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let data: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).expect("the data")).expect("JSON");
+        let page = render(&data);
+        let back: serde_json::Value = serde_json::from_str(embedded_data(&page)).expect("the embedded JSON");
+        assert_eq!(back, data, "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0);
+}
