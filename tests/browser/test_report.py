@@ -101,7 +101,7 @@ def pages(tmp_path_factory):
     made = {}
     for path in sorted(FIXTURES.glob("*.json")):
         made[path.stem] = (make_report(path, out), json.loads(path.read_text()))
-    for name, data in [("large", synthetic_data(50_000)), ("hostile", hostile_data())]:
+    for name, data in [("large", synthetic_data(50_000)), ("hostile", hostile_data()), ("empty", synthetic_data(0))]:
         path = out / f"{name}.json"
         path.write_text(json.dumps(data))
         made[name] = (make_report(path, out), data)
@@ -204,7 +204,7 @@ def check_page(driver, page: Path):
 
 def test_fixture_pages(driver, pages):
     for name, (page, _) in pages.items():
-        if name not in ("large", "hostile"):
+        if name not in ("large", "hostile"):  # checked by their own tests
             check_page(driver, page)
             screenshot(driver, name)
             screenshot(driver, name + "-dark", dark=True)
@@ -345,6 +345,14 @@ def test_sections_and_unreadable(driver, small):
             assert len(node.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(section["rows"])
         if section["kind"] == "pairs":
             assert len(node.find_elements(By.CSS_SELECTOR, "dt")) == len(section["rows"])
+    # A table section sorts by a column: numbers from the largest, nulls last.
+    at, operators = next((i, s) for i, s in enumerate(small["sections"], start=1) if s["kind"] == "table")
+    column = operators["columns"].index("bytes")
+    node = driver.find_element(By.ID, f"section-{at}")
+    node.find_elements(By.CSS_SELECTOR, "th button")[column].click()
+    shown = [row.find_elements(By.CSS_SELECTOR, "td")[column] for row in node.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    numbers = sorted((row[column] for row in operators["rows"] if row[column] is not None), reverse=True)
+    assert [cell.get_attribute("title") or None for cell in shown] == [f"{n:,} bytes" for n in numbers] + [None]
     unreadable = driver.find_element(By.ID, "unreadable")
     assert len(unreadable.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(small["unreadable"])
 
