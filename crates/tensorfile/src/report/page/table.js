@@ -15,8 +15,9 @@ function nameMatcher(text) {
 
 class VirtualTable {
   /**
-   * options: columns, rows, noun ("tensors"), selects (column names with a select),
-   * onSelect(index), widths (column name -> CSS track), label (aria label).
+   * options: columns, rows, noun ("tensors"), selects (the columns that get a select when they
+   * hold 2 to 60 values), alwaysSelect (a column whose select is always there), onSelect(index)
+   * (a row clicked; -1 when the selection is cleared), label (the grid's accessible name).
    */
   constructor(options) {
     this.columns = options.columns;
@@ -35,17 +36,18 @@ class VirtualTable {
     this.matcher = null;
     this.frame = 0;
 
-    const tracks = this.columns.map((name, i) => {
-      if (i === this.nameIndex) return "minmax(200px, 4fr)";
-      if (this.types[i] === "shape") return "minmax(110px, 1.5fr)";
-      if (this.types[i] === "text") return "minmax(80px, 1.1fr)";
-      if (this.types[i] === "status") return "minmax(100px, 1fr)";
-      if (this.types[i] === "cosine") return "minmax(112px, 1.2fr)";
-      return "minmax(84px, 1fr)";
+    // Each column's least width in pixels and its share of the rest.
+    const widths = this.columns.map((name, i) => {
+      if (i === this.nameIndex) return [200, 4];
+      if (this.types[i] === "shape") return [110, 1.5];
+      if (this.types[i] === "text") return [80, 1.1];
+      if (this.types[i] === "status") return [100, 1];
+      if (this.types[i] === "cosine") return [112, 1.2];
+      return [84, 1];
     });
-    this.template = tracks.join(" ");
-    // Rows are as wide as the viewport, and never narrower than the columns' minimums.
-    const minimum = tracks.reduce((sum, track) => sum + Number(/minmax\((\d+)px/.exec(track)[1]), 0);
+    this.template = widths.map(([least, share]) => "minmax(" + least + "px, " + share + "fr)").join(" ");
+    // Rows are as wide as the viewport, and never narrower than the columns' least widths.
+    const minimum = widths.reduce((sum, [least]) => sum + least, 0);
 
     this.search = el("input", {
       type: "search",
@@ -64,11 +66,14 @@ class VirtualTable {
     this.search.addEventListener("change", onInput);
     this.count = el("span", { class: "count", "aria-live": "polite" });
     const controls = el("div", { class: "controls" }, this.search);
+    this.selects = new Map();
     for (const name of options.selects || []) {
       const index = this.columns.indexOf(name);
       if (index < 0) continue;
       const select = this.makeSelect(name, index, options.alwaysSelect === name);
-      if (select) controls.appendChild(select);
+      if (!select) continue;
+      this.selects.set(index, select);
+      controls.appendChild(select);
     }
     controls.appendChild(this.count);
 
@@ -144,7 +149,7 @@ class VirtualTable {
     if (index < 0) return;
     if (value === null) this.filters.delete(index);
     else this.filters.set(index, value);
-    const select = this.node.querySelector('select[data-column="' + column + '"]');
+    const select = this.selects.get(index);
     if (select) select.value = value === null ? "" : "=" + value;
     this.apply();
   }
@@ -277,7 +282,7 @@ class VirtualTable {
       this.filters.clear();
       this.matcher = null;
       this.search.value = "";
-      for (const select of this.node.querySelectorAll("select")) select.value = "";
+      for (const select of this.selects.values()) select.value = "";
       this.apply();
       position = this.visibleOrder.indexOf(index);
     }
