@@ -375,6 +375,13 @@ def test_compare_view(driver, small):
     assert values == sorted(values, reverse=True)
     compare.find_element(By.CSS_SELECTOR, ".vt-row").click()
     assert compare.find_element(By.CSS_SELECTOR, ".detail h3").text
+    # A bar of the chart selects its row, and the row leads to the tensor in the tensor table.
+    compare.find_elements(By.CSS_SELECTOR, "svg.chart g.bar")[0].click()
+    assert rows[report(driver, "compareSelected()")][0] == worst[0][0]
+    compare.find_element(By.CSS_SELECTOR, ".detail button.link").click()
+    names = [row[0] for row in small["tensors"]["rows"]]
+    assert report(driver, "selected()") == names.index(worst[0][0])
+    assert driver.find_element(By.CSS_SELECTOR, "#tensors .detail h3").text == worst[0][0]
     assert severe_logs(driver) == []
 
 

@@ -295,6 +295,7 @@ function main() {
     compareRows: () => (compareTable ? compareTable.rows.length : 0),
     compareVisible: () => (compareTable ? compareTable.visibleOrder.length : 0),
     compareColumn: (name, limit) => (compareTable ? compareTable.visibleColumn(name, limit) : []),
+    compareSelected: () => (compareTable ? compareTable.selected : -1),
     charts: () => document.querySelectorAll("svg.chart").length,
   });
 }
