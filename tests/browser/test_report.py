@@ -101,7 +101,10 @@ def pages(tmp_path_factory):
     made = {}
     for path in sorted(FIXTURES.glob("*.json")):
         made[path.stem] = (make_report(path, out), json.loads(path.read_text()))
-    for name, data in [("large", synthetic_data(50_000)), ("hostile", hostile_data()), ("empty", synthetic_data(0))]:
+    large = synthetic_data(50_000)
+    large["sections"].append({"kind": "table", "title": "Every tensor", "columns": ["name", "bytes"],
+                              "rows": [[row[0], row[3]] for row in large["tensors"]["rows"]]})
+    for name, data in [("large", large), ("hostile", hostile_data()), ("empty", synthetic_data(0))]:
         path = out / f"{name}.json"
         path.write_text(json.dumps(data))
         made[name] = (make_report(path, out), data)
@@ -392,6 +395,10 @@ def test_fifty_thousand_rows(driver, pages):
     page, _ = pages["large"]
     open_page(driver, page)
     assert severe_logs(driver) == []
+    # A table section of 50,000 rows draws its first 2,000 and says so.
+    rows = driver.find_elements(By.CSS_SELECTOR, "#section-2 tbody tr")
+    assert len(rows) == 2000
+    assert driver.find_element(By.CSS_SELECTOR, "#section-2 p.small").text == "The first 2,000 of 50,000 rows."
     assert report(driver, "rows()") == 50_000
     assert count_text(driver) == "50,000 of 50,000 tensors"
     # Only the rows in view are in the document.

@@ -319,6 +319,10 @@ class VirtualTable {
   }
 }
 
+/** Rows a plain table draws at most (the first, in its order); the rest are counted below it. */
+const PLAIN_ROWS = 2000;
+
+/** A plain table (a section's, the unreadable list) sortable by a click on a column's name. */
 function staticTable(columns, rows) {
   const types = columns.map((name, i) => columnType(name, rows, i));
   const head = el("tr", null);
@@ -326,9 +330,11 @@ function staticTable(columns, rows) {
   let order = rows.map((_, i) => i);
   let sorted = -1;
   let descending = false;
+  const more = el("p", { class: "muted small", hidden: rows.length <= PLAIN_ROWS ? "" : null });
+  more.textContent = "The first " + formatInt(PLAIN_ROWS) + " of " + formatInt(rows.length) + " rows.";
   const fill = () => {
     body.replaceChildren();
-    for (const i of order) {
+    for (const i of order.slice(0, PLAIN_ROWS)) {
       const tr = el("tr", null);
       columns.forEach((_, c) => {
         const cell = rows[i][c];
@@ -364,5 +370,6 @@ function staticTable(columns, rows) {
     head.appendChild(el("th", { class: "t-" + types[c], scope: "col" }, button));
   });
   fill();
-  return el("div", { class: "table-scroll" }, el("table", { class: "plain" }, el("thead", null, head), body));
+  const table = el("div", { class: "table-scroll" }, el("table", { class: "plain" }, el("thead", null, head), body));
+  return el("div", null, table, more);
 }
