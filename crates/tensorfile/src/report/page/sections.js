@@ -144,7 +144,7 @@ function detailFields(columns, types, row) {
     const cell = row[i];
     list.appendChild(el("dt", { text: name }));
     if (types[i] === "bytes" && typeof cell === "number") {
-      const exact = el("span", { class: "muted" }, " · " + formatInt(cell) + " B");
+      const exact = Math.abs(cell) >= 1024 ? el("span", { class: "muted" }, " · " + formatInt(cell) + " B") : null;
       list.appendChild(el("dd", { title: formatInt(cell) + " bytes" }, humanBytes(cell), exact));
     } else if (types[i] === "shape" && Array.isArray(cell)) {
       const elements = el("span", { class: "muted" }, " · " + formatInt(numel(cell)) + " elements");
