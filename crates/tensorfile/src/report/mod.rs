@@ -10,6 +10,7 @@
 
 mod bytes;
 mod gather;
+pub mod page;
 mod section;
 pub mod structure;
 
@@ -88,4 +89,10 @@ pub fn gather(
         "unreadable": file.unreadable().iter().map(|u| json!([u.name(), u.error().message()])).collect::<Vec<_>>(),
         "compare": compare,
     }))
+}
+
+/// Write the page of a report's document to `path`, atomically.
+pub fn write_html(path: impl AsRef<Path>, data: &Json) -> Result<()> {
+    let html = page::render(data);
+    crate::output::write_atomically(path, |out| Ok(out.write_all(html.as_bytes())?))
 }
