@@ -30,7 +30,7 @@ pub fn count(n: usize, thing: &str) -> String {
     if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
 }
 
-pub use tensorfile::units::{size, size_exact};
+pub use tensorfile::units::size;
 
 /// Lines of `key  value`, the values aligned, each line starting with `indent`.
 pub fn key_values(out: &mut dyn Write, indent: &str, pairs: &[(String, String)]) -> io::Result<()> {
@@ -139,14 +139,6 @@ pub fn hinted(text: String, hint_given: Option<tensorfile::Hint>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(size(0), "0 B");
-        assert_eq!(size(1536), "1.5 KiB");
-        assert_eq!(size_exact(100), "100 bytes");
-        assert_eq!(size_exact(3 << 20), "3.0 MiB (3145728 bytes)");
-    }
 
     #[test]
     fn counts() {

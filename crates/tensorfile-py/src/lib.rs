@@ -13,6 +13,7 @@
 mod compare;
 mod errors;
 mod file;
+mod report;
 mod tensor;
 mod write;
 
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::report_page, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

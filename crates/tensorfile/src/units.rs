@@ -29,3 +29,20 @@ pub fn thousands(n: u64) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_counts() {
+        assert_eq!(size(0), "0 B");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size_exact(100), "100 bytes");
+        assert_eq!(size_exact(3 << 20), "3.0 MiB (3145728 bytes)");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_235_814_400), "1,235,814,400");
+    }
+}

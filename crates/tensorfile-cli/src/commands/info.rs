@@ -20,7 +20,10 @@ pub struct Args {
 /// The facts as text.
 fn write_text(f: &FileFacts, path: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let printable = |lines: Vec<(String, String)>| -> Vec<(String, String)> {
-        lines.into_iter().map(|(k, v)| (render::printable(&k).into_owned(), render::printable(&v).into_owned())).collect()
+        lines
+            .into_iter()
+            .map(|(k, v)| (render::printable(&k).into_owned(), render::printable(&v).into_owned()))
+            .collect()
     };
     render::key_values(out, "", &printable(f.lines(path)))?;
     if !f.metadata.is_empty() {

@@ -10,6 +10,7 @@ mod generate;
 mod info;
 mod input;
 mod ls;
+mod report;
 mod show;
 mod stats;
 mod update;
@@ -68,6 +69,7 @@ pub enum Command {
     Verify(verify::Args),
     Diff(diff::Args),
     Stats(stats::Args),
+    Report(report::Args),
     Dump(dump::Args),
     Show(show::Args),
     Externalize(externalize::Args),
@@ -102,6 +104,7 @@ impl Command {
             Command::Verify(args) => verify::run(args, out),
             Command::Diff(args) => diff::run(args, out),
             Command::Stats(args) => stats::run(args, out),
+            Command::Report(args) => report::run(args, out),
             Command::Dump(args) => dump::run(args, out),
             Command::Show(args) => show::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),

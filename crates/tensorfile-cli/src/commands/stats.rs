@@ -10,7 +10,7 @@ use super::Outcome;
 use crate::render::{self, Table};
 
 /// Values summarised beyond which a progress bar is shown (when stderr is a terminal).
-const PROGRESS_THRESHOLD: u64 = 256 << 20;
+pub(super) const PROGRESS_THRESHOLD: u64 = 256 << 20;
 
 /// Summarise the values of each tensor: elements, min, max, mean, standard deviation
 /// (population) and largest magnitude of the finite values, counts of zeros, NaNs and
@@ -76,7 +76,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-fn progress_bar(total: u64) -> ProgressBar {
+pub(super) fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total);
     if let Ok(style) = ProgressStyle::with_template("{bar:40} {human_pos}/{human_len} values ({eta})") {
         bar.set_style(style);

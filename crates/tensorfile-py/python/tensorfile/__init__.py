@@ -34,13 +34,14 @@ from ._errors import (
 from ._native import NativeFile, NativeTensor, __version__
 from ._native import convert as _convert
 from ._native import diff_json as _diff_json
+from ._native import report_page as _report_page
 from ._native import formats_json as _formats_json
 from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
     "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "formats", "load_file", "open",
-    "save_file", "stats", "__version__",
+    "report", "report_data", "save_file", "stats", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
@@ -387,6 +388,30 @@ def diff(a, b, atol: "float | None" = None, rtol: "float | None" = None) -> dict
     (`max_abs_diff`, `max_rel_diff`, `cosine`, `nmse`, `over_tolerance`, `compared`; `b` is
     the reference). The tolerance is numpy.isclose's (defaults atol 1e-8, rtol 1e-5)."""
     return json.loads(_diff_json(os.fspath(a), os.fspath(b), atol, rtol))
+
+
+def report(path, output=None, compare=None, stats: bool = True, bins: int = 32, atol: "float | None" = None,
+           rtol: "float | None" = None, data=None) -> str:
+    """Write the HTML report of file `path` (any format, sharded or remote; `data`: an
+    ExecuTorch program's `.ptd`), as `tensorfile report` writes it: one self-contained page
+    with its summary, where its bytes go, its tensors (sortable, filterable) with statistics
+    and histograms (`stats`, `bins` per histogram) and, with `compare`, the per-tensor
+    differences from another file under numpy.isclose's tolerance. `output` defaults to the
+    file's name with `.html` added, in the current folder. Returns the page's path."""
+    if output is None:
+        output = os.path.basename(os.fspath(path).rstrip("/")) + ".html"
+    _report_page(os.fspath(path), os.fspath(output), None if compare is None else os.fspath(compare), stats, bins,
+                 atol, rtol, None if data is None else os.fspath(data))
+    return os.fspath(output)
+
+
+def report_data(path, compare=None, stats: bool = True, bins: int = 32, atol: "float | None" = None,
+                rtol: "float | None" = None, data=None) -> dict:
+    """The document a report page draws (see `report`), as a dict: `summary`, `sections`,
+    `tensors` (`columns`, `rows`, `stats`), `unreadable` and `compare`."""
+    text = _report_page(os.fspath(path), "", None if compare is None else os.fspath(compare), stats, bins, atol,
+                        rtol, None if data is None else os.fspath(data), True)
+    return json.loads(text)
 
 
 def load_file(path, framework: str = "numpy", device: str = "cpu", data=None, process_group=None) -> dict:

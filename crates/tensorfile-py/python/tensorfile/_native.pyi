@@ -54,6 +54,17 @@ class NativeBuffer:
     def __array_interface__(self) -> dict[str, Any]: ...
     def is_mapped(self) -> bool: ...
 
+def report_page(
+    path: str,
+    output: str,
+    compare: str | None = None,
+    stats: bool = True,
+    bins: int = 32,
+    atol: float | None = None,
+    rtol: float | None = None,
+    data: str | None = None,
+    data_only: bool = False,
+) -> str | None: ...
 def diff_json(a: str, b: str, atol: float | None = None, rtol: float | None = None) -> str: ...
 def write_file(
     path: str,

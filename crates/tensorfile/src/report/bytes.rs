@@ -88,7 +88,11 @@ pub fn sections(file: &TensorFile) -> Vec<Section> {
         out.push(Section::Bars { title: "Where the bytes go: by name".into(), unit: "bytes", items: tree.bars("", 0) });
     }
     if !by_dtype.is_empty() {
-        out.push(Section::Bars { title: "Where the bytes go: by dtype".into(), unit: "bytes", items: sorted(by_dtype) });
+        out.push(Section::Bars {
+            title: "Where the bytes go: by dtype".into(),
+            unit: "bytes",
+            items: sorted(by_dtype),
+        });
     }
     if !by_shard.is_empty() {
         out.push(Section::Bars { title: "Where the bytes go: by file".into(), unit: "bytes", items: sorted(by_shard) });

@@ -45,11 +45,8 @@ pub fn meta_text(v: &crate::model::MetaValue) -> String {
 /// files) when they say something.
 pub fn tensor_table(file: &TensorFile) -> Json {
     let rows = listing::rows(file);
-    let readable: Vec<Json> = rows
-        .iter()
-        .filter(|r| matches!(r, EntryRow::Readable { .. }))
-        .map(EntryRow::to_json)
-        .collect();
+    let readable: Vec<Json> =
+        rows.iter().filter(|r| matches!(r, EntryRow::Readable { .. })).map(EntryRow::to_json).collect();
     let has_source = readable.iter().any(|r| !r["source"].is_null());
     let has_file = file.is_set();
     let mut columns = vec!["name", "dtype", "shape", "bytes", "stored", "kind", "layout", "encoding", "offset"];
@@ -120,7 +117,7 @@ pub fn stats(file: &TensorFile, bins: usize, progress: &(dyn Fn(u64) + Sync)) ->
                     }
                     record
                 }
-                Err(reason) => json!({ "error": reason }),
+                Err(reason) => json!({ "numel": s.numel, "error": reason }),
             },
             Err(e) => json!({ "error": e.message() }),
         })
@@ -133,7 +130,8 @@ pub fn compare(a: &TensorFile, b: &TensorFile, b_name: &str, tolerance: Toleranc
     let diff = compare::compare_with(a, b, tolerance);
     let changed: HashMap<&str, Option<&Metrics>> =
         diff.changed.iter().map(|t| (t.name.as_str(), t.metrics.as_ref())).collect();
-    let unreadable: HashMap<&str, &str> = diff.unreadable.iter().map(|u| (u.name.as_str(), u.message.as_str())).collect();
+    let unreadable: HashMap<&str, &str> =
+        diff.unreadable.iter().map(|u| (u.name.as_str(), u.message.as_str())).collect();
     let only_a: std::collections::HashSet<&str> = diff.only_in_a.iter().map(String::as_str).collect();
     let dtype = |f: &TensorFile, name: &str| -> Json {
         f.entry(name).map_or(Json::Null, |e| {

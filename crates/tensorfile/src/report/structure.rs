@@ -103,7 +103,8 @@ fn array(title: &str, a: &[Json], depth: usize, out: &mut Vec<Section>) {
     }
     // Nested lists and objects of each record, headed by the record's name.
     for (i, r) in records.iter().enumerate().take(MAX_ROWS) {
-        let nested: Map<String, Json> = r.iter().filter(|(_, v)| !is_flat(v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let nested: Map<String, Json> =
+            r.iter().filter(|(_, v)| !is_flat(v)).map(|(k, v)| (k.clone(), v.clone())).collect();
         if nested.is_empty() {
             continue;
         }
@@ -154,10 +155,24 @@ mod tests {
         });
         let s = sections("Program", &j);
         let titles: Vec<&str> = s.iter().map(Section::title).collect();
-        assert_eq!(titles, ["Program", "Program › models", "Program › models › model › inputs", "Program › models › model › operators"]);
-        assert_eq!(s[0], Section::Pairs { title: "Program".into(), rows: vec![("layout".into(), "torch >= 2.9".into())] });
+        assert_eq!(
+            titles,
+            [
+                "Program",
+                "Program › models",
+                "Program › models › model › inputs",
+                "Program › models › model › operators"
+            ]
+        );
+        assert_eq!(
+            s[0],
+            Section::Pairs { title: "Program".into(), rows: vec![("layout".into(), "torch >= 2.9".into())] }
+        );
         let Section::Table { columns, rows, .. } = &s[1] else { panic!("{:?}", s[1]) };
-        assert_eq!((columns.as_slice(), rows.as_slice()), (&["name".to_string(), "parameters".into()][..], &[vec![json!("model"), json!(3)]][..]));
+        assert_eq!(
+            (columns.as_slice(), rows.as_slice()),
+            (&["name".to_string(), "parameters".into()][..], &[vec![json!("model"), json!(3)]][..])
+        );
         let Section::Table { rows, .. } = &s[2] else { panic!() };
         assert_eq!(rows, &[vec![json!("x"), json!("[1,3]")]]);
         let Section::Bars { items, unit, .. } = &s[3] else { panic!() };

@@ -28,6 +28,7 @@ mod pte_hostile;
 mod pytorch;
 mod ranged_reads;
 mod read_rows;
+mod report;
 mod safetensors;
 mod select;
 mod shards;

@@ -9,6 +9,7 @@
 mod header;
 mod program;
 mod read;
+mod report;
 pub mod rewrite;
 mod summary;
 #[cfg(test)]

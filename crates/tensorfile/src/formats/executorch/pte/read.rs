@@ -3,7 +3,7 @@
 use std::any::Any;
 
 use super::program::{Origin, Program, ProgramTensor};
-use super::{summary, validate};
+use super::{report, summary, validate};
 use crate::error::{Error, Hint, Result, Rule};
 use crate::formats::executorch::TensorLayout;
 use crate::formats::executorch::ptd::PtdReader;
@@ -259,5 +259,9 @@ impl FormatReader for PteReader {
 
     fn check(&self) -> Vec<Error> {
         validate::check(&self.program)
+    }
+
+    fn report_sections(&self) -> Vec<crate::report::Section> {
+        report::sections(self)
     }
 }
