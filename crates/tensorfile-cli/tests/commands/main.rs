@@ -16,6 +16,7 @@ mod extract;
 mod generate;
 mod info;
 mod ls;
+mod report;
 mod select;
 mod shards;
 mod shells;
