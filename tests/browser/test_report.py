@@ -1,16 +1,20 @@
 """The HTML report in a real browser: headless Chromium (Debian's `chromium` and
 `chromium-driver`) driven by Selenium. Run by `scripts/browser-test`.
 
-Pages come from `make_report(path)`: today the report data as JSON (tests/fixtures/report/*.json
-and data generated here) made into pages by the example `report_page`. Pages made elsewhere
-(`tensorfile report` of files of every format) can be checked too: put them (`.html`) in a folder
-named by $TENSORFILE_REPORT_PAGES. $TENSORFILE_SCREENSHOTS names a folder for PNGs of the pages.
+Pages come from `tensorfile report` (the binary $TENSORFILE_BIN, default target/debug/tensorfile)
+on a fixture of every format the library reads, a comparison, a sharded checkpoint, a file of
+50,000 tensors and one of hostile names (both written here as safetensors); and from
+`make_report(path)`: report data as JSON (tests/fixtures/report/*.json, with every kind of
+section) made into a page by the example `report_page`. Pages made elsewhere can be checked
+too: put them (`.html`) in a folder named by $TENSORFILE_REPORT_PAGES. $TENSORFILE_SCREENSHOTS
+names a folder for PNGs of the pages.
 """
 
 import base64
 import json
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -45,6 +49,53 @@ def make_report(path: Path, out_dir: Path) -> Path:
                str(path), str(page)]
     subprocess.run(command, cwd=ROOT, check=True)
     return page
+
+
+TENSORFILE = Path(os.environ.get("TENSORFILE_BIN", ROOT / "target" / "debug" / "tensorfile"))
+
+# A file of every format the library reads, made by its real producer (tests/fixtures/README.md).
+FORMAT_FIXTURES = {
+    "zt": "zt/python/dtypes.zt",
+    "zt1": "zt1/zstd.zt",
+    "zt2": "zt2/attributes.zt",
+    "safetensors": "safetensors/dtypes.safetensors",
+    "pte": "executorch/mobilenet_v2_xnnpack.pte",
+    "pte-portable": "executorch/mobilenet_v2.pte",
+    "ptd": "executorch/external.ptd",
+    "pt": "pytorch/state_dict.pt",
+    "pt2": "pytorch/mobilenet_v2.pt2",
+    "gguf": "gguf/blocks.gguf",
+    "npy": "numpy/be_float32.npy",
+    "npz": "numpy/savez.npz",
+    "onnx": "onnx/torch_mlp.onnx",
+    "hdf5": "hdf5/datasets/dtypes_latest.h5",
+    "sharded": "sharded/mobilenet",
+}
+
+
+def tensorfile_report(path: Path, page: Path, *options) -> Path:
+    """The page `tensorfile report` writes for `path`."""
+    subprocess.run([str(TENSORFILE), "report", str(path), "-o", str(page), *map(str, options)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return page
+
+
+def listed(path: Path) -> list:
+    """`tensorfile ls --json` of `path`: its readable entries (the rows a report's table holds)."""
+    out = subprocess.run([str(TENSORFILE), "ls", "--json", str(path)], check=True, capture_output=True).stdout
+    return [row for row in json.loads(out) if row["kind"] != "unreadable"]
+
+
+def write_safetensors(path: Path, names: list):
+    """A safetensors file of one float32 value per name, the value its index."""
+    header, offset = {}, 0
+    for name in names:
+        header[name] = {"dtype": "F32", "shape": [1], "data_offsets": [offset, offset + 4]}
+        offset += 4
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    data = b"".join(struct.pack("<f", i) for i in range(len(names)))
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data)
 
 
 def synthetic_data(count: int, name_of=lambda i: f"model.layers.{i // 10}.block.{i % 10}.weight") -> dict:
@@ -109,6 +160,85 @@ def pages(tmp_path_factory):
         path.write_text(json.dumps(data))
         made[name] = (make_report(path, out), data)
     return made
+
+
+@pytest.fixture(scope="session")
+def cli_pages(tmp_path_factory):
+    """name -> (page, the file's listed entries): `tensorfile report` of every format's fixture,
+    of a comparison, of 50,000 tensors and of hostile names."""
+    if not TENSORFILE.exists():
+        pytest.skip(f"no {TENSORFILE}: cargo build, or set TENSORFILE_BIN")
+    out = tmp_path_factory.mktemp("cli-pages")
+    fixtures = ROOT / "tests" / "fixtures"
+    made = {}
+    for name, rel in FORMAT_FIXTURES.items():
+        made[name] = (tensorfile_report(fixtures / rel, out / f"{name}.html"), listed(fixtures / rel))
+    a, b = fixtures / "diff" / "fp32.a.safetensors", fixtures / "diff" / "fp32.b.safetensors"
+    made["compare"] = (tensorfile_report(a, out / "compare.html", "--compare", b), listed(a))
+    large = out / "large.safetensors"
+    write_safetensors(large, [f"model.layers.{i // 10}.block.{i % 10}.weight" for i in range(50_000)])
+    made["large"] = (tensorfile_report(large, out / "large-cli.html"), listed(large))
+    hostile = out / "hostile.safetensors"
+    write_safetensors(hostile, [HOSTILE, "<svg onload=window.__pwned=3>", "\u2028</SCRIPT >\u2029", "&lt;b&gt;"])
+    made["hostile"] = (tensorfile_report(hostile, out / "hostile-cli.html"), listed(hostile))
+    return made
+
+
+@pytest.mark.parametrize("name", [*FORMAT_FIXTURES, "compare"])
+def test_reports_of_every_format(driver, cli_pages, name):
+    """The page of each format's file: no console error, every tensor in the table (the
+    count, and each name found by the filter), the charts drawn, a tensor's histogram."""
+    page, entries = cli_pages[name]
+    data = check_page(driver, page)
+    assert report(driver, "rows()") == len(entries)
+    names = sorted(report(driver, "visibleColumn('name')"))
+    assert names == sorted(e["name"] for e in entries)
+    charts = [s for s in data["sections"] if s["kind"] == "bars" and s["items"]]
+    assert charts, "every file has bytes to chart"
+    if entries:
+        target = entries[-1]["name"]
+        tensor_search(driver).send_keys(target)
+        WebDriverWait(driver, 10).until(lambda d: target in report(d, "visibleColumn('name')"))
+        assert report(driver, "visible()") <= len(entries)
+        # A tensor with a histogram, found by its name and clicked, shows its bars.
+        rows, stats = data["tensors"]["rows"], data["tensors"]["stats"]
+        with_hist = [i for i, st in enumerate(stats) if st.get("hist")]
+        if with_hist:
+            want = rows[with_hist[0]][0]
+            search = tensor_search(driver)
+            search.send_keys(Keys.CONTROL, "a")
+            search.send_keys(want)
+            WebDriverWait(driver, 10).until(lambda d: want in report(d, "visibleColumn('name')"))
+            row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#tensors .vt-row")
+                       if r.find_element(By.CSS_SELECTOR, ".vt-cell").text == want)
+            row.click()
+            bars = driver.find_elements(By.CSS_SELECTOR, "#tensors .detail svg.histogram rect.hbar")
+            assert len(bars) == len(stats[with_hist[0]]["hist"]["counts"])
+    if name == "compare":
+        assert report(driver, "compareRows()") == len(data["compare"]["rows"])
+        assert driver.find_elements(By.CSS_SELECTOR, "#compare svg.chart g.bar")
+    if name in ("pte", "pt2", "gguf", "compare"):
+        screenshot(driver, f"format-{name}")
+    assert severe_logs(driver) == []
+
+
+def test_cli_report_of_fifty_thousand_tensors(driver, cli_pages):
+    page, entries = cli_pages["large"]
+    open_page(driver, page)
+    assert severe_logs(driver) == []
+    assert report(driver, "rows()") == 50_000 == len(entries)
+    assert 0 < report(driver, "renderedRows()") < 100
+    tensor_search(driver).send_keys("model.layers.4321.*")
+    wait_visible(driver, 10)
+    assert sorted(report(driver, "visibleColumn('name')")) == sorted(f"model.layers.4321.block.{i}.weight" for i in range(10))
+
+
+def test_cli_report_of_hostile_names_runs_nothing(driver, cli_pages):
+    page, entries = cli_pages["hostile"]
+    open_page(driver, page)
+    assert driver.execute_script("return window.__pwned") is None
+    assert sorted(report(driver, "visibleColumn('name')")) == sorted(e["name"] for e in entries)
+    assert driver.find_elements(By.CSS_SELECTOR, "#tensors img, svg[onload]") == []
 
 
 def outside_pages() -> list[Path]:
