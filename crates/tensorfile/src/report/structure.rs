@@ -35,9 +35,10 @@ fn is_flat(v: &Json) -> bool {
     }
 }
 
-/// Counts by name: an object of two or more integers.
+/// Counts by name: an object of two or more integers, none of them a size (a record such as
+/// `{"count": 3, "bytes": 96}` is facts, not counts of like things).
 fn is_counts(o: &Map<String, Json>) -> bool {
-    o.len() > 1 && o.values().all(|v| v.as_u64().is_some())
+    o.len() > 1 && o.values().all(|v| v.as_u64().is_some()) && !o.keys().any(|k| k == "bytes" || k.ends_with("_bytes"))
 }
 
 fn object(title: &str, o: &Map<String, Json>, depth: usize, out: &mut Vec<Section>) {
@@ -178,6 +179,16 @@ mod tests {
         let Section::Bars { items, unit, .. } = &s[3] else { panic!() };
         assert_eq!(*unit, "count");
         assert_eq!((items[0].label.as_str(), items[0].value), ("aten.mul", 5));
+    }
+
+    #[test]
+    fn a_record_with_a_size_is_facts_not_counts() {
+        let s = sections(
+            "T",
+            &json!({ "data": {"constant": {"count": 1, "bytes": 8}, "mutable": {"count": 2, "bytes": 4}} }),
+        );
+        assert!(s.iter().all(|s| !matches!(s, Section::Bars { .. })), "{s:?}");
+        assert_eq!(s[0].title(), "T › data › constant");
     }
 
     #[test]
