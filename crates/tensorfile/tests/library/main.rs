@@ -13,6 +13,7 @@ mod dequantize;
 mod diagnose;
 mod diff_metrics;
 mod executorch;
+mod xnnpack;
 mod fixtures;
 mod fuzz_regressions;
 mod gguf;

@@ -1,0 +1,99 @@
+//! XNNPACK delegate payloads of programs exported by executorch 1.5.1 (fixtures
+//! `tests/fixtures/executorch/xnnpack_*.pte`, made by `scripts/fixturegen/executorch_xnnpack.py`):
+//! every constant the payload declares is checked against the record torch made of the
+//! exported program's constants (dtype, shape, and for quantized weights the channel axis and
+//! the number and key of the scales), and `ls` gives the named-data blobs those types.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+use tensorfile::TensorFile;
+use tensorfile::formats::executorch::pte::PteReader;
+use tensorfile::formats::executorch::xnnpack::{Constant, Graph, Quantization, Scales};
+
+const FIXTURES: [&str; 3] = ["xnnpack_fp32.pte", "xnnpack_qc8.pte", "xnnpack_dq8.pte"];
+
+fn fixture(name: &str) -> (PathBuf, Value) {
+    let path = common::fixtures_dir().join("executorch").join(name);
+    let record = std::fs::read(path.with_file_name(format!("{name}.expected.json"))).unwrap();
+    (path, serde_json::from_slice(&record).unwrap())
+}
+
+fn graphs(file: &TensorFile) -> Vec<Graph> {
+    let pte = file.reader_as::<PteReader>().unwrap();
+    pte.xnnpack_graphs().iter().map(|d| d.graph.as_ref().unwrap_or_else(|e| panic!("{e}")).clone()).collect()
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
+}
+
+#[test]
+fn every_constant_matches_the_exported_programs_record() {
+    let mut checked = 0;
+    for name in FIXTURES {
+        let (path, record) = fixture(name);
+        let file = TensorFile::open(&path).unwrap();
+        let graphs = graphs(&file);
+        assert_eq!(graphs.len(), record["delegates"].as_array().unwrap().len(), "{name}");
+        let constants: Vec<&Constant> = graphs.iter().flat_map(|g| &g.constants).collect();
+        let by_key: BTreeMap<&str, &Constant> = constants.iter().map(|c| (c.data.key().unwrap(), *c)).collect();
+        let mut matched = 0;
+        let mut scale_keys = Vec::new();
+        for r in record["xnnpack"]["constants"].as_array().unwrap() {
+            let what = format!("{name}: {}", r["name"]);
+            let forms: Vec<&Value> = r["stored"].as_array().unwrap().iter().collect();
+            let found: Vec<(&Value, &&Constant)> =
+                forms.iter().filter_map(|f| by_key.get(f["key"].as_str().unwrap()).map(|c| (*f, c))).collect();
+            assert_eq!(found.len(), 1, "{what}: exactly one stored form is in the payload");
+            let (form, c) = found[0];
+            assert_eq!(c.dtype.map(|d| d.name()), r["dtype"].as_str(), "{what}");
+            assert_eq!(c.shape, u64s(&form["shape"]), "{what}");
+            assert_eq!(c.nbytes, Some(c.data.size()), "{what}: size");
+            match (&r["quantization"], &c.quantization) {
+                (Value::Null, q) => assert!(q.is_none(), "{what}: {q:?}"),
+                (q, Some(Quantization::PerChannel { channel_dim, scales })) => {
+                    assert_eq!(q["kind"], "per_channel", "{what}");
+                    assert_eq!(u64::from(*channel_dim), q["axis"].as_u64().unwrap(), "{what}");
+                    assert_eq!(scales.count(), q["scales"].as_u64().unwrap(), "{what}");
+                    let Scales::Stored { data, .. } = scales else { panic!("{what}: scales inline") };
+                    assert_eq!(data.key(), q["scale_key"].as_str(), "{what}");
+                    scale_keys.push(data.key().unwrap().to_string());
+                }
+                (q, ours) => panic!("{what}: recorded {q}, decoded {ours:?}"),
+            }
+            matched += 1;
+        }
+        // No constant of the payload is left unexplained.
+        assert_eq!(matched, constants.len(), "{name}: every payload constant is a recorded one");
+        checked += matched;
+        // `ls`: the blobs are tensors of those types, the scales float32 vectors.
+        for c in &constants {
+            let e = file.entry(c.data.key().unwrap()).unwrap();
+            assert_eq!(e.info().kind().name(), "tensor", "{name}");
+            assert_eq!(Some(e.info().dtype()), c.dtype, "{name}");
+            assert_eq!(e.info().shape(), c.shape, "{name}");
+        }
+        for k in &scale_keys {
+            let e = file.entry(k).unwrap();
+            assert_eq!(e.info().dtype().name(), "float32", "{name}: {k}");
+        }
+        assert!(file.verify().is_empty(), "{name}: {:?}", file.verify());
+    }
+    assert_eq!(checked, 4 + 4 + 4, "constants checked");
+}
+
+#[test]
+fn operator_counts_name_what_ran_in_the_delegate() {
+    let (path, _) = fixture("xnnpack_fp32.pte");
+    let file = TensorFile::open(&path).unwrap();
+    let counts: Vec<BTreeMap<String, u64>> = graphs(&file).iter().map(Graph::operator_counts).collect();
+    println!("{counts:?}");
+    let all: u64 = counts.iter().flat_map(|c| c.values()).sum();
+    assert!(counts.iter().any(|c| c.contains_key("Conv2d")), "{counts:?}");
+    assert!(counts.iter().any(|c| c.contains_key("FullyConnected")), "{counts:?}");
+    assert!(all >= 2);
+}
