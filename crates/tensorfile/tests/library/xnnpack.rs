@@ -91,9 +91,79 @@ fn operator_counts_name_what_ran_in_the_delegate() {
     let (path, _) = fixture("xnnpack_fp32.pte");
     let file = TensorFile::open(&path).unwrap();
     let counts: Vec<BTreeMap<String, u64>> = graphs(&file).iter().map(Graph::operator_counts).collect();
-    println!("{counts:?}");
     let all: u64 = counts.iter().flat_map(|c| c.values()).sum();
     assert!(counts.iter().any(|c| c.contains_key("Conv2d")), "{counts:?}");
     assert!(counts.iter().any(|c| c.contains_key("FullyConnected")), "{counts:?}");
     assert!(all >= 2);
+}
+
+/// A safetensors file holding `weights` (name, dtype, shape, bytes).
+fn weights_file(weights: &[(&str, tensorfile::DType, Vec<u64>, Vec<u8>)]) -> TensorFile {
+    use tensorfile::model::TensorData;
+    use tensorfile::source::Bytes;
+    let tensors: Vec<(tensorfile::TensorInfo, TensorData)> = weights
+        .iter()
+        .map(|(n, d, s, b)| {
+            (tensorfile::TensorInfo::dense(*n, *d, s.clone()), TensorData::dense(Bytes::from_vec(b.clone())))
+        })
+        .collect();
+    let bytes = common::write(tensorfile::Format::Safetensors, &tensors, &Default::default());
+    TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap()
+}
+
+#[test]
+fn update_checks_a_typed_blob_against_the_payloads_dtype_and_shape() {
+    use tensorfile::update::{UpdateOptions, update};
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = fixture("xnnpack_qc8.pte");
+    let old = TensorFile::open(&path).unwrap();
+    let pte = old.reader_as::<PteReader>().unwrap();
+    let weight = pte.xnnpack_graphs()[1].graph.as_ref().unwrap().constants.iter().find(|c| c.shape.len() == 2).unwrap();
+    let key = weight.data.key().unwrap().to_string();
+    let e = old.entry(&key).unwrap();
+    assert_eq!((e.info().dtype().name(), e.info().shape()), ("int8", &[4u64, 8][..]));
+    let n = e.nbytes() as usize;
+    let dest = dir.path().join("updated.pte");
+
+    // The same bytes as uint8 [32] (what the blob was before it was typed), or int8 of another
+    // shape: refused, naming the tensor, nothing written.
+    for (dtype, shape) in [(tensorfile::DType::UInt8, vec![32]), (tensorfile::DType::Int8, vec![8, 4])] {
+        let weights = weights_file(&[(&key, dtype, shape, vec![1; n])]);
+        let err = update(&old, &weights, &dest, &UpdateOptions::default()).unwrap_err();
+        assert_eq!(err.tensor(), Some(key.as_str()), "{err}");
+        assert!(!dest.exists());
+    }
+    // int8 [4, 8]: replaced, and the program still decodes with the blob typed.
+    let new_bytes: Vec<u8> = (0..n as u8).collect();
+    let weights = weights_file(&[(&key, tensorfile::DType::Int8, vec![4, 8], new_bytes.clone())]);
+    let report = update(&old, &weights, &dest, &UpdateOptions::default()).unwrap();
+    assert_eq!(report.replaced, vec![key.clone()]);
+    let new = TensorFile::open(&dest).unwrap();
+    assert_eq!(new.read(&key).unwrap().as_dense().unwrap().to_vec(), new_bytes);
+    assert_eq!(new.entry(&key).unwrap().info().dtype().name(), "int8");
+}
+
+#[test]
+fn a_payload_that_does_not_decode_leaves_its_blobs_untyped_and_says_why() {
+    let (path, _) = fixture("xnnpack_fp32.pte");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at: Vec<usize> = bytes.windows(4).enumerate().filter(|(_, w)| w == b"XN01").map(|(i, _)| i).collect();
+    assert_eq!(at.len(), 2, "one flatbuffer identifier per payload");
+    bytes[at[0] + 1] = b'Q';
+    let file = TensorFile::from_bytes(tensorfile::source::Bytes::from_vec(bytes)).unwrap();
+    let pte = file.reader_as::<PteReader>().unwrap();
+    let [broken, fine] = pte.xnnpack_graphs() else { panic!("two delegates") };
+    let err = broken.graph.as_ref().unwrap_err();
+    assert_eq!(err.rule(), Some(tensorfile::Rule::BadMagic), "{err}");
+    let fine = fine.graph.as_ref().unwrap();
+    let kinds: Vec<(&str, bool)> = file
+        .entries()
+        .iter()
+        .map(|e| (e.info().kind().name(), fine.constants.iter().any(|c| c.data.key() == Some(e.info().name()))))
+        .collect();
+    // The second payload's two constants typed, the first's two left as blobs.
+    assert_eq!(kinds.iter().filter(|(k, _)| *k == "tensor").count(), 2, "{kinds:?}");
+    assert!(kinds.iter().all(|(k, typed)| (*k == "tensor") == *typed), "{kinds:?}");
+    let problems = file.verify();
+    assert!(problems.iter().any(|p| p.to_string().contains("XN01")), "{problems:?}");
 }
