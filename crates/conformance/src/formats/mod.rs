@@ -11,6 +11,7 @@ mod pt;
 mod pt2;
 mod ptd;
 mod pte;
+mod xnnpack;
 mod safetensors;
 mod zt;
 mod zt1;
@@ -51,6 +52,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         hdf5_datasets::cases(fx)?,
         onnx::cases(fx)?,
         pte::cases(fx)?,
+        xnnpack::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,
         pt2::cases(fx)?,

@@ -159,7 +159,7 @@ pub(super) fn problems(graphs: &[DelegateGraph], entries: &[Entry]) -> Vec<Error
     let mut out = Vec::new();
     for g in graphs {
         if let Err(e) = &g.graph {
-            out.push(Error::invalid(e.rule().unwrap_or(Rule::BadField), e.to_string()));
+            out.push(e.clone());
         }
     }
     for e in entries {

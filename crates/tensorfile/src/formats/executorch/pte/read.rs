@@ -293,7 +293,7 @@ impl FormatReader for PteReader {
         let mut out = validate::check(&self.program);
         out.extend(delegates::problems(&self.xnnpack, self.catalog.entries()));
         if let Some(e) = &self.payload_error {
-            out.push(Error::invalid(e.rule().unwrap_or(Rule::BadField), format!("delegate payloads: {e}")));
+            out.push(e.clone());
         }
         out
     }
