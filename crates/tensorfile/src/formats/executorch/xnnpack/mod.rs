@@ -76,3 +76,18 @@ pub fn decode(payload: &Bytes) -> Result<Graph> {
     let identifier = String::from_utf8_lossy(&fb[4..8]).into_owned();
     graph::build(&root, identifier, header, constant_data)
 }
+
+/// The fuzz target's body (`xnnpack_payload`): any bytes decoded as a payload give an error
+/// or a graph whose JSON, operator counts and constant sizes can all be computed; never a
+/// panic or a runaway decode.
+pub fn exercise(payload: &[u8]) {
+    let Ok(graph) = decode(&Bytes::from_vec(payload.to_vec())) else { return };
+    let _ = graph.to_json();
+    let counts = graph.operator_counts();
+    assert_eq!(counts.values().sum::<u64>(), graph.nodes.len() as u64, "every node counted once");
+    for c in &graph.constants {
+        if let (Some(d), Some(n)) = (c.dtype, c.nbytes) {
+            assert_eq!(d.nbytes(crate::checked::numel(&c.shape).expect("checked when decoded")).ok(), Some(n));
+        }
+    }
+}
