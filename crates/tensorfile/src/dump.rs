@@ -35,9 +35,9 @@ pub fn structure_json(file: &TensorFile, byte_limit: Option<usize>) -> Result<Va
 /// their payload's size only. Anything but a `.pte` is a usage error.
 pub fn delegates_json(file: &TensorFile) -> Result<Value> {
     use crate::formats::executorch::xnnpack::BACKEND_ID;
-    let pte = file
-        .reader_as::<PteReader>()
-        .ok_or_else(|| Error::usage(format!("--delegates shows the delegates of a .pte program; this is a {} file", file.format())))?;
+    let pte = file.reader_as::<PteReader>().ok_or_else(|| {
+        Error::usage(format!("--delegates shows the delegates of a .pte program; this is a {} file", file.format()))
+    })?;
     let mut graphs = pte.xnnpack_graphs().iter();
     let mut out = Vec::new();
     for (method, index, backend, bytes) in pte.delegate_payloads()? {

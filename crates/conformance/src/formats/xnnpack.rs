@@ -116,11 +116,22 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
     f.valid("fp32", F::Valid, "float32 conv + linear delegated to XNNPACK (fixture made by ExecuTorch)", fp32.clone());
     f.valid("qc8", F::Valid, "8-bit per-channel weights and int32 biases under XNNPACK (fixture)", qc8.clone());
     let p = first_payload(&fp32)?;
-    f.valid("inline-payload", F::Valid, "the payload moved inline into the program, unchanged", with_payload(&fp32, p.clone())?);
+    f.valid(
+        "inline-payload",
+        F::Valid,
+        "the payload moved inline into the program, unchanged",
+        with_payload(&fp32, p.clone())?,
+    );
     let same = graph_edited(&p, |_| {})?;
-    f.valid("reencoded-payload", F::Valid, "the payload's graph decoded and re-encoded by tensorfile", with_payload(&fp32, same)?);
+    f.valid(
+        "reencoded-payload",
+        F::Valid,
+        "the payload's graph decoded and re-encoded by tensorfile",
+        with_payload(&fp32, same)?,
+    );
     let bare = {
-        let (o, n) = (u32::from_le_bytes(p[10..14].try_into().unwrap()), u32::from_le_bytes(p[14..18].try_into().unwrap()));
+        let (o, n) =
+            (u32::from_le_bytes(p[10..14].try_into().unwrap()), u32::from_le_bytes(p[14..18].try_into().unwrap()));
         p[o as usize..(o + n) as usize].to_vec()
     };
     // Without a header the runtime looks for constants in the old inline buffers, which an
@@ -136,19 +147,37 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
     header(&mut f, &fp32, &p)?;
     let mut b = bare;
     b[4..8].copy_from_slice(b"XN02");
-    f.verify("bad-identifier", F::BadMagic, Rule::BadMagic, "no header, and the flatbuffer's identifier is XN02", with_payload(&fp32, b)?);
+    f.verify(
+        "bad-identifier",
+        F::BadMagic,
+        Rule::BadMagic,
+        "no header, and the flatbuffer's identifier is XN02",
+        with_payload(&fp32, b)?,
+    );
     graph(&mut f, &fp32, &p)?;
     let q = first_payload(&qc8)?;
     let case = graph_edited(&q, |r| {
         let i = first_per_channel(r);
         quant(r, i).set("channel_dim", Some(Value::Int(4)));
     })?;
-    f.verify("channel-dim-out-of-range", F::OutOfRangeIndex, Rule::BadField, "per-channel scales along dimension 4 of a rank-4 weight", with_payload(&qc8, case)?);
+    f.verify(
+        "channel-dim-out-of-range",
+        F::OutOfRangeIndex,
+        Rule::BadField,
+        "per-channel scales along dimension 4 of a rank-4 weight",
+        with_payload(&qc8, case)?,
+    );
     let case = graph_edited(&q, |r| {
         let i = first_per_channel(r);
         quant(r, i).set("scale_buffer_idx", Some(Value::UInt(1000)));
     })?;
-    f.verify("scales-out-of-range", F::OutOfRangeIndex, Rule::OutOfBounds, "scales in constant 1000 of a short table", with_payload(&qc8, case)?);
+    f.verify(
+        "scales-out-of-range",
+        F::OutOfRangeIndex,
+        Rule::OutOfBounds,
+        "scales in constant 1000 of a short table",
+        with_payload(&qc8, case)?,
+    );
     Ok(f)
 }
 
@@ -161,13 +190,55 @@ fn header(f: &mut Folder, base: &[u8], p: &[u8]) -> Result<(), String> {
     let len = p.len() as u32;
     let fb_size = u32::from_le_bytes(p[14..18].try_into().unwrap());
     let cases: [(&str, F, Rule, &str, Vec<u8>); 7] = [
-        ("bad-header-magic", F::BadMagic, Rule::BadMagic, "header magic XH01: neither a header nor an XN01 flatbuffer", patched(4, b"XH01")),
-        ("header-truncated", F::Truncation, Rule::Truncated, "the payload ends 20 bytes into its 30-byte header", p[..20].to_vec()),
-        ("header-length-short", F::BadField, Rule::BadField, "a header length of 29 (the header has 30 bytes)", patched(8, &29u16.to_le_bytes())),
-        ("flatbuffer-too-small", F::BadField, Rule::BadField, "a flatbuffer size of 4, below a root offset and identifier", patched(14, &4u32.to_le_bytes())),
-        ("flatbuffer-past-end", F::PastEnd, Rule::OutOfBounds, "the flatbuffer runs one byte past the payload", patched(10, &(len - fb_size + 1).to_le_bytes())),
-        ("constant-data-past-end", F::Overflow, Rule::OutOfBounds, "a constant data size of 2^64-1", patched(22, &u64::MAX.to_le_bytes())),
-        ("constant-data-overlaps", F::Overlap, Rule::Overlap, "constant data starting inside the flatbuffer", patched(18, &33u32.to_le_bytes())),
+        (
+            "bad-header-magic",
+            F::BadMagic,
+            Rule::BadMagic,
+            "header magic XH01: neither a header nor an XN01 flatbuffer",
+            patched(4, b"XH01"),
+        ),
+        (
+            "header-truncated",
+            F::Truncation,
+            Rule::Truncated,
+            "the payload ends 20 bytes into its 30-byte header",
+            p[..20].to_vec(),
+        ),
+        (
+            "header-length-short",
+            F::BadField,
+            Rule::BadField,
+            "a header length of 29 (the header has 30 bytes)",
+            patched(8, &29u16.to_le_bytes()),
+        ),
+        (
+            "flatbuffer-too-small",
+            F::BadField,
+            Rule::BadField,
+            "a flatbuffer size of 4, below a root offset and identifier",
+            patched(14, &4u32.to_le_bytes()),
+        ),
+        (
+            "flatbuffer-past-end",
+            F::PastEnd,
+            Rule::OutOfBounds,
+            "the flatbuffer runs one byte past the payload",
+            patched(10, &(len - fb_size + 1).to_le_bytes()),
+        ),
+        (
+            "constant-data-past-end",
+            F::Overflow,
+            Rule::OutOfBounds,
+            "a constant data size of 2^64-1",
+            patched(22, &u64::MAX.to_le_bytes()),
+        ),
+        (
+            "constant-data-overlaps",
+            F::Overlap,
+            Rule::Overlap,
+            "constant data starting inside the flatbuffer",
+            patched(18, &33u32.to_le_bytes()),
+        ),
     ];
     for (stem, family, rule, what, payload) in cases {
         f.verify(stem, family, rule, what, with_payload(base, payload)?);
@@ -178,38 +249,88 @@ fn header(f: &mut Folder, base: &[u8], p: &[u8]) -> Result<(), String> {
 fn graph(f: &mut Folder, base: &[u8], p: &[u8]) -> Result<(), String> {
     type Edit = Box<dyn FnOnce(&mut Table)>;
     let cases: Vec<(&str, F, Rule, &str, Edit)> = vec![
-        ("value-id-out-of-range", F::OutOfRangeIndex, Rule::OutOfBounds, "a node reads value id 1000, which no value has",
+        (
+            "value-id-out-of-range",
+            F::OutOfRangeIndex,
+            Rule::OutOfBounds,
+            "a node reads value id 1000, which no value has",
             Box::new(|r: &mut Table| {
                 let n = first_node(r);
                 let field = if n.def.field_index("input_id").is_some() { "input_id" } else { "input1_id" };
                 n.set(field, Some(Value::UInt(1000)));
-            })),
-        ("duplicate-value-id", F::DuplicateName, Rule::DuplicateName, "two values with id 0",
-            Box::new(|r: &mut Table| value(r, 1).set("id_out", Some(Value::UInt(0))))),
-        ("dims-overflow", F::Overflow, Rule::ShapeOverflow, "a value of dims [2^32-1; 3]: more than 2^64 elements",
-            Box::new(|r: &mut Table| value(r, 0).set("dims", Some(Value::Vector(vec![Value::UInt(u64::from(u32::MAX)); 3]))))),
-        ("unknown-datatype", F::BadField, Rule::UnknownDType, "a value of datatype 99",
-            Box::new(|r: &mut Table| value(r, 0).set("datatype", Some(Value::Int(99))))),
-        ("invalid-datatype", F::BadField, Rule::UnknownDType, "a value of datatype 0 (xnn_datatype_invalid)",
-            Box::new(|r: &mut Table| value(r, 0).set("datatype", Some(Value::Int(0))))),
-        ("unknown-value-flags", F::BadField, Rule::BadField, "a value with flag bit 4, which the runtime refuses",
-            Box::new(|r: &mut Table| value(r, 0).set("flags", Some(Value::UInt(4))))),
-        ("constant-buffer-out-of-range", F::OutOfRangeIndex, Rule::OutOfBounds, "a value's constant in entry 1000 of a short table",
-            Box::new(|r: &mut Table| { let i = first_constant(r); value(r, i).set("constant_buffer_idx", Some(Value::UInt(1000))) })),
-        ("constant-offset-past-end", F::PastEnd, Rule::OutOfBounds, "a constant at an offset in an empty constant data region, no key",
+            }),
+        ),
+        (
+            "duplicate-value-id",
+            F::DuplicateName,
+            Rule::DuplicateName,
+            "two values with id 0",
+            Box::new(|r: &mut Table| value(r, 1).set("id_out", Some(Value::UInt(0)))),
+        ),
+        (
+            "dims-overflow",
+            F::Overflow,
+            Rule::ShapeOverflow,
+            "a value of dims [2^32-1; 3]: more than 2^64 elements",
+            Box::new(|r: &mut Table| {
+                value(r, 0).set("dims", Some(Value::Vector(vec![Value::UInt(u64::from(u32::MAX)); 3])))
+            }),
+        ),
+        (
+            "unknown-datatype",
+            F::BadField,
+            Rule::UnknownDType,
+            "a value of datatype 99",
+            Box::new(|r: &mut Table| value(r, 0).set("datatype", Some(Value::Int(99)))),
+        ),
+        (
+            "invalid-datatype",
+            F::BadField,
+            Rule::UnknownDType,
+            "a value of datatype 0 (xnn_datatype_invalid)",
+            Box::new(|r: &mut Table| value(r, 0).set("datatype", Some(Value::Int(0)))),
+        ),
+        (
+            "unknown-value-flags",
+            F::BadField,
+            Rule::BadField,
+            "a value with flag bit 4, which the runtime refuses",
+            Box::new(|r: &mut Table| value(r, 0).set("flags", Some(Value::UInt(4)))),
+        ),
+        (
+            "constant-buffer-out-of-range",
+            F::OutOfRangeIndex,
+            Rule::OutOfBounds,
+            "a value's constant in entry 1000 of a short table",
+            Box::new(|r: &mut Table| {
+                let i = first_constant(r);
+                value(r, i).set("constant_buffer_idx", Some(Value::UInt(1000)))
+            }),
+        ),
+        (
+            "constant-offset-past-end",
+            F::PastEnd,
+            Rule::OutOfBounds,
+            "a constant at an offset in an empty constant data region, no key",
             Box::new(|r: &mut Table| {
                 let entry = table(&mut r.vector_mut("constant_data").expect("constant_data")[1]);
                 entry.set("named_key", None);
                 entry.set("offset", Some(Value::UInt(0)));
-            })),
-        ("constant-size-mismatch", F::SizeMismatch, Rule::SizeMismatch, "a named constant declared one row larger than its blob",
+            }),
+        ),
+        (
+            "constant-size-mismatch",
+            F::SizeMismatch,
+            Rule::SizeMismatch,
+            "a named constant declared one row larger than its blob",
             Box::new(|r: &mut Table| {
                 let i = first_constant(r);
                 let v = value(r, i);
                 let mut dims = v.ints("dims").expect("dims");
                 dims[0] += 1;
                 v.set("dims", Some(Value::Vector(dims.into_iter().map(|d| Value::UInt(d as u64)).collect())));
-            })),
+            }),
+        ),
     ];
     for (stem, family, rule, what, edit) in cases {
         f.verify(stem, family, rule, what, with_payload(base, graph_edited(p, edit)?)?);

@@ -30,7 +30,10 @@ fn dump_delegates_prints_the_decoded_xnnpack_graphs() {
         .collect();
     assert!(ops.contains(&"Conv2d") && ops.contains(&"FullyConnected"), "{ops:?}");
     let fc = &delegates[1];
-    assert_eq!((fc["method"].as_str(), fc["delegate"].as_u64(), fc["backend"].as_str()), (Some("forward"), Some(1), Some("XnnpackBackend")));
+    assert_eq!(
+        (fc["method"].as_str(), fc["delegate"].as_u64(), fc["backend"].as_str()),
+        (Some("forward"), Some(1), Some("XnnpackBackend"))
+    );
     let weight = fc["graph"]["constants"].as_array().unwrap().iter().find(|c| c["datatype"] == "qcint8").unwrap();
     assert_eq!(weight["dtype"], "int8");
     assert_eq!(weight["shape"], serde_json::json!([4, 8]));

@@ -40,7 +40,9 @@ pub(super) struct BlobType {
 
 /// Decode every XNNPACK payload of `payloads` (method, index, backend id, bytes); gather the
 /// types of the blobs they name (the first delegate naming a key gives its type).
-pub(super) fn decode_all(payloads: Vec<(String, usize, String, Bytes)>) -> (Vec<DelegateGraph>, HashMap<String, BlobType>) {
+pub(super) fn decode_all(
+    payloads: Vec<(String, usize, String, Bytes)>,
+) -> (Vec<DelegateGraph>, HashMap<String, BlobType>) {
     let mut graphs = Vec::new();
     let mut types: HashMap<String, BlobType> = HashMap::new();
     for (method, index, id, bytes) in payloads {
@@ -106,7 +108,9 @@ pub(super) fn blob_entry(key: &str, offset: u64, size: u64, t: Option<&BlobType>
         extra.extend(quantization_fields(q));
     }
     let info = match (t.dtype, t.nbytes) {
-        (Some(dtype), Some(n)) if n == size => TensorInfo::new(key, Kind::Tensor, dtype, t.shape.clone(), Layout::Dense)?,
+        (Some(dtype), Some(n)) if n == size => {
+            TensorInfo::new(key, Kind::Tensor, dtype, t.shape.clone(), Layout::Dense)?
+        }
         (dtype, n) => {
             let shape = t.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
             let what = dtype.map_or(t.datatype, |d| d.name());

@@ -92,7 +92,9 @@ pub(crate) fn data_json(d: &ConstantData) -> Value {
 fn scales_json(s: &Scales) -> Value {
     match s {
         Scales::Inline(v) => json!({"count": v.len(), "values": v}),
-        Scales::Stored { data, count, dtype } => json!({"count": count, "dtype": dtype.name(), "data": data_json(data)}),
+        Scales::Stored { data, count, dtype } => {
+            json!({"count": count, "dtype": dtype.name(), "data": data_json(data)})
+        }
     }
 }
 

@@ -18,8 +18,8 @@ mod tests;
 use std::sync::OnceLock;
 
 pub use datatype::Datatype;
-pub use model::{Constant, ConstantData, Graph, INVALID_ID, Node, Quantization, Scales, TensorValue};
 pub use header::PayloadHeader;
+pub use model::{Constant, ConstantData, Graph, INVALID_ID, Node, Quantization, Scales, TensorValue};
 
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Schema, schema};

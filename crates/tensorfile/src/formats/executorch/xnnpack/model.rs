@@ -158,9 +158,9 @@ impl ConstantData {
     /// Bytes the payload declares for the constant.
     pub fn size(&self) -> u64 {
         match self {
-            ConstantData::Named { size, .. } | ConstantData::Offset { size, .. } | ConstantData::Inline { size, .. } => {
-                *size
-            }
+            ConstantData::Named { size, .. }
+            | ConstantData::Offset { size, .. }
+            | ConstantData::Inline { size, .. } => *size,
         }
     }
 
@@ -191,4 +191,3 @@ pub struct Constant {
     /// Its quantization, if quantized.
     pub quantization: Option<Quantization>,
 }
-

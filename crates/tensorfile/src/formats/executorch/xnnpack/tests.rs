@@ -35,7 +35,10 @@ const MAGIC_FOR_TESTS: &[u8; 4] = b"XH00";
 fn header_ranges_are_checked() {
     let ok = header((30, 32, 16, 48, 16), 64);
     let h = PayloadHeader::parse(&ok).unwrap().unwrap();
-    assert_eq!((h.flatbuffer_offset, h.flatbuffer_size, h.constant_data_offset, h.constant_data_size), (32, 16, 48, 16));
+    assert_eq!(
+        (h.flatbuffer_offset, h.flatbuffer_size, h.constant_data_offset, h.constant_data_size),
+        (32, 16, 48, 16)
+    );
     let rule = |b: Vec<u8>| PayloadHeader::parse(&b).unwrap_err().rule();
     assert_eq!(rule(header((30, 32, 16, 48, 16), 20)), Some(Rule::Truncated));
     assert_eq!(rule(header((29, 32, 16, 48, 16), 64)), Some(Rule::BadField));
