@@ -5,10 +5,14 @@
 
 use std::collections::HashMap;
 
+use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::executorch::xnnpack::{self, Constant, ConstantData, Graph, Quantization, Scales};
 use crate::model::{DType, Entry, Kind, Layout, MetaValue, Storage, TensorInfo};
-use crate::source::Bytes;
+use crate::source::{Bytes, Source};
+
+use super::program::Program;
+use crate::formats::executorch::xnnpack::header;
 
 /// One XNNPACK delegate of a program, decoded (or why not).
 #[derive(Debug)]
@@ -38,18 +42,85 @@ pub(super) struct BlobType {
     delegate: (String, usize),
 }
 
-/// Decode every XNNPACK payload of `payloads` (method, index, backend id, bytes); gather the
-/// types of the blobs they name (the first delegate naming a key gives its type).
-pub(super) fn decode_all(
-    payloads: Vec<(String, usize, String, Bytes)>,
-) -> (Vec<DelegateGraph>, HashMap<String, BlobType>) {
+/// Where one XNNPACK payload is.
+enum Place {
+    /// Inline in the program's flatbuffer.
+    Inline(Bytes),
+    /// An absolute range of the file (a segment).
+    File(u64, u64),
+}
+
+/// A payload's flatbuffer: its bytes (inline payloads), or which of the ranges read it is.
+enum Flatbuffer {
+    Inline(Bytes),
+    Read(usize),
+}
+
+/// Decode every XNNPACK payload of the program, reading by range only each payload's header
+/// and flatbuffer (not its constant data): every header in one batch of reads, then every
+/// flatbuffer. A delegate whose payload cannot be found or decoded gets its error; only a
+/// failed read of the source fails the whole. The types of the blobs the payloads name come
+/// with them (the first delegate naming a key gives its type).
+pub(super) fn decode_all(program: &Program, src: &Source) -> Result<(Vec<DelegateGraph>, HashMap<String, BlobType>)> {
+    let inline = program.root.tables("backend_delegate_data")?;
+    let mut found: Vec<(String, usize, Result<Place>)> = Vec::new();
+    for plan in program.root.tables("execution_plan")? {
+        let method = plan.str("name")?.unwrap_or("").to_string();
+        for (i, d) in plan.tables("delegates")?.iter().enumerate() {
+            if d.str("id")? != Some(xnnpack::BACKEND_ID) {
+                continue;
+            }
+            let place = (|| -> Result<Place> {
+                let p = d.table("processed")?.ok_or_else(|| Error::invalid(Rule::MissingField, "no payload"))?;
+                let index = p.uint("index")?;
+                if p.int("location")? != 0 {
+                    let (offset, size) = program.segment(index)?;
+                    return Ok(Place::File(offset, size));
+                }
+                let data = usize::try_from(index).ok().and_then(|k| inline.get(k)).ok_or_else(|| {
+                    Error::invalid(Rule::OutOfBounds, format!("inline delegate data {index} out of range"))
+                })?;
+                Ok(Place::Inline(data.bytes("data")?))
+            })();
+            found.push((method.clone(), i, place));
+        }
+    }
+    // The heads of the payloads in segments, then their flatbuffers.
+    let head_ranges: Vec<(u64, u64)> = found
+        .iter()
+        .filter_map(|(_, _, p)| match p {
+            Ok(Place::File(offset, size)) => Some((*offset, (*size).min(u64::from(header::LENGTH)))),
+            _ => None,
+        })
+        .collect();
+    let mut heads = src.ranges(&head_ranges)?.into_iter();
+    let mut located = Vec::with_capacity(found.len());
+    let mut fb_ranges = Vec::new();
+    for (method, index, place) in found {
+        let at = match place {
+            Ok(Place::Inline(bytes)) => xnnpack::locate(&bytes, bytes.len() as u64)
+                .and_then(|(h, offset, len)| Ok((h, Flatbuffer::Inline(bytes.slice(offset, len)?)))),
+            Ok(Place::File(offset, size)) => {
+                let head = heads.next().ok_or_else(|| Error::invalid(Rule::Truncated, "payload head not read"))?;
+                xnnpack::locate(&head, size).and_then(|(h, fb_offset, len)| {
+                    // Within the segment (the header's ranges are checked against its size).
+                    fb_ranges.push((checked::add(offset, fb_offset, "payload flatbuffer offset")?, len));
+                    Ok((h, Flatbuffer::Read(fb_ranges.len() - 1)))
+                })
+            }
+            Err(e) => Err(e),
+        };
+        located.push((method, index, at));
+    }
+    let fbs = src.ranges(&fb_ranges)?;
     let mut graphs = Vec::new();
     let mut types: HashMap<String, BlobType> = HashMap::new();
-    for (method, index, id, bytes) in payloads {
-        if id != xnnpack::BACKEND_ID {
-            continue;
-        }
-        let graph = xnnpack::decode(&bytes)
+    for (method, index, at) in located {
+        let graph = at
+            .and_then(|(header, fb)| match fb {
+                Flatbuffer::Inline(fb) => xnnpack::decode_flatbuffer(&fb, header),
+                Flatbuffer::Read(k) => xnnpack::decode_flatbuffer(&fbs[k], header),
+            })
             .map_err(|e| e.for_tensor(format!("{method} delegate {index} ({})", xnnpack::BACKEND_ID)));
         if let Ok(g) = &graph {
             for c in &g.constants {
@@ -58,7 +129,7 @@ pub(super) fn decode_all(
         }
         graphs.push(DelegateGraph { method, index, graph });
     }
-    (graphs, types)
+    Ok((graphs, types))
 }
 
 fn add_types(types: &mut HashMap<String, BlobType>, c: &Constant, delegate: (String, usize)) {

@@ -57,8 +57,8 @@ impl PteReader {
             blob_types: HashMap::new(),
             payload_error: None,
         };
-        match reader.delegate_payloads() {
-            Ok(payloads) => (reader.xnnpack, reader.blob_types) = delegates::decode_all(payloads),
+        match delegates::decode_all(&reader.program, &reader.src) {
+            Ok((graphs, types)) => (reader.xnnpack, reader.blob_types) = (graphs, types),
             Err(e) => reader.payload_error = Some(e),
         }
         for b in broken {

@@ -41,14 +41,17 @@ impl PayloadHeader {
     /// The header of `payload`, or `None` when bytes 4..8 are not `XH00` (the payload is a
     /// bare flatbuffer). Checked as ExecuTorch's runtime checks it, and its length field too.
     pub fn parse(payload: &[u8]) -> Result<Option<PayloadHeader>> {
+        PayloadHeader::parse_head(payload, payload.len() as u64)
+    }
+
+    /// The same from `payload`, the first bytes (at least 30, or all) of a payload of `len`
+    /// bytes: the ranges are checked against `len`.
+    pub fn parse_head(payload: &[u8], len: u64) -> Result<Option<PayloadHeader>> {
         if payload.get(4..8) != Some(MAGIC.as_slice()) {
             return Ok(None);
         }
-        if payload.len() < usize::from(LENGTH) {
-            return Err(Error::invalid(
-                Rule::Truncated,
-                format!("XNNPACK header cut short: {} of {LENGTH} bytes", payload.len()),
-            ));
+        if len < u64::from(LENGTH) || payload.len() < usize::from(LENGTH) {
+            return Err(Error::invalid(Rule::Truncated, format!("XNNPACK header cut short: {len} of {LENGTH} bytes")));
         }
         let what = "XNNPACK header";
         let h = PayloadHeader {
@@ -58,7 +61,7 @@ impl PayloadHeader {
             constant_data_offset: cursor::u32_le_at(payload, 18, what)?,
             constant_data_size: cursor::u64_le_at(payload, 22, what)?,
         };
-        h.check(payload.len() as u64)?;
+        h.check(len)?;
         Ok(Some(h))
     }
 

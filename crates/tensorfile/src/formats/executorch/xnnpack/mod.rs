@@ -9,7 +9,7 @@
 
 mod datatype;
 mod graph;
-mod header;
+pub mod header;
 mod json;
 mod model;
 #[cfg(test)]
@@ -50,14 +50,22 @@ fn graph_schema_xn00() -> &'static Schema {
 
 /// Decode an XNNPACK delegate payload.
 pub fn decode(payload: &Bytes) -> Result<Graph> {
-    let header = PayloadHeader::parse(payload)?;
-    let (fb, constant_data) = match &header {
-        Some(h) => (
-            payload.slice(u64::from(h.flatbuffer_offset), u64::from(h.flatbuffer_size))?,
-            Some((u64::from(h.constant_data_offset), h.constant_data_size)),
-        ),
-        None => (payload.clone(), None),
-    };
+    let (header, offset, len) = locate(payload, payload.len() as u64)?;
+    decode_flatbuffer(&payload.slice(offset, len)?, header)
+}
+
+/// Where the flatbuffer of a payload of `len` bytes is, from `head`, its first bytes (at
+/// least [`header::LENGTH`], or all): its header if it has one, and the flatbuffer's offset
+/// and size. What a reader of a payload by range fetches first.
+pub fn locate(head: &[u8], len: u64) -> Result<(Option<PayloadHeader>, u64, u64)> {
+    Ok(match PayloadHeader::parse_head(head, len)? {
+        Some(h) => (Some(h), u64::from(h.flatbuffer_offset), u64::from(h.flatbuffer_size)),
+        None => (None, 0, len),
+    })
+}
+
+/// Decode the flatbuffer `fb` of a payload with `header` (found by [`locate`]).
+pub fn decode_flatbuffer(fb: &Bytes, header: Option<PayloadHeader>) -> Result<Graph> {
     let schema = match fb.get(4..8) {
         Some(b"XN01") => graph_schema(),
         Some(b"XN00") => graph_schema_xn00(),
@@ -72,8 +80,9 @@ pub fn decode(payload: &Bytes) -> Result<Graph> {
         }
         None => return Err(Error::invalid(Rule::Truncated, "XNNPACK payload shorter than 8 bytes")),
     };
-    let root = flatbuf::decode(schema, &fb)?;
+    let root = flatbuf::decode(schema, fb)?;
     let identifier = String::from_utf8_lossy(&fb[4..8]).into_owned();
+    let constant_data = header.map(|h| (u64::from(h.constant_data_offset), h.constant_data_size));
     graph::build(&root, identifier, header, constant_data)
 }
 
