@@ -19,7 +19,9 @@ from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
     XNNPACKQuantizer,
     get_symmetric_quantization_config,
 )
+from torchao.quantization.granularity import PerGroup
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+from torchao.quantization.quant_api import Int8DynamicActivationIntxWeightConfig, quantize_
 
 from . import executorch as et
 
@@ -45,6 +47,65 @@ def generate(out: Path) -> None:
         et.write_fixture(out / name, et.lower(exported, partitioner=True), quantized, {"forward": "conv_linear"})
         what = "dynamic 8-bit activations, " if dynamic else "static 8-bit activations, "
         write_record(out / name, record, what + "8-bit per-channel weights (XNNPACKQuantizer, pt2e)")
+
+    blockwise_4bit(out)
+
+
+class Linear64(torch.nn.Module):
+    """One Linear 64->8, for 4-bit weights in blocks of 32 (two blocks a row)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(64, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+
+def blockwise_4bit(out: Path) -> None:
+    """torchao's Int8DynamicActivationIntxWeightConfig (int4 weights, groups of 32), which
+    XNNPACK lowers to qbint4 weights with bfloat16 block scales. The record's weight is the
+    int4 data torchao holds (values -8..7): XNNPACK stores it as unsigned nibbles (value + 8),
+    the even element of each pair in the low nibble, under the sha256 of those bytes."""
+    torch.manual_seed(et.MODEL_SEED)
+    model = Linear64().eval()
+    quantize_(model, Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4, weight_granularity=PerGroup(32)))
+    x = et.example_input([2, 64], 6)
+    exported = et.export(model, x)
+    weight = model.fc.weight
+    qdata, scale = weight.qdata.detach(), weight.scale.detach()
+    assert not weight.zero_point.any(), "expected symmetric weights"
+    flat = (qdata.to(torch.int16) + 8).to(torch.uint8).reshape(-1)
+    packed = (flat[1::2] << 4 | flat[::2]).reshape(qdata.shape[0], qdata.shape[1] // 2)
+    scales = scale.to(torch.bfloat16).contiguous()
+    constants = [
+        {
+            "name": "fc.weight",
+            "dtype": "uint4",
+            "shape": list(qdata.shape),
+            "stored": [{"key": et.sha256(et.tensor_bytes(packed)), "shape": list(qdata.shape)}],
+            "quantization": {
+                "kind": "blockwise",
+                "axis": 0,
+                "group_size": 32,
+                "scales": scales.numel(),
+                "scale_key": "scale_" + et.sha256(et.tensor_bytes(scales)),
+            },
+        },
+        {
+            "name": "fc.bias",
+            "dtype": "float32",
+            "shape": list(model.fc.bias.shape),
+            "stored": stored_forms(model.fc.bias.detach()),
+        },
+    ]
+    program = et.lower(exported, partitioner=True)
+    program_path = out / "xnnpack_qb4.pte"
+    program_path.write_bytes(program.buffer)
+    record = et.describe(program_path, torch.nn.Module(), None, None)
+    record["note"] = "4-bit blockwise weights; the record has no runtime output (the model is not one of executorch.py's)"
+    et.write_json(program_path, record)
+    write_record(program_path, constants, "dynamic 8-bit activations, 4-bit weights in blocks of 32 (torchao)")
 
 
 def quantize(model: torch.nn.Module, x: torch.Tensor, dynamic: bool) -> torch.nn.Module:

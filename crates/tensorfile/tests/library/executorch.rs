@@ -14,7 +14,7 @@ use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::{Format, TensorFile};
 
 /// The committed programs (`.pte`) and named data files (`.ptd`).
-const PROGRAMS: usize = 14;
+const PROGRAMS: usize = 15;
 const DATA_FILES: usize = 2;
 
 /// Every fixture (`.pte` and `.ptd`) with its record (strict: see [`common::records_in`]).

@@ -14,7 +14,7 @@ use tensorfile::TensorFile;
 use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::formats::executorch::xnnpack::{Constant, Graph, Quantization, Scales};
 
-const FIXTURES: [&str; 3] = ["xnnpack_fp32.pte", "xnnpack_qc8.pte", "xnnpack_dq8.pte"];
+const FIXTURES: [&str; 4] = ["xnnpack_fp32.pte", "xnnpack_qc8.pte", "xnnpack_dq8.pte", "xnnpack_qb4.pte"];
 
 fn fixture(name: &str) -> (PathBuf, Value) {
     let path = common::fixtures_dir().join("executorch").join(name);
@@ -43,6 +43,7 @@ fn every_constant_matches_the_exported_programs_record() {
         let by_key: BTreeMap<&str, &Constant> = constants.iter().map(|c| (c.data.key().unwrap(), *c)).collect();
         let mut matched = 0;
         let mut scale_keys = Vec::new();
+        let mut blockwise_scale_keys = Vec::new();
         for r in record["xnnpack"]["constants"].as_array().unwrap() {
             let what = format!("{name}: {}", r["name"]);
             let forms: Vec<&Value> = r["stored"].as_array().unwrap().iter().collect();
@@ -63,6 +64,16 @@ fn every_constant_matches_the_exported_programs_record() {
                     assert_eq!(data.key(), q["scale_key"].as_str(), "{what}");
                     scale_keys.push(data.key().unwrap().to_string());
                 }
+                (q, Some(Quantization::Blockwise { channel_dim, group_size, scales })) => {
+                    assert_eq!(q["kind"], "blockwise", "{what}");
+                    assert_eq!(u64::from(*channel_dim), q["axis"].as_u64().unwrap(), "{what}");
+                    assert_eq!(*group_size, q["group_size"].as_u64().unwrap(), "{what}");
+                    assert_eq!(scales.count(), q["scales"].as_u64().unwrap(), "{what}");
+                    let Scales::Stored { data, dtype, .. } = scales else { panic!("{what}: scales inline") };
+                    assert_eq!(dtype.name(), "bfloat16", "{what}");
+                    assert_eq!(data.key(), q["scale_key"].as_str(), "{what}");
+                    blockwise_scale_keys.push(data.key().unwrap().to_string());
+                }
                 (q, ours) => panic!("{what}: recorded {q}, decoded {ours:?}"),
             }
             matched += 1;
@@ -77,13 +88,14 @@ fn every_constant_matches_the_exported_programs_record() {
             assert_eq!(Some(e.info().dtype()), c.dtype, "{name}");
             assert_eq!(e.info().shape(), c.shape, "{name}");
         }
-        for k in &scale_keys {
-            let e = file.entry(k).unwrap();
-            assert_eq!(e.info().dtype().name(), "float32", "{name}: {k}");
+        for (keys, dtype) in [(&scale_keys, "float32"), (&blockwise_scale_keys, "bfloat16")] {
+            for k in keys {
+                assert_eq!(file.entry(k).unwrap().info().dtype().name(), dtype, "{name}: {k}");
+            }
         }
         assert!(file.verify().is_empty(), "{name}: {:?}", file.verify());
     }
-    assert_eq!(checked, 4 + 4 + 4, "constants checked");
+    assert_eq!(checked, 4 + 4 + 4 + 2, "constants checked");
 }
 
 #[test]

@@ -178,6 +178,10 @@ pub(super) fn blob_entry(key: &str, offset: u64, size: u64, t: Option<&BlobType>
     if let Some(q) = &t.quantization {
         extra.extend(quantization_fields(q));
     }
+    if matches!(t.datatype, "qcint4" | "qbint4") {
+        // The nibbles hold the signed 4-bit value plus 8.
+        extra.push(("stored_zero_point".into(), MetaValue::Int(8)));
+    }
     let info = match (t.dtype, t.nbytes) {
         (Some(dtype), Some(n)) if n == size => {
             TensorInfo::new(key, Kind::Tensor, dtype, t.shape.clone(), Layout::Dense)?

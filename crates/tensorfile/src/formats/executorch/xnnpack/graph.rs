@@ -76,7 +76,7 @@ pub(super) fn build(
         constants.push(Constant {
             value: v.id,
             datatype: v.datatype,
-            dtype: v.datatype.dtype(),
+            dtype: v.datatype.dtype_for(&v.dims),
             shape: v.dims.clone(),
             nbytes: v.datatype.nbytes(&v.dims)?,
             data,

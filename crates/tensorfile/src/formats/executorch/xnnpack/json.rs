@@ -57,7 +57,7 @@ fn value_json(v: &TensorValue) -> Value {
     json!({
         "id": v.id,
         "datatype": v.datatype.name,
-        "dtype": v.datatype.dtype().map(|d| d.name()),
+        "dtype": v.datatype.dtype_for(&v.dims).map(|d| d.name()),
         "dims": v.dims,
         "constant_buffer": v.constant_buffer,
         "external_id": v.external_id,

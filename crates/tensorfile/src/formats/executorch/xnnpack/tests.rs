@@ -56,7 +56,13 @@ fn datatypes_map_to_ours_where_one_exists() {
     use crate::model::DType;
     assert_eq!(Datatype::from_number(1).unwrap().dtype(), Some(DType::Float32));
     assert_eq!(Datatype::from_number(6).unwrap().name, "qcint8");
-    assert_eq!(Datatype::from_number(10).unwrap().dtype(), None);
+    let qb4 = Datatype::from_number(10).unwrap();
+    assert_eq!(qb4.dtype_for(&[8, 64]), Some(DType::UInt4));
+    assert_eq!(qb4.nbytes(&[8, 64]).unwrap(), Some(256));
+    // Odd rows are padded to a whole byte: no dtype of ours, 3 bytes a row.
+    assert_eq!(qb4.dtype_for(&[2, 5]), None);
+    assert_eq!(qb4.nbytes(&[2, 5]).unwrap(), Some(6));
+    assert_eq!(Datatype::from_number(11).unwrap().dtype(), None);
     assert_eq!(Datatype::from_number(0).unwrap_err().rule(), Some(Rule::UnknownDType));
     assert_eq!(Datatype::from_number(15).unwrap_err().rule(), Some(Rule::UnknownDType));
     assert!(Datatype::from_number(1).unwrap().nbytes(&[u64::MAX, 2]).is_err());
