@@ -178,6 +178,41 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         "scales in constant 1000 of a short table",
         with_payload(&qc8, case)?,
     );
+    let qb4 = fx.read("executorch/xnnpack_qb4.pte")?;
+    f.valid("qb4", F::Valid, "4-bit weights in blocks of 32 with bfloat16 scales under XNNPACK (fixture)", qb4.clone());
+    let q4 = first_payload(&qb4)?;
+    let blockwise = |r: &mut Table| -> usize {
+        let n = r.vector("xvalues").expect("xvalues").len();
+        (0..n)
+            .find(|&i| {
+                let xv = table(&mut r.vector_mut("xvalues").expect("xvalues")[i]);
+                matches!(xv.get("xvalue_union"), Some(Value::Union(u)) if u.variant() == "XNNQuantizedTensorValue"
+                    && u.value.as_deref().is_some_and(|t| matches!(t.get("quant_params"), Some(Value::Union(q)) if q.variant() == "PerChannelGroupQuant")))
+            })
+            .expect("a blockwise value")
+    };
+    let case = graph_edited(&q4, |r| {
+        let i = blockwise(r);
+        quant(r, i).set("group_size", Some(Value::Int(0)));
+    })?;
+    f.verify(
+        "group-size-zero",
+        F::BadField,
+        Rule::BadField,
+        "blockwise scales with blocks of 0 elements",
+        with_payload(&qb4, case)?,
+    );
+    let case = graph_edited(&q4, |r| {
+        let i = blockwise(r);
+        quant(r, i).set("num_scales", Some(Value::UInt(15)));
+    })?;
+    f.verify(
+        "blockwise-scale-count",
+        F::SizeMismatch,
+        Rule::SizeMismatch,
+        "15 block scales for [8, 64] in blocks of 32 (16 needed)",
+        with_payload(&qb4, case)?,
+    );
     Ok(f)
 }
 

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use super::datatype::Datatype;
 use super::header::PayloadHeader;
 use super::model::{Constant, ConstantData, Graph, INVALID_ID, Node, Quantization, Scales, TensorValue};
+use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{Table, Value};
 use crate::limits::MAX_RANK;
@@ -185,11 +186,22 @@ fn quantization(q: &crate::flatbuf::Union, dims: &[u64], table: &ConstantTable) 
                 .filter(|&g| g > 0)
                 .ok_or_else(|| bad(Rule::BadField, format!("group_size {group}")))?;
             let count = u64::from(u32_of(t, "num_scales")?);
-            Quantization::Blockwise {
-                channel_dim: channel_dim(t)?,
-                group_size,
-                scales: scales(t, count, DType::BFloat16)?,
+            let scales = scales(t, count, DType::BFloat16)?;
+            // As the runtime checks: one scale per block of each row of a [out, in] weight.
+            let [out, inner] = dims[..] else {
+                return Err(bad(Rule::BadField, format!("blockwise scales on a value of rank {}", dims.len())));
+            };
+            let want = checked::mul(out, inner, "blockwise weight size")? / group_size;
+            if scales.count() != want {
+                return Err(bad(
+                    Rule::SizeMismatch,
+                    format!(
+                        "{} blockwise scales for [{out}, {inner}] in blocks of {group_size} (want {want})",
+                        scales.count()
+                    ),
+                ));
             }
+            Quantization::Blockwise { channel_dim: channel_dim(t)?, group_size, scales }
         }
         "PerTokenDynamicQuant" => Quantization::PerTokenDynamic { num_nonbatch_dims: t.int("num_nonbatch_dims")? },
         other => return Err(bad(Rule::BadField, format!("unknown quantization {other}"))),
