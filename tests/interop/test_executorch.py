@@ -104,8 +104,13 @@ def safe_name(name: str) -> str:
 def extracted_bytes(directory: Path, name: str, dtype: str, layout: str) -> tuple[bytes, list | None]:
     """The bytes `extract` wrote for one tensor, and its shape when it wrote a .npy file."""
     base = directory / safe_name(name)
-    if layout == "blob" and (directory / f"{base.name}.bin").is_file():
-        return (directory / f"{base.name}.bin").read_bytes(), None
+    if layout == "blob":
+        if (directory / f"{base.name}.bin").is_file():
+            return (directory / f"{base.name}.bin").read_bytes(), None
+        # A blob its XNNPACK payload types: written as that dtype (.npy, or .<dtype>.bin).
+        typed = sorted(directory.glob(f"{base.name}.*.bin"))
+        if typed:
+            return typed[0].read_bytes(), None
     npy = directory / f"{base.name}.npy"
     if npy.is_file():
         array = np.load(npy)
