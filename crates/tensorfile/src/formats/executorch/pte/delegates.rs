@@ -182,15 +182,17 @@ pub(super) fn blob_entry(key: &str, offset: u64, size: u64, t: Option<&BlobType>
         // The nibbles hold the signed 4-bit value plus 8.
         extra.push(("stored_zero_point".into(), MetaValue::Int(8)));
     }
+    // Sub-byte dtypes (XNNPACK's 4-bit weights, uint4) stay blobs: the formats a program's
+    // weights are converted to (.ptd, safetensors) hold no uint4, and a blob converts anywhere.
     let info = match (t.dtype, t.nbytes) {
-        (Some(dtype), Some(n)) if n == size => {
+        (Some(dtype), Some(n)) if n == size && dtype.bits() >= 8 => {
             TensorInfo::new(key, Kind::Tensor, dtype, t.shape.clone(), Layout::Dense)?
         }
         (dtype, n) => {
             let shape = t.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
             let what = dtype.map_or(t.datatype, |d| d.name());
             extra.push(("xnnpack_shape".into(), MetaValue::Text(format!("{what} [{shape}]"))));
-            if let Some(n) = n {
+            if let Some(n) = n.filter(|&n| n != size) {
                 let why = format!("the XNNPACK payload declares {what} [{shape}] ({n} bytes), the blob holds {size}");
                 extra.push(("xnnpack_mismatch".into(), MetaValue::Text(why)));
             }
