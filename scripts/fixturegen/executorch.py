@@ -261,6 +261,11 @@ def generate_all(out: Path) -> None:
 
     legacy_constant_buffer(out / "constants.pte", out / "legacy_constant_buffer.pte", conv_linear)
 
+    # XNNPACK payloads to decode, with records of their constants (fp32, 8-bit per-channel).
+    from . import executorch_xnnpack
+
+    executorch_xnnpack.generate(out)
+
 
 def export(model: torch.nn.Module, x: torch.Tensor):
     return torch.export.export(model, (x,))

@@ -27,3 +27,29 @@ pub fn structure_json(file: &TensorFile, byte_limit: Option<usize>) -> Result<Va
     };
     Err(Error::usage(format!("dump shows the flatbuffers of ExecuTorch files (.pte, .ptd); {what}")))
 }
+
+/// The decoded delegate payloads of a program as JSON: one object per XNNPACK delegate, in
+/// method and delegate order, `{"method", "delegate", "backend", "graph"}` with the graph of
+/// [`Graph::to_json`](crate::formats::executorch::xnnpack::Graph::to_json), or `"error"`
+/// saying why the payload could not be decoded. Delegates of other backends are listed with
+/// their payload's size only. Anything but a `.pte` is a usage error.
+pub fn delegates_json(file: &TensorFile) -> Result<Value> {
+    use crate::formats::executorch::xnnpack::BACKEND_ID;
+    let pte = file.reader_as::<PteReader>().ok_or_else(|| {
+        Error::usage(format!("--delegates shows the delegates of a .pte program; this is a {} file", file.format()))
+    })?;
+    let mut graphs = pte.xnnpack_graphs().iter();
+    let mut out = Vec::new();
+    for (method, index, backend, bytes) in pte.delegate_payloads()? {
+        let mut d = serde_json::json!({"method": method, "delegate": index, "backend": backend, "bytes": bytes.len()});
+        if backend == BACKEND_ID {
+            match graphs.next().map(|g| &g.graph) {
+                Some(Ok(g)) => d["graph"] = g.to_json(),
+                Some(Err(e)) => d["error"] = Value::from(e.to_string()),
+                None => d["error"] = Value::from("not decoded"),
+            }
+        }
+        out.push(d);
+    }
+    Ok(Value::Array(out))
+}

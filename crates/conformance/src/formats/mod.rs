@@ -12,6 +12,7 @@ mod pt2;
 mod ptd;
 mod pte;
 mod safetensors;
+mod xnnpack;
 mod zt;
 mod zt1;
 mod zt2;
@@ -51,6 +52,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         hdf5_datasets::cases(fx)?,
         onnx::cases(fx)?,
         pte::cases(fx)?,
+        xnnpack::cases(fx)?,
         ptd::cases(fx)?,
         pt::cases(fx)?,
         pt2::cases(fx)?,

@@ -13,7 +13,7 @@ use crate::build::{find, put_u32, put_u64, u32_at};
 use crate::case::{Family as F, Folder};
 
 /// `base` with its program edited by `edit`, re-encoded, its segments kept.
-fn edited(base: &[u8], edit: impl FnOnce(&mut Table)) -> Result<Vec<u8>, String> {
+pub(super) fn edited(base: &[u8], edit: impl FnOnce(&mut Table)) -> Result<Vec<u8>, String> {
     let file = TensorFile::from_bytes_as(Bytes::from_vec(base.to_vec()), Format::Pte).map_err(|e| e.to_string())?;
     let program = file.reader_as::<PteReader>().ok_or("not a program")?.program();
     let mut root = program.root.clone();
@@ -29,14 +29,14 @@ fn edited(base: &[u8], edit: impl FnOnce(&mut Table)) -> Result<Vec<u8>, String>
     Ok(bytes)
 }
 
-fn table(v: &mut Value) -> &mut Table {
+pub(super) fn table(v: &mut Value) -> &mut Table {
     match v {
         Value::Table(t) => t,
         _ => panic!("not a table"),
     }
 }
 
-fn plan(root: &mut Table) -> &mut Table {
+pub(super) fn plan(root: &mut Table) -> &mut Table {
     table(&mut root.vector_mut("execution_plan").expect("execution_plan")[0])
 }
 
@@ -63,7 +63,7 @@ fn planned(root: &mut Table) -> &mut Table {
     tensor(root, i).table_mut("allocation_info").expect("allocation_info")
 }
 
-fn new(name: &str, fields: Vec<(&str, Value)>) -> Table {
+pub(super) fn new(name: &str, fields: Vec<(&str, Value)>) -> Table {
     let mut t = flatbuf::new_table(program_schema(), name);
     for (k, v) in fields {
         t.set(k, Some(v));

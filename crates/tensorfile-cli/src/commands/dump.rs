@@ -22,10 +22,19 @@ pub struct Args {
     /// List every byte array in full, however long.
     #[arg(long)]
     all_bytes: bool,
+    /// Print the program's delegate payloads decoded instead (XNNPACK: its operators, values
+    /// and constants with dtype, shape, quantization and named-data key), per method and
+    /// delegate index.
+    #[arg(long)]
+    delegates: bool,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = TensorFile::open(&args.file)?;
+    if args.delegates {
+        render::json(out, &dump::delegates_json(&file)?)?;
+        return Ok(Outcome::Success);
+    }
     let limit = (!args.all_bytes).then_some(args.bytes);
     render::json(out, &dump::structure_json(&file, limit)?)?;
     Ok(Outcome::Success)

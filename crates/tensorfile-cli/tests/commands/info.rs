@@ -37,6 +37,11 @@ fn info_describes_a_program() {
     let m = &j["structure"]["methods"][0];
     assert_eq!(m["delegates"][0]["id"], "XnnpackBackend");
     assert!(m["delegates"][0]["bytes"].as_u64().unwrap() > 0);
+    // The operators its decoded XNNPACK payload runs.
+    let ops = m["delegates"][0]["operators"].as_object().expect("operators of the payload");
+    assert!(ops.contains_key("Conv2d"), "{ops:?}");
+    let text = ok(&[&"info", &et_fixture("xnnpack.pte")]);
+    assert!(text.contains("runs       FullyConnected"), "{text}");
     assert_eq!(j["format"], "pte");
 }
 

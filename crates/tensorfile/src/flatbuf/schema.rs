@@ -227,7 +227,7 @@ fn last_component(name: &str) -> &str {
 pub fn parse(text: &str) -> Result<Schema, SchemaError> {
     let mut p = Parser { toks: tokens(text), pos: 0 };
     let mut enums = Vec::new();
-    let mut raw_unions: Vec<(String, Vec<String>)> = Vec::new();
+    let mut raw_unions: Vec<(String, Vec<(String, String)>)> = Vec::new();
     let mut raw_tables: Vec<(String, Vec<RawField>)> = Vec::new();
     let mut root = None;
     let mut ident = None;
@@ -271,7 +271,10 @@ pub fn parse(text: &str) -> Result<Schema, SchemaError> {
                 p.expect("{")?;
                 let mut variants = Vec::new();
                 while !p.eat("}") {
-                    variants.push(p.next()?);
+                    // `Name` or `Alias: Table` (a variant named apart from its table).
+                    let variant = p.next()?;
+                    let table = if p.eat(":") { p.next()? } else { variant.clone() };
+                    variants.push((variant, table));
                     p.eat(",");
                 }
                 raw_unions.push((name, variants));
@@ -306,7 +309,7 @@ pub fn parse(text: &str) -> Result<Schema, SchemaError> {
 
 fn resolve(
     enums: Vec<EnumDef>,
-    raw_unions: Vec<(String, Vec<String>)>,
+    raw_unions: Vec<(String, Vec<(String, String)>)>,
     raw_tables: Vec<(String, Vec<RawField>)>,
     root: Option<String>,
     ident: Option<[u8; 4]>,
@@ -328,7 +331,8 @@ fn resolve(
     let unions = raw_unions
         .iter()
         .map(|(name, vs)| {
-            let variants = vs.iter().map(|v| Ok((v.clone(), table_id(v)?))).collect::<Result<_, SchemaError>>()?;
+            let variants =
+                vs.iter().map(|(v, t)| Ok((v.clone(), table_id(t)?))).collect::<Result<_, SchemaError>>()?;
             Ok(UnionDef { name: name.clone(), variants })
         })
         .collect::<Result<Vec<_>, SchemaError>>()?;

@@ -22,7 +22,7 @@ const REGRESSIONS: [(&str, usize); 1] = [("pickle", 1)];
 
 /// Committed fixture files (records and notes included) by top folder of `tests/fixtures/`.
 const FIXTURES: [(&str, usize); 5] =
-    [("executorch", 26), ("pytorch", 52), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
+    [("executorch", 34), ("pytorch", 52), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
 
 /// The files under `root/folder`, at least `at_least` of them.
 fn at_least(root: &Path, folder: &str, at_least: usize) -> Vec<PathBuf> {
@@ -48,6 +48,8 @@ fn inputs() -> Vec<PathBuf> {
     for (folder, committed) in FIXTURES {
         files.extend(at_least(&root.join("tests/fixtures"), folder, committed));
     }
+    // Seeds of targets whose input is no file format (XNNPACK payloads), and their README.
+    files.extend(at_least(&root, "fuzz/seeds", 7));
     files
 }
 
@@ -65,5 +67,7 @@ fn fuzz_findings_and_fixtures_never_panic() {
             }
         }
         let _ = tensorfile::internals::pickle::load(&data);
+        // The xnnpack_payload target.
+        tensorfile::formats::executorch::xnnpack::exercise(&data);
     }
 }

@@ -35,6 +35,7 @@ mod shards;
 mod show;
 mod stats;
 mod torch_hostile;
+mod xnnpack;
 mod zt1;
 mod zt2;
 mod zt2_canonical;

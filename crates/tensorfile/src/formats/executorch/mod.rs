@@ -3,6 +3,7 @@
 
 pub mod ptd;
 pub mod pte;
+pub mod xnnpack;
 
 use std::sync::OnceLock;
 

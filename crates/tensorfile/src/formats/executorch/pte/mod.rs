@@ -6,6 +6,7 @@
 //! or a delegate payload is read. Rewrite weights (`rewrite`): move constants into a `.ptd`
 //! (externalize) or replace their bytes (update).
 
+mod delegates;
 mod header;
 mod program;
 mod read;
@@ -16,6 +17,7 @@ mod summary;
 mod tests;
 mod validate;
 
+pub use delegates::DelegateGraph;
 pub use header::HeaderLayout;
 pub use program::{Origin, Program, ProgramTensor};
 pub use read::PteReader;

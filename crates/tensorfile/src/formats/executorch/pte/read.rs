@@ -2,6 +2,9 @@
 
 use std::any::Any;
 
+use std::collections::HashMap;
+
+use super::delegates::{self, BlobType, DelegateGraph};
 use super::program::{Origin, Program, ProgramTensor};
 use super::{report, summary, validate};
 use crate::error::{Error, Hint, Result, Rule};
@@ -22,6 +25,12 @@ pub struct PteReader {
     tensors: Vec<ProgramTensor>,
     catalog: Catalog,
     data: Option<PtdReader>,
+    /// The XNNPACK delegates, decoded.
+    xnnpack: Vec<DelegateGraph>,
+    /// What the XNNPACK payloads say of the named-data blobs, by key.
+    blob_types: HashMap<String, BlobType>,
+    /// Why the delegate payloads could not be read at all, if so.
+    payload_error: Option<Error>,
 }
 
 fn storage(offset: u64, len: u64) -> Storage {
@@ -38,7 +47,20 @@ impl PteReader {
         let src = src.into();
         let program = Program::open(&src)?;
         let (tensors, broken) = program.tensors()?;
-        let mut reader = PteReader { src, program, tensors: Vec::new(), catalog: Catalog::default(), data };
+        let mut reader = PteReader {
+            src,
+            program,
+            tensors: Vec::new(),
+            catalog: Catalog::default(),
+            data,
+            xnnpack: Vec::new(),
+            blob_types: HashMap::new(),
+            payload_error: None,
+        };
+        match delegates::decode_all(&reader.program, &reader.src) {
+            Ok((graphs, types)) => (reader.xnnpack, reader.blob_types) = (graphs, types),
+            Err(e) => reader.payload_error = Some(e),
+        }
         for b in broken {
             reader.catalog.push_unreadable(b.name, String::new(), Vec::new(), b.error);
         }
@@ -63,6 +85,13 @@ impl PteReader {
     /// The decoded program: its flatbuffer, headers and segments.
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// The program's XNNPACK delegates (backend id `XnnpackBackend`), in method and delegate
+    /// order, each with its decoded [`Graph`](crate::formats::executorch::xnnpack::Graph) or
+    /// the reason it could not be decoded.
+    pub fn xnnpack_graphs(&self) -> &[DelegateGraph] {
+        &self.xnnpack
     }
 
     /// The program tensor behind each entry (same order as `entries`).
@@ -134,7 +163,7 @@ impl PteReader {
         let (info, store) = match (&t.source, &t.layout) {
             (Origin::NamedData { key }, _) => {
                 let (offset, size) = self.program.named_data_segment(key)?;
-                (TensorInfo::blob(key, size), storage(offset, size))
+                delegates::blob_entry(key, offset, size, self.blob_types.get(key))?
             }
             (Origin::External { fqn }, Some(l)) => {
                 let data = self.data.as_ref().ok_or_else(|| {
@@ -158,7 +187,10 @@ impl PteReader {
             }
             (_, None) => return Err(Error::invalid(Rule::MissingField, "tensor without a layout")),
         };
-        Entry::new(info.with_name(t.name.clone()).with_extra(provenance(t)), store)
+        // Provenance first, then what the reader found (a blob's XNNPACK type).
+        let mut extra = provenance(t);
+        extra.extend_from_slice(info.extra());
+        Entry::new(info.with_name(t.name.clone()).with_extra(extra), store)
     }
 }
 
@@ -258,7 +290,12 @@ impl FormatReader for PteReader {
     }
 
     fn check(&self) -> Vec<Error> {
-        validate::check(&self.program)
+        let mut out = validate::check(&self.program);
+        out.extend(delegates::problems(&self.xnnpack, self.catalog.entries()));
+        if let Some(e) = &self.payload_error {
+            out.push(e.clone());
+        }
+        out
     }
 
     fn report_sections(&self) -> Vec<crate::report::Section> {

@@ -92,7 +92,8 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
     }
     let inline = r.program().root.tables("backend_delegate_data")?;
     let mut delegates = Vec::new();
-    for d in plan.tables("delegates")? {
+    let method = plan.str("name")?.unwrap_or("");
+    for (i, d) in plan.tables("delegates")?.iter().enumerate() {
         let specs: Vec<Json> = d
             .tables("compile_specs")?
             .iter()
@@ -119,9 +120,16 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
             }
             None => ("missing", None, None),
         };
-        delegates.push(
-            json!({ "id": d.str("id")?, "location": location, "index": index, "bytes": size, "compile_specs": specs }),
-        );
+        let mut delegate =
+            json!({ "id": d.str("id")?, "location": location, "index": index, "bytes": size, "compile_specs": specs });
+        // XNNPACK: the operators its decoded payload runs, or why it did not decode.
+        if let Some(g) = r.xnnpack_graphs().iter().find(|g| g.method == method && g.index == i) {
+            match &g.graph {
+                Ok(graph) => delegate["operators"] = json!(graph.operator_counts()),
+                Err(e) => delegate["error"] = json!(e.to_string()),
+            }
+        }
+        delegates.push(delegate);
     }
     let buffers = plan.ints("non_const_buffer_sizes")?;
     // Sizes come from the file: their total may not fit (null then), and must not panic.
@@ -240,6 +248,14 @@ fn render(j: &Json) -> String {
                 d["location"].as_str().unwrap_or("?"),
                 if specs.is_empty() { String::new() } else { format!("; compile specs: {}", specs.join(", ")) }
             );
+            if let Some(ops) = d["operators"].as_object() {
+                let ops: Vec<String> =
+                    ops.iter().map(|(k, v)| if v == 1 { k.clone() } else { format!("{k} x{v}") }).collect();
+                let _ = writeln!(s, "    runs       {}", ops.join(", "));
+            }
+            if let Some(e) = d["error"].as_str() {
+                let _ = writeln!(s, "    undecoded  {e}");
+            }
         }
         match m["planned_memory_bytes"].as_i64() {
             Some(b) => _ = writeln!(s, "  planned mem  {b} bytes"),
