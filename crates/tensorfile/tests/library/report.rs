@@ -112,6 +112,21 @@ fn a_program_shows_its_bytes_methods_operators_and_delegates() {
     let methods = section(&doc, "Methods")["rows"].as_array().unwrap();
     assert_eq!(methods[0][0], "forward");
 
+    // Operators run in the delegates, as their decoded payloads say, and one fell back.
+    let partial = open("executorch/xnnpack.pte");
+    let doc = gather(&partial, &ReportOptions { stats: false, ..ReportOptions::default() }, None);
+    let ops = section(&doc, "Operators")["rows"].as_array().unwrap();
+    let row = |op: &str, place: &str| ops.iter().find(|r| r[1] == op && r[2] == place).map(|r| r[3].as_u64().unwrap());
+    assert_eq!(row("aten::mean.out", "program kernels (not delegated)"), Some(1), "{ops:?}");
+    assert_eq!(row("Conv2d", "XnnpackBackend #0"), Some(1), "{ops:?}");
+    assert_eq!(row("FullyConnected", "XnnpackBackend #1"), Some(1), "{ops:?}");
+    let delegates = section(&doc, "Delegates")["rows"].as_array().unwrap();
+    for d in delegates {
+        let place = format!("XnnpackBackend #{}", d[1]);
+        let nodes: u64 = ops.iter().filter(|r| r[2] == place.as_str()).map(|r| r[3].as_u64().unwrap()).sum();
+        assert_eq!(d[5], nodes, "{place}");
+    }
+
     // A program without delegates: every operator runs in the program's kernels.
     let plain = open("executorch/mobilenet_v2.pte");
     let doc = gather(&plain, &ReportOptions { stats: false, ..ReportOptions::default() }, None);

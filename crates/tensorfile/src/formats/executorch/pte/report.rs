@@ -179,11 +179,12 @@ fn operators_table(methods: &[Json]) -> Section {
     let mut undecoded = 0;
     for m in methods {
         let method = m["name"].clone();
-        for d in m["delegates"].as_array().into_iter().flatten() {
+        for (i, d) in m["delegates"].as_array().into_iter().flatten().enumerate() {
             match d["operators"].as_object() {
                 Some(ops) => {
+                    let place = json!(format!("{} #{i}", d["id"].as_str().unwrap_or("?")));
                     for (op, n) in ops {
-                        rows.push(vec![method.clone(), json!(op), d["id"].clone(), n.clone()]);
+                        rows.push(vec![method.clone(), json!(op), place.clone(), n.clone()]);
                     }
                 }
                 None => undecoded += 1,
