@@ -75,8 +75,11 @@ FORMAT_FIXTURES = {
 
 def tensorfile_report(path: Path, page: Path, *options) -> Path:
     """The page `tensorfile report` writes for `path`."""
-    subprocess.run([str(TENSORFILE), "report", str(path), "-o", str(page), *map(str, options)], check=True,
-                   stdout=subprocess.DEVNULL)
+    # Paths inside the repository as relative ones: the pages (and screenshots) name no folder
+    # of this machine.
+    rel = lambda p: os.path.relpath(p, ROOT) if Path(p).resolve().is_relative_to(ROOT) else str(p)
+    subprocess.run([str(TENSORFILE), "report", rel(path), "-o", str(page), *map(rel, options)], check=True,
+                   stdout=subprocess.DEVNULL, cwd=ROOT)
     return page
 
 
@@ -173,7 +176,7 @@ def cli_pages(tmp_path_factory):
     made = {}
     for name, rel in FORMAT_FIXTURES.items():
         made[name] = (tensorfile_report(fixtures / rel, out / f"{name}.html"), listed(fixtures / rel))
-    a, b = fixtures / "diff" / "fp32.a.safetensors", fixtures / "diff" / "fp32.b.safetensors"
+    a, b = fixtures / "diff" / "quant.a.gguf", fixtures / "diff" / "quant.b.safetensors"
     made["compare"] = (tensorfile_report(a, out / "compare.html", "--compare", b), listed(a))
     large = out / "large.safetensors"
     write_safetensors(large, [f"model.layers.{i // 10}.block.{i % 10}.weight" for i in range(50_000)])
