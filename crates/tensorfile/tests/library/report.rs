@@ -192,3 +192,24 @@ fn the_page_carries_the_document_and_no_name_escapes_it() {
     assert_eq!(embedded, doc);
     assert_eq!(embedded["tensors"]["rows"][0][0], hostile);
 }
+
+#[test]
+fn the_page_grows_with_the_tensors_not_their_bytes() {
+    let file_of = |elements: u64| {
+        let tensors: Vec<_> = (0..50)
+            .map(|i| {
+                common::dense(
+                    tensorfile::TensorInfo::dense(format!("layer.{i}.w"), tensorfile::DType::Float32, vec![elements]),
+                    i,
+                )
+            })
+            .collect();
+        common::open(common::write(tensorfile::Format::Safetensors, &tensors, &tensorfile::WriteOptions::default()))
+    };
+    let (small, large) = (file_of(16), file_of(16 * 1024));
+    let page = |f: &TensorFile| report::page::render(&gather(f, &ReportOptions::default(), None)).len();
+    let (small_page, large_page) = (page(&small), page(&large));
+    assert!(large.size() > 100 * small.size(), "the data is over 100x larger");
+    // Only the numbers in the rows and statistics differ: a few digits per tensor.
+    assert!(large_page < small_page + 50 * 200, "{small_page} vs {large_page} bytes");
+}
