@@ -90,7 +90,7 @@ pub fn tensor_table(file: &TensorFile) -> Json {
 pub fn stats(file: &TensorFile, bins: usize, progress: &(dyn Fn(u64) + Sync)) -> crate::Result<Vec<Json>> {
     let options = StatsOptions { names: Vec::new(), hist: Some(bins) };
     let all = match stats::summarise(file, &options, progress) {
-        Ok(all) => all.into_iter().map(|s| Ok(s)).collect(),
+        Ok(all) => all.into_iter().map(Ok).collect(),
         // One entry failing to read: the others summarised one by one, its error kept.
         Err(_) => file
             .entries()
