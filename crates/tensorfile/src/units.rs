@@ -44,5 +44,6 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_235_814_400), "1,235,814,400");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
     }
 }

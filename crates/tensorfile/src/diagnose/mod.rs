@@ -17,6 +17,7 @@ use std::path::Path;
 use crate::error::{Error, ErrorKind, Result, Rule};
 use crate::formats::Format;
 use crate::source::{Bytes, Source};
+use crate::units::thousands;
 
 pub use extent::Need;
 
@@ -231,19 +232,6 @@ fn article(word: &str) -> &'static str {
     }
 }
 
-/// `1,234,567`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -252,7 +240,7 @@ impl fmt::Display for Diagnosis {
                 write!(
                     f,
                     "a Git LFS pointer to an object of {} bytes, not the file (oid {short}…; `git lfs pull` fetches it)",
-                    grouped(*size)
+                    thousands(*size)
                 )
             }
             Diagnosis::Html { title: Some(t) } => write!(f, "an HTML page, not a tensor file (title {t:?})"),
@@ -261,16 +249,16 @@ impl fmt::Display for Diagnosis {
             Diagnosis::Json { error: None } => f.write_str("a JSON document, not a tensor file"),
             Diagnosis::Text { first_line } => write!(f, "a text file, not a tensor file (first line {first_line:?})"),
             Diagnosis::Zeros { zeros, len } if zeros == len => {
-                write!(f, "all {} bytes are zero: a sparse file or a failed download", grouped(*len))
+                write!(f, "all {} bytes are zero: a sparse file or a failed download", thousands(*len))
             }
             Diagnosis::Zeros { zeros, len } => write!(
                 f,
                 "the first {} bytes of {} are zero: a sparse file or a failed download",
-                grouped(*zeros),
-                grouped(*len)
+                thousands(*zeros),
+                thousands(*len)
             ),
             Diagnosis::Truncated { format, by_extension, present, need } => {
-                write!(f, "truncated: {} bytes present, {need}", grouped(*present))?;
+                write!(f, "truncated: {} bytes present, {need}", thousands(*present))?;
                 match (format, by_extension) {
                     (Some(format), false) => write!(f, " ({})", a_file_of(*format)),
                     (Some(format), true) => write!(f, " ({}, as its extension says)", a_file_of(*format)),

@@ -2,16 +2,7 @@
 
 use std::path::Path;
 
-use super::{grouped, last_segment};
-
-#[test]
-fn numbers_are_grouped_by_thousands() {
-    assert_eq!(grouped(0), "0");
-    assert_eq!(grouped(999), "999");
-    assert_eq!(grouped(1000), "1,000");
-    assert_eq!(grouped(1234567), "1,234,567");
-    assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
-}
+use super::last_segment;
 
 #[test]
 fn the_name_of_a_url_is_its_last_segment() {

@@ -129,7 +129,7 @@ fn zero_filled_files() {
         message(&e),
         format!(
             "the first 70,000 bytes of {} are zero: a sparse file or a failed download [unknown-format]",
-            tensorfile::diagnose::grouped(bytes.len() as u64)
+            tensorfile::units::thousands(bytes.len() as u64)
         )
     );
     // A GGUF whose data was zeroed opens (zeros are numbers): only a zeroed start is a problem.
@@ -273,7 +273,7 @@ fn every_format_truncated_at_several_points() {
             };
             assert_eq!(present, cut as u64, "{what}");
             let text = message(&e);
-            let present = tensorfile::diagnose::grouped(cut as u64);
+            let present = tensorfile::units::thousands(cut as u64);
             // (After the tensor whose bytes run past the end, when a tensor's did.)
             assert!(text.contains(&format!("truncated: {present} bytes present, ")), "{what}");
             assert!(e.rule().is_some(), "{what}");
@@ -286,7 +286,7 @@ fn every_format_truncated_at_several_points() {
             // What the header says the data needs, where the format's header says it.
             if let Need::Data(needs) | Need::Header(needs) | Need::AtLeast(needs) = need {
                 assert!(needs > cut as u64, "{what}");
-                assert!(text.contains(&tensorfile::diagnose::grouped(needs)), "{what}");
+                assert!(text.contains(&tensorfile::units::thousands(needs)), "{what}");
             }
         }
     }

@@ -5,9 +5,10 @@
 
 use std::fmt;
 
-use super::{Sample, grouped};
+use super::Sample;
 use crate::error::Rule;
 use crate::formats::Format;
+use crate::units::thousands;
 
 mod measure;
 
@@ -36,9 +37,9 @@ pub enum Need {
 impl fmt::Display for Need {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Need::Data(n) => write!(f, "its header says the data needs {}", grouped(*n)),
-            Need::Header(n) => write!(f, "its header needs {}", grouped(*n)),
-            Need::AtLeast(n) => write!(f, "its contents need at least {}", grouped(*n)),
+            Need::Data(n) => write!(f, "its header says the data needs {}", thousands(*n)),
+            Need::Header(n) => write!(f, "its header needs {}", thousands(*n)),
+            Need::AtLeast(n) => write!(f, "its contents need at least {}", thousands(*n)),
             Need::Magic(n) => write!(f, "it ends inside the {n}-byte magic"),
             Need::InHeader => f.write_str("it ends inside its header"),
             Need::IndexMissing => f.write_str("its index, kept at the end of the file, is missing"),
