@@ -40,6 +40,26 @@ pub(super) struct BlobType {
     scales_of: Option<String>,
     /// Which delegate said so: (method, index).
     delegate: (String, usize),
+    /// Another delegate's different dtype and shape for the same key, said as text: the
+    /// blob then stays untyped.
+    conflict: Option<String>,
+}
+
+/// Record what a delegate says of blob `key`; a second delegate that says another dtype or
+/// shape makes it a conflict (the first word does not silently win).
+fn put(types: &mut HashMap<String, BlobType>, key: &str, said: BlobType) {
+    match types.get_mut(key) {
+        None => {
+            types.insert(key.to_string(), said);
+        }
+        Some(known) if (known.dtype, known.datatype, &known.shape) != (said.dtype, said.datatype, &said.shape) => {
+            let shape = said.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+            known.conflict.get_or_insert_with(|| {
+                format!("{} delegate {} declares it {} [{shape}]", said.delegate.0, said.delegate.1, said.datatype)
+            });
+        }
+        Some(_) => {}
+    }
 }
 
 /// Where one XNNPACK payload is.
@@ -139,7 +159,7 @@ fn add_types(types: &mut HashMap<String, BlobType>, c: &Constant, delegate: (Str
         _ => None,
     };
     if let Some(Scales::Stored { data: ConstantData::Named { key: scale_key, .. }, count, dtype }) = scales {
-        types.entry(scale_key.clone()).or_insert_with(|| BlobType {
+        let said = BlobType {
             dtype: Some(*dtype),
             datatype: if *dtype == DType::BFloat16 { "bf16" } else { "fp32" },
             shape: vec![*count],
@@ -147,9 +167,11 @@ fn add_types(types: &mut HashMap<String, BlobType>, c: &Constant, delegate: (Str
             quantization: None,
             scales_of: Some(key.to_string()),
             delegate: delegate.clone(),
-        });
+            conflict: None,
+        };
+        put(types, scale_key, said);
     }
-    types.entry(key.to_string()).or_insert_with(|| BlobType {
+    let said = BlobType {
         dtype: c.dtype,
         datatype: c.datatype.name,
         shape: c.shape.clone(),
@@ -157,7 +179,9 @@ fn add_types(types: &mut HashMap<String, BlobType>, c: &Constant, delegate: (Str
         quantization: c.quantization.clone(),
         scales_of: None,
         delegate,
-    });
+        conflict: None,
+    };
+    put(types, key, said);
 }
 
 /// The entry of named-data blob `key` of `size` bytes at `offset`: a tensor of the payload's
@@ -184,7 +208,14 @@ pub(super) fn blob_entry(key: &str, offset: u64, size: u64, t: Option<&BlobType>
     }
     // Sub-byte dtypes (XNNPACK's 4-bit weights, uint4) stay blobs: the formats a program's
     // weights are converted to (.ptd, safetensors) hold no uint4, and a blob converts anywhere.
-    let info = match (t.dtype, t.nbytes) {
+    let typed = match &t.conflict {
+        Some(other) => {
+            extra.push(("xnnpack_conflict".into(), MetaValue::Text(other.clone())));
+            None
+        }
+        None => t.dtype,
+    };
+    let info = match (typed, t.nbytes) {
         (Some(dtype), Some(n)) if n == size && dtype.bits() >= 8 => {
             TensorInfo::new(key, Kind::Tensor, dtype, t.shape.clone(), Layout::Dense)?
         }
@@ -249,4 +280,38 @@ pub(super) fn problems(graphs: &[DelegateGraph], entries: &[Entry]) -> Vec<Error
         }
     }
     out
+}
+
+#[cfg(test)]
+mod conflict_tests {
+    use super::*;
+
+    fn said(dtype: DType, shape: Vec<u64>, index: usize) -> BlobType {
+        BlobType {
+            dtype: Some(dtype),
+            datatype: "fp32",
+            nbytes: dtype.nbytes(shape.iter().product()).ok(),
+            shape,
+            quantization: None,
+            scales_of: None,
+            delegate: ("forward".into(), index),
+            conflict: None,
+        }
+    }
+
+    #[test]
+    fn two_delegates_typing_one_key_alike_agree_and_differently_leave_it_untyped() {
+        let mut types = HashMap::new();
+        put(&mut types, "k", said(DType::Float32, vec![8], 0));
+        put(&mut types, "k", said(DType::Float32, vec![8], 1));
+        assert_eq!(types["k"].conflict, None);
+        let (info, _) = blob_entry("k", 0, 32, types.get("k")).unwrap();
+        assert_eq!((info.kind(), info.dtype(), info.shape()), (Kind::Tensor, DType::Float32, &[8][..]));
+
+        put(&mut types, "k", said(DType::Float32, vec![2, 4], 2));
+        assert_eq!(types["k"].conflict.as_deref(), Some("forward delegate 2 declares it fp32 [2,4]"));
+        let (info, _) = blob_entry("k", 0, 32, types.get("k")).unwrap();
+        assert_eq!(info.kind(), Kind::Blob, "neither word wins");
+        assert!(info.extra().iter().any(|(k, v)| k == "xnnpack_conflict" && v.as_text().unwrap().contains("[2,4]")));
+    }
 }
