@@ -13,13 +13,7 @@ use crate::errors::IntoPy;
 #[pyfunction]
 #[pyo3(signature = (a, b, atol=None, rtol=None))]
 pub fn diff_json(py: Python<'_>, a: PathBuf, b: PathBuf, atol: Option<f64>, rtol: Option<f64>) -> PyResult<String> {
-    for (name, v) in [("atol", atol), ("rtol", rtol)] {
-        if v.is_some_and(|v| !(v.is_finite() && v >= 0.0)) {
-            return Err(tensorfile::Error::usage(format!("{name} must be a finite number of at least 0"))).py();
-        }
-    }
-    let numpy = Tolerance::default();
-    let tolerance = Tolerance { atol: atol.unwrap_or(numpy.atol), rtol: rtol.unwrap_or(numpy.rtol) };
+    let tolerance = Tolerance::or_numpy(atol, rtol).py()?;
     let value = py
         .detach(|| {
             let (fa, fb) = (TensorFile::open(&a)?, TensorFile::open(&b)?);

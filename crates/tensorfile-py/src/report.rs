@@ -30,17 +30,7 @@ pub fn report_page(
     if !(1..=1024).contains(&bins) {
         return Err(tensorfile::Error::usage(format!("{bins} histogram bins: between 1 and 1024"))).py();
     }
-    for (name, v) in [("atol", atol), ("rtol", rtol)] {
-        if v.is_some_and(|v| !(v.is_finite() && v >= 0.0)) {
-            return Err(tensorfile::Error::usage(format!("{name} must be a finite number of at least 0"))).py();
-        }
-    }
-    let numpy = Tolerance::default();
-    let options = ReportOptions {
-        stats,
-        bins,
-        tolerance: Tolerance { atol: atol.unwrap_or(numpy.atol), rtol: rtol.unwrap_or(numpy.rtol) },
-    };
+    let options = ReportOptions { stats, bins, tolerance: Tolerance::or_numpy(atol, rtol).py()? };
     py.detach(|| {
         let file = TensorFile::open_with_data(&path, data.as_deref())?;
         let other = compare.as_ref().map(TensorFile::open).transpose()?;

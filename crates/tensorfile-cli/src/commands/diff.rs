@@ -43,8 +43,8 @@ pub struct Args {
     rtol: Option<f64>,
 }
 
-/// A tolerance: a finite number of at least 0.
-fn tolerance(text: &str) -> Result<f64, String> {
+/// A tolerance: a finite number of at least 0 (refused as the command line is read).
+pub(super) fn tolerance(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("{text:?} is not a finite number of at least 0")),
@@ -54,8 +54,7 @@ fn tolerance(text: &str) -> Result<f64, String> {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let a = TensorFile::open(&args.a)?;
     let b = TensorFile::open(&args.b)?;
-    let numpy = Tolerance::default();
-    let tolerance = Tolerance { atol: args.atol.unwrap_or(numpy.atol), rtol: args.rtol.unwrap_or(numpy.rtol) };
+    let tolerance = Tolerance::or_numpy(args.atol, args.rtol)?;
     let by_tolerance = args.atol.is_some() || args.rtol.is_some();
     let diff = compare::compare_with(&a, &b, tolerance);
     let (name_a, name_b) = (args.a.display().to_string(), args.b.display().to_string());

@@ -33,10 +33,10 @@ pub struct Args {
     #[arg(long, value_name = "OTHER")]
     compare: Option<PathBuf>,
     /// Absolute tolerance of the comparison (numpy's 1e-8 by default).
-    #[arg(long, value_name = "ATOL", requires = "compare")]
+    #[arg(long, value_name = "ATOL", requires = "compare", value_parser = super::diff::tolerance)]
     atol: Option<f64>,
     /// Relative tolerance of the comparison (numpy's 1e-5 by default).
-    #[arg(long, value_name = "RTOL", requires = "compare")]
+    #[arg(long, value_name = "RTOL", requires = "compare", value_parser = super::diff::tolerance)]
     rtol: Option<f64>,
     /// Leave out the statistics (no tensor data is read).
     #[arg(long)]
@@ -53,11 +53,10 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = args.input.open()?;
     let other = args.compare.as_ref().map(tensorfile::TensorFile::open).transpose()?;
-    let numpy = Tolerance::default();
     let options = ReportOptions {
         stats: !args.no_stats,
         bins: args.bins as usize,
-        tolerance: Tolerance { atol: args.atol.unwrap_or(numpy.atol), rtol: args.rtol.unwrap_or(numpy.rtol) },
+        tolerance: Tolerance::or_numpy(args.atol, args.rtol)?,
     };
     let name = args.input.file.display().to_string();
     let other_name = args.compare.as_ref().map(|p| p.display().to_string());

@@ -75,6 +75,10 @@ fn compare_adds_the_differences_and_the_tolerance() {
     let (a, b) = (fixture("diff/bf16.a.safetensors"), fixture("diff/bf16.b.safetensors"));
     ok(&[&"report", &a, &"--compare", &b, &"--atol", &"0.01", &"--no-stats", &"-o", &page]);
     let compare = document(&page)["compare"].clone();
+    // A tolerance is refused as diff refuses it.
+    let refused = tensorfile(&[&"report", &a, &"--compare", &b, &"--atol=-1", &"-o", &page]);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("not a finite number of at least 0"), "{}", stderr(&refused));
     assert_eq!(compare["atol"], 0.01);
     let diff = json_of(&stdout(&tensorfile(&[&"diff", &a, &b, &"--atol", &"0.01", &"--json"])));
     let changed: Vec<&Json> = compare["rows"].as_array().unwrap().iter().filter(|r| r[1] == "changed").collect();

@@ -38,6 +38,18 @@ impl Default for Tolerance {
 }
 
 impl Tolerance {
+    /// The tolerance a user asked for: numpy's default for the one not given; each given one
+    /// must be a finite number of at least 0 (a usage error naming it otherwise).
+    pub fn or_numpy(atol: Option<f64>, rtol: Option<f64>) -> crate::Result<Tolerance> {
+        for (name, v) in [("atol", atol), ("rtol", rtol)] {
+            if v.is_some_and(|v| !(v.is_finite() && v >= 0.0)) {
+                return Err(crate::Error::usage(format!("{name} must be a finite number of at least 0")));
+            }
+        }
+        let numpy = Tolerance::default();
+        Ok(Tolerance { atol: atol.unwrap_or(numpy.atol), rtol: rtol.unwrap_or(numpy.rtol) })
+    }
+
     /// The JSON object `{"atol": .., "rtol": ..}`.
     pub fn to_json(&self) -> Json {
         json!({ "atol": number(self.atol), "rtol": number(self.rtol) })
