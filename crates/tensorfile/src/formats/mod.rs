@@ -99,12 +99,11 @@ pub trait FormatReader: Send + Sync {
     fn verify_checksums(&self) -> (Vec<Error>, usize) {
         (Vec::new(), 0)
     }
-    /// What a report (`tensorfile report`) shows of the file beyond its tensors. The
-    /// default: the format's description ([`FileSummary::structure`]) laid out as facts,
-    /// tables and counts.
-    fn report_sections(&self) -> Vec<crate::report::Section> {
-        let structure = self.summary().structure;
-        structure.map(|s| crate::report::structure::sections("Structure", &s.json)).unwrap_or_default()
+    /// What a report (`tensorfile report`) shows of the file beyond its tensors, given the
+    /// format's description ([`FileSummary::structure`], already made for the report's
+    /// summary). The default: that description laid out as facts, tables and counts.
+    fn report_sections(&self, description: Option<&Structure>) -> Vec<crate::report::Section> {
+        description.map(|s| crate::report::structure::sections("Structure", &s.json)).unwrap_or_default()
     }
 }
 

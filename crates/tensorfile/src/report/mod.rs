@@ -59,7 +59,7 @@ pub fn gather(
     let facts = FileFacts::of(file);
     let mut sections = bytes::sections(file);
     sections.extend(gather::parameter_sections(&facts));
-    sections.extend(file.reader().report_sections());
+    sections.extend(file.reader().report_sections(facts.structure.as_ref()));
     if !facts.metadata.is_empty() {
         let rows = facts.metadata.iter().map(|(k, v)| vec![json!(k), json!(gather::meta_text(v))]).collect();
         sections.push(Section::table("Metadata", &["key", "value"], rows));

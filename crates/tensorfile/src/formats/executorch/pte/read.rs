@@ -298,7 +298,10 @@ impl FormatReader for PteReader {
         out
     }
 
-    fn report_sections(&self) -> Vec<crate::report::Section> {
-        report::sections(self)
+    fn report_sections(&self, description: Option<&crate::formats::Structure>) -> Vec<crate::report::Section> {
+        match description {
+            Some(d) => report::sections(self, &d.json),
+            None => report::sections(self, &summary::describe(self).json),
+        }
     }
 }

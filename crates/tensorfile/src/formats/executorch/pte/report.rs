@@ -7,16 +7,14 @@ use std::collections::BTreeMap;
 use serde_json::{Value as Json, json};
 
 use super::read::PteReader;
-use super::summary;
 use crate::formats::FormatReader;
 use crate::report::{Bar, Section};
 
 /// Where the kernel calls of a program run: its own kernels, not a delegate.
 const PROGRAM_KERNELS: &str = "program kernels (not delegated)";
 
-/// The report's sections of a program.
-pub fn sections(r: &PteReader) -> Vec<Section> {
-    let description = summary::describe(r).json;
+/// The report's sections of a program, from its description (`summary::describe`'s JSON).
+pub fn sections(r: &PteReader, description: &Json) -> Vec<Section> {
     let mut out = Vec::new();
     if let Some(bars) = program_bytes(r) {
         out.push(Section::Bars { title: "Where the bytes go: program".into(), unit: "bytes", items: bars });
