@@ -6,8 +6,6 @@ use std::collections::BTreeMap;
 use super::section::{Bar, Section};
 use crate::TensorFile;
 
-/// The most bars one level of the prefix tree shows; the rest are summed into one bar.
-const MAX_BARS: usize = 30;
 /// How many levels of the prefix tree are kept (deeper names end at their ancestor).
 const MAX_DEPTH: usize = 4;
 
@@ -28,7 +26,7 @@ impl Node {
     /// The children as bars labelled by their whole prefix, a chain of only children
     /// folded into one bar (`model` > `layers` shows as `model.layers`).
     fn bars(&self, prefix: &str, depth: usize) -> Vec<Bar> {
-        let mut bars: Vec<Bar> = self
+        let bars: Vec<Bar> = self
             .children
             .iter()
             .map(|(part, child)| {
@@ -43,23 +41,12 @@ impl Node {
                 Bar { label, value: node.bytes, children }
             })
             .collect();
-        bars.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
-        fold_tail(bars)
+        Bar::largest(bars)
     }
 }
 
 fn join(prefix: &str, part: &str) -> String {
     if prefix.is_empty() { part.to_string() } else { format!("{prefix}.{part}") }
-}
-
-/// At most [`MAX_BARS`] bars: the smallest beyond them summed into one.
-fn fold_tail(mut bars: Vec<Bar>) -> Vec<Bar> {
-    if bars.len() > MAX_BARS {
-        let rest = bars.split_off(MAX_BARS - 1);
-        let total = rest.iter().fold(0u64, |t, b| t.saturating_add(b.value));
-        bars.push(Bar::new(format!("{} others", rest.len()), total));
-    }
-    bars
 }
 
 /// Stored bytes by name prefix, by dtype (or quantization) and, for a set of files, by
@@ -105,16 +92,15 @@ fn add(map: &mut BTreeMap<String, u64>, key: String, bytes: u64) {
     *slot = slot.saturating_add(bytes);
 }
 
-/// Bars from a map, largest first.
+/// Bars from a map, largest first (see [`Bar::largest`]).
 pub(super) fn sorted(map: BTreeMap<String, u64>) -> Vec<Bar> {
-    let mut bars: Vec<Bar> = map.into_iter().map(|(k, v)| Bar::new(k, v)).collect();
-    bars.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
-    fold_tail(bars)
+    Bar::largest(map.into_iter().map(|(k, v)| Bar::new(k, v)).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::section::MAX_BARS;
 
     #[test]
     fn prefixes_fold_only_children_and_cap_the_bars() {

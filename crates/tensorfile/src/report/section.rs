@@ -46,10 +46,34 @@ pub struct Bar {
     pub children: Vec<Bar>,
 }
 
+/// The most bars [`Bar::largest`] keeps; the rest are summed into one.
+pub const MAX_BARS: usize = 30;
+
 impl Bar {
     /// A bar that does not split.
     pub fn new(label: impl Into<String>, value: u64) -> Bar {
         Bar { label: label.into(), value, children: Vec::new() }
+    }
+
+    /// Put `bars` largest first (ties by label).
+    pub fn sort(bars: &mut [Bar]) {
+        bars.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
+    }
+
+    /// `bars` largest first, at most [`MAX_BARS`]: the smallest beyond them summed into one
+    /// bar (`12 others`).
+    pub fn largest(mut bars: Vec<Bar>) -> Vec<Bar> {
+        Bar::sort(&mut bars);
+        if bars.len() > MAX_BARS {
+            let rest = bars.split_off(MAX_BARS - 1);
+            bars.push(Bar::new(format!("{} others", rest.len()), Bar::total(&rest)));
+        }
+        bars
+    }
+
+    /// The values of `bars` added up (saturating).
+    pub fn total(bars: &[Bar]) -> u64 {
+        bars.iter().fold(0u64, |t, b| t.saturating_add(b.value))
     }
 
     fn to_json(&self) -> Json {

@@ -56,7 +56,7 @@ fn object(title: &str, o: &Map<String, Json>, depth: usize, out: &mut Vec<Sectio
             Json::Object(inner) if is_counts(inner) => {
                 let mut items: Vec<Bar> =
                     inner.iter().map(|(n, c)| Bar::new(n.clone(), c.as_u64().unwrap_or(0))).collect();
-                items.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
+                Bar::sort(&mut items);
                 out.push(Section::Bars { title: sub, unit: "count", items });
             }
             Json::Object(inner) => object(&sub, inner, depth + 1, out),

@@ -72,26 +72,15 @@ fn program_bytes(r: &PteReader) -> Option<Vec<Bar>> {
         used = used.saturating_add(size);
     }
     let mut bars = vec![Bar::new("program (flatbuffer)", p.layout.program_size)];
-    for (group, mut children) in groups {
-        children.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
-        let total = children.iter().fold(0u64, |t, c| t.saturating_add(c.value));
-        let children = if children.len() > 1 { fold(children) } else { Vec::new() };
+    for (group, children) in groups {
+        let total = Bar::total(&children);
+        let children = if children.len() > 1 { Bar::largest(children) } else { Vec::new() };
         bars.push(Bar { label: group.to_string(), value: total, children });
     }
     // What no segment holds: alignment between segments and after the program.
     bars.push(Bar::new("padding", r.source().len().saturating_sub(used)));
-    bars.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
+    Bar::sort(&mut bars);
     Some(bars)
-}
-
-/// At most 30 bars, the rest summed into one.
-fn fold(mut bars: Vec<Bar>) -> Vec<Bar> {
-    if bars.len() > 30 {
-        let rest = bars.split_off(29);
-        let total = rest.iter().fold(0u64, |t, b| t.saturating_add(b.value));
-        bars.push(Bar::new(format!("{} others", rest.len()), total));
-    }
-    bars
 }
 
 /// Bytes each method owns: its delegates' payloads and the tensors it uses first; named
@@ -121,14 +110,14 @@ fn by_method(r: &PteReader, methods: &[Json]) -> Section {
         .into_iter()
         .map(|(method, parts)| {
             let children: Vec<Bar> = parts.into_iter().map(|(k, v)| Bar::new(k, v)).collect();
-            let value = children.iter().fold(0u64, |t, c| t.saturating_add(c.value));
+            let value = Bar::total(&children);
             Bar { label: method, value, children }
         })
         .collect();
     if shared > 0 {
         items.push(Bar::new("named data (shared by key)", shared));
     }
-    items.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.label.cmp(&b.label)));
+    Bar::sort(&mut items);
     Section::Bars { title: "Where the bytes go: by method".into(), unit: "bytes", items }
 }
 
