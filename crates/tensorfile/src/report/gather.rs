@@ -13,8 +13,6 @@ use crate::listing::{self, EntryRow};
 use crate::stats::{self, StatsOptions};
 use crate::{Kind, TensorFile};
 
-pub use crate::units::size_exact as human_bytes;
-
 /// `info`'s lines, the file line left out (the page names the file in its title).
 pub fn summary(facts: &FileFacts, file: &TensorFile) -> Json {
     let lines: Vec<(String, String)> = facts
@@ -33,11 +31,6 @@ pub fn parameter_sections(facts: &FileFacts) -> Vec<Section> {
     }
     let items = sorted(facts.parameters.by_dtype.clone().into_iter().collect());
     vec![Section::Bars { title: "Parameters by dtype".into(), unit: "count", items }]
-}
-
-/// A metadata value on one line.
-pub fn meta_text(v: &crate::model::MetaValue) -> String {
-    crate::facts::meta_text(v)
 }
 
 /// The table of readable entries: `name`, `dtype`, `shape`, `bytes` (decoded), `stored`,

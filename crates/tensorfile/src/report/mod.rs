@@ -22,7 +22,6 @@ use crate::compare::Tolerance;
 use crate::facts::FileFacts;
 use crate::{Result, TensorFile};
 
-pub use gather::human_bytes;
 pub use section::{Bar, Section};
 
 /// What a report holds beyond the file's index.
@@ -61,7 +60,7 @@ pub fn gather(
     sections.extend(gather::parameter_sections(&facts));
     sections.extend(file.reader().report_sections(facts.structure.as_ref()));
     if !facts.metadata.is_empty() {
-        let rows = facts.metadata.iter().map(|(k, v)| vec![json!(k), json!(gather::meta_text(v))]).collect();
+        let rows = facts.metadata_lines().into_iter().map(|(k, v)| vec![json!(k), json!(v)]).collect();
         sections.push(Section::table("Metadata", &["key", "value"], rows));
     }
     let mut tensors = gather::tensor_table(file);
