@@ -82,22 +82,7 @@ pub fn tensor_table(file: &TensorFile) -> Json {
 /// `{"error": why}` for an entry not summarised or failing to read.
 pub fn stats(file: &TensorFile, bins: usize, progress: &(dyn Fn(u64) + Sync)) -> crate::Result<Vec<Json>> {
     let options = StatsOptions { names: Vec::new(), hist: Some(bins) };
-    let all = match stats::summarise(file, &options, progress) {
-        Ok(all) => all.into_iter().map(Ok).collect(),
-        // One entry failing to read: the others summarised one by one, its error kept.
-        Err(_) => file
-            .entries()
-            .iter()
-            .map(|e| {
-                let one = StatsOptions { names: vec![e.info().name().to_string()], hist: Some(bins) };
-                stats::summarise(file, &one, &|_| {}).map(|mut v| v.remove(0))
-            })
-            .collect::<Vec<_>>(),
-    };
-    if all.len() != file.entries().len() {
-        return Err(crate::Error::usage("statistics and entries out of step"));
-    }
-    Ok(all
+    Ok(stats::summarise_each(file, &options, progress)?
         .into_iter()
         .map(|s| match s {
             Ok(s) => match &s.summary {

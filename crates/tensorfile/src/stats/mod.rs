@@ -215,11 +215,21 @@ pub fn summarise(
     options: &StatsOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<TensorStats>> {
+    summarise_each(file, options, progress)?.into_iter().collect()
+}
+
+/// The statistics of the tensors `options` names, like [`summarise`], each tensor's own
+/// failure to read kept in its place rather than failing them all.
+pub fn summarise_each(
+    file: &TensorFile,
+    options: &StatsOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Result<TensorStats>>> {
     if let Some(bins) = options.hist.filter(|&b| b == 0 || b > MAX_BINS) {
         return Err(Error::usage(format!("{bins} histogram bins: between 1 and {MAX_BINS}")));
     }
     let indices = select(file, &options.names)?;
-    indices.par_iter().map(|&i| summarise_one(file, i, options.hist, progress)).collect()
+    Ok(indices.par_iter().map(|&i| summarise_one(file, i, options.hist, progress)).collect())
 }
 
 fn summarise_one(

@@ -213,3 +213,30 @@ fn the_page_grows_with_the_tensors_not_their_bytes() {
     // Only the numbers in the rows and statistics differ: a few digits per tensor.
     assert!(large_page < small_page + 50 * 200, "{small_page} vs {large_page} bytes");
 }
+
+#[test]
+fn a_tensor_that_fails_to_read_has_its_error_and_the_others_their_statistics() {
+    use tensorfile::model::{ByteOrder, ChecksumKind};
+    let tensors: Vec<_> = ["bad", "good"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            common::dense(tensorfile::TensorInfo::dense(*n, tensorfile::DType::Float32, vec![4096]), i as u64)
+        })
+        .collect();
+    let opts = common::options(tensorfile::Compression::Zstd(1), ChecksumKind::None, ByteOrder::Little);
+    let mut bytes = common::write(tensorfile::Format::Zt, &tensors, &opts);
+    let bad = common::open(bytes.clone());
+    let storage = bad.entry("bad").unwrap().storage();
+    // The zstd frame's body overwritten: the entry is listed, its data does not decode.
+    let (start, len) = (storage.offset() as usize, storage.len() as usize);
+    bytes[start + 8..start + len].fill(0xff);
+    let file = common::open(bytes);
+    let doc = gather(&file, &ReportOptions::default(), None);
+    let stats = doc["tensors"]["stats"].as_array().unwrap();
+    let names = doc["tensors"]["rows"].as_array().unwrap().iter().map(|r| r[0].clone()).collect::<Vec<_>>();
+    let at = |n: &str| names.iter().position(|x| x == n).unwrap();
+    assert!(stats[at("bad")]["error"].is_string(), "{}", stats[at("bad")]);
+    assert_eq!(stats[at("good")]["numel"], 4096, "{}", stats[at("good")]);
+    assert!(stats[at("good")]["hist"].is_object());
+}
