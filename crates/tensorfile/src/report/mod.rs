@@ -22,7 +22,7 @@ use crate::compare::Tolerance;
 use crate::facts::FileFacts;
 use crate::{Result, TensorFile};
 
-pub use section::{Bar, Section};
+pub use section::{Bar, MAX_BARS, Section};
 
 /// What a report holds beyond the file's index.
 #[derive(Debug, Clone)]
