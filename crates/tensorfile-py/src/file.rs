@@ -12,6 +12,7 @@ use tensorfile::stats::{self, StatsOptions, TensorStats};
 use tensorfile::{Access, Depth, TensorFile};
 
 use crate::errors::IntoPy;
+use crate::staging::NativeStaging;
 use crate::tensor::NativeTensor;
 
 /// An opened tensor file, shared by every tensor read from it; safe to use from many threads.
@@ -139,6 +140,21 @@ impl NativeFile {
             tensor.keep(data)?;
         }
         Ok(())
+    }
+
+    /// A plan carrying the bytes of `tensors` (of this file, dense; read now where they were
+    /// not, in parallel) through staging buffers of `chunk` bytes on their way to a device;
+    /// windows of the file read with `O_DIRECT` where `direct` says (`auto`: when the file is
+    /// not in the page cache, `always`, `never`).
+    #[pyo3(signature = (tensors, chunk, direct = "auto"))]
+    fn staging(
+        &self,
+        py: Python<'_>,
+        tensors: Vec<PyRef<'_, NativeTensor>>,
+        chunk: usize,
+        direct: &str,
+    ) -> PyResult<NativeStaging> {
+        crate::staging::plan(py, self, &tensors, chunk, direct)
     }
 
     /// What `tensorfile info --json` prints, as JSON text.

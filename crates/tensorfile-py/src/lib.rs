@@ -14,6 +14,7 @@ mod compare;
 mod errors;
 mod file;
 mod report;
+mod staging;
 mod tensor;
 mod write;
 
@@ -30,9 +31,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::NativeFile>()?;
     m.add_class::<tensor::NativeTensor>()?;
     m.add_class::<tensor::NativeBuffer>()?;
+    m.add_class::<staging::NativeStaging>()?;
+    m.add_class::<staging::NativeStageBuffer>()?;
     m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(formats_json, m)?)?;
+    m.add_function(wrap_pyfunction!(staging::stage_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_page, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -167,7 +167,7 @@ impl NativeTensor {
 
     /// The dense bytes this tensor exports, read on first use: for some rows, only those
     /// ([`TensorFile::read_rows`]).
-    fn bytes(&self, py: Python<'_>) -> PyResult<&Bytes> {
+    pub(crate) fn dense_bytes(&self, py: Python<'_>) -> PyResult<&Bytes> {
         if let Some(b) = self.data.get() {
             return Ok(b);
         }
@@ -260,23 +260,23 @@ impl NativeTensor {
     /// object keeps the bytes: the address stays valid as long as any array made from it.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        interface(py, self.bytes(py)?, self.typestr, &self.array_shape)
+        interface(py, self.dense_bytes(py)?, self.typestr, &self.array_shape)
     }
 
     /// Read the bytes now (they are read on first use otherwise).
     fn load(&self, py: Python<'_>) -> PyResult<()> {
-        self.bytes(py).map(|_| ())
+        self.dense_bytes(py).map(|_| ())
     }
 
     /// A copy of the bytes: contiguous, row-major, little-endian.
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, self.bytes(py)?))
+        Ok(PyBytes::new(py, self.dense_bytes(py)?))
     }
 
     /// Whether the bytes are a view of the file's memory map (no copy was made), and the
     /// address range of that map (or of the buffer they were decoded into).
     fn memory(&self, py: Python<'_>) -> PyResult<(bool, usize, usize, usize)> {
-        let b = self.bytes(py)?;
+        let b = self.dense_bytes(py)?;
         let owner = b.owner_addresses();
         Ok((b.is_mapped(), b.as_ptr() as usize, owner.start, owner.end))
     }

@@ -54,6 +54,7 @@ pub mod report;
 pub mod shards;
 pub mod show;
 pub mod source;
+pub mod stage;
 pub mod stats;
 mod swap;
 pub mod units;

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _distributed, _dtypes
+from . import _distributed, _dtypes, _staging
 from ._errors import (
     Error,
     FileError,
@@ -41,7 +41,7 @@ from ._native import write_file as _write_file
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
     "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "formats", "load_file", "open",
-    "report", "report_data", "save_file", "stats", "__version__",
+    "release_staging", "report", "report_data", "save_file", "stats", "__version__",
 ]
 
 PathLike = "str | os.PathLike[str]"
@@ -414,9 +414,18 @@ def report_data(path, compare=None, stats: bool = True, bins: int = 32, atol: "f
     return json.loads(text)
 
 
-def load_file(path, framework: str = "numpy", device: str = "cpu", data=None, process_group=None) -> dict:
+def load_file(
+    path, framework: str = "numpy", device: str = "cpu", data=None, process_group=None, staging=None, direct="auto"
+) -> dict:
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
     file's tensors are fetched ahead, several at a time.
+
+    Onto a GPU the bytes go through a few pinned staging buffers of `staging` bytes in all
+    (`_staging.DEFAULT_STAGING`, 256 MiB, by default), filled from the file on all cores
+    while the previous ones are copied: `direct` says when the file is read around the page
+    cache (`O_DIRECT`): `"auto"` (when it is not cached), `"always"` or `"never"`. The
+    buffers are kept for later loads (`release_staging()` frees them); every tensor returned
+    is memory of its own.
 
     With `process_group` (a `torch.distributed` group, `framework="torch"`), every process of
     the group calls it alike: each reads about 1/N of the bytes from storage (the run of
@@ -427,6 +436,8 @@ def load_file(path, framework: str = "numpy", device: str = "cpu", data=None, pr
         if framework not in ("torch", "pt"):
             raise UsageError(f"process_group exchanges torch tensors: give framework='torch', not {framework!r}")
         return _distributed.load(path, device, data, process_group)
+    if framework != "numpy" and _is_cuda(device):
+        return _load_staged(path, device, data, staging, direct)
     with File(path, data, access="auto") as f:
         tensors = [f[name] for name in f]
         f._file.load_tensors(tensors)
@@ -441,6 +452,34 @@ def load_file(path, framework: str = "numpy", device: str = "cpu", data=None, pr
         from ._cuda import to_device
 
         return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
+
+
+def _is_cuda(device) -> bool:
+    import torch
+
+    return torch.device(device).type == "cuda" and torch.cuda.is_available()
+
+
+def _load_staged(path, device, data, staging, direct, transfer=None) -> dict:
+    """`load_file` onto a device through the staging buffers (`_staging`); `transfer` is the
+    copy into the outputs (CUDA's by default; tests give the host's)."""
+    import torch
+
+    device = torch.device(device)
+    if transfer is None:
+        transfer = _staging.CudaTransfer(device)
+    with File(path, data, access="map") as f:
+        tensors = [f[name] for name in f]
+        for t in tensors:
+            _check_plain(t)
+        outputs = [torch.empty(tuple(t.shape), dtype=_dtypes.torch_dtype(t.dtype), device=device) for t in tensors]
+        _staging.load(f._file, tensors, outputs, transfer, staging or _staging.DEFAULT_STAGING, direct)
+        return dict(zip(f.keys(), outputs))
+
+
+def release_staging() -> None:
+    """Free the staging buffers that loads onto a GPU keep for the next load."""
+    _staging.release()
 
 
 def distributed_plan(path, world_size: int, data=None) -> list:

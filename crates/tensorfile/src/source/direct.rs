@@ -17,7 +17,7 @@ const PIECE: usize = 8 << 20;
 const IN_FLIGHT: usize = 8;
 /// The alignment direct I/O asks of offsets, lengths and buffer addresses (the logical block
 /// size is at most this on the disks we meet; the buffer is page-aligned).
-const ALIGN: usize = 4096;
+pub(crate) const ALIGN: usize = 4096;
 
 /// The whole file at `path`, read into a new buffer of its size (rounded up to the
 /// alignment, which the caller slices off), and that size.
@@ -63,13 +63,18 @@ const PROBES: u64 = 16;
 /// that cannot be asked, `true` (the map, which costs nothing when it is wrong).
 #[cfg(target_os = "linux")]
 pub fn is_cached(path: &Path) -> bool {
+    File::open(path).map_or(true, |file| file_is_cached(&file))
+}
+
+/// [`is_cached`] of an open file.
+#[cfg(target_os = "linux")]
+pub fn file_is_cached(file: &File) -> bool {
     use rustix::io::{Errno, ReadWriteFlags};
-    let Ok(file) = File::open(path) else { return true };
     let Ok(len) = file.metadata().map(|m| m.len()) else { return true };
     let mut page = [0u8; 4096];
     for k in 0..PROBES.min(len.div_ceil(4096)) {
         let at = (len / PROBES * k) / 4096 * 4096;
-        match rustix::io::preadv2(&file, &mut [io::IoSliceMut::new(&mut page)], at, ReadWriteFlags::NOWAIT) {
+        match rustix::io::preadv2(file, &mut [io::IoSliceMut::new(&mut page)], at, ReadWriteFlags::NOWAIT) {
             Err(Errno::AGAIN) => return false,
             Ok(_) => {}
             Err(_) => return true,
@@ -80,6 +85,12 @@ pub fn is_cached(path: &Path) -> bool {
 
 #[cfg(not(target_os = "linux"))]
 pub fn is_cached(_path: &Path) -> bool {
+    true
+}
+
+/// [`is_cached`] of an open file.
+#[cfg(not(target_os = "linux"))]
+pub fn file_is_cached(_file: &File) -> bool {
     true
 }
 
@@ -99,12 +110,29 @@ fn open_direct(_path: &Path) -> Option<File> {
 /// Fill `piece` with the file's bytes at `at` (zeros past its end): directly where it can,
 /// the rest buffered (a direct read refused mid-file, or ending short of an aligned place).
 fn read_piece(direct: Option<&File>, buffered: &File, at: u64, piece: &mut [u8], len: u64) -> io::Result<()> {
-    let want = usize::try_from(len.saturating_sub(at)).unwrap_or(usize::MAX).min(piece.len());
+    let want = usize::try_from(len.saturating_sub(at)).unwrap_or(usize::MAX);
+    read_into(direct, buffered, at, piece, want)
+}
+
+/// Read `want` bytes of the file at `at` into the start of `buf` (at most its length):
+/// through `direct` in whole aligned blocks as far as `buf` has room for them (the caller
+/// gives an aligned `at` and buffer address with a `direct` file), the rest, or all of it
+/// where a direct read is refused, through `buffered`. Bytes of `buf` past `want` may be
+/// overwritten with the file's next bytes.
+pub(crate) fn read_into(
+    direct: Option<&File>,
+    buffered: &File,
+    at: u64,
+    buf: &mut [u8],
+    want: usize,
+) -> io::Result<()> {
+    let want = want.min(buf.len());
     let mut done = 0usize;
     if let Some(direct) = direct {
-        while done < want {
+        let room = (buf.len() / ALIGN * ALIGN).min(want.next_multiple_of(ALIGN));
+        while done < want && done < room {
             // Whole aligned blocks only: the tail past the file's end reads short.
-            match read_at(direct, &mut piece[done..], at + done as u64) {
+            match read_at(direct, &mut buf[done..room], at + done as u64) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -117,7 +145,7 @@ fn read_piece(direct: Option<&File>, buffered: &File, at: u64, piece: &mut [u8],
         done = done.min(want);
     }
     while done < want {
-        match read_at(buffered, &mut piece[done..want], at + done as u64) {
+        match read_at(buffered, &mut buf[done..want], at + done as u64) {
             Ok(0) => {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file shrank while it was read"));
             }
@@ -127,6 +155,19 @@ fn read_piece(direct: Option<&File>, buffered: &File, at: u64, piece: &mut [u8],
         }
     }
     Ok(())
+}
+
+/// The open `file` opened again for direct I/O (through `/proc/self/fd`, so that it is the
+/// same file whatever its path has become), or `None` where that is refused.
+#[cfg(target_os = "linux")]
+pub(crate) fn reopen_direct(file: &File) -> Option<File> {
+    use std::os::fd::AsRawFd;
+    open_direct(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn reopen_direct(_file: &File) -> Option<File> {
+    None
 }
 
 #[cfg(unix)]

@@ -7,7 +7,7 @@
 //! only for what they need: the index when a file is opened, a tensor's bytes when it is read.
 
 mod bytes;
-mod direct;
+pub(crate) mod direct;
 mod kept;
 // Mapping a file is `unsafe` (memmap2 cannot rule out the file changing under the map); the
 // one call is in this module, with its reasoning.
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
-pub use direct::is_cached;
+pub use direct::{file_is_cached, is_cached};
 /// Requests in flight at once for the tensor reads of one remote object.
 #[cfg(feature = "remote")]
 pub use remote::REQUESTS_IN_FLIGHT;

@@ -1,0 +1,134 @@
+//! Staging a file's tensors through a few buffers owned here on their way to a device
+//! ([`tensorfile::stage`]): the Python side registers the buffers with the driver as pinned
+//! memory, asks for each stage to be filled (on all cores, the GIL released) and copies the
+//! stage's pieces to the device, filling a buffer again only once its copies are done.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use rayon::prelude::*;
+use tensorfile::stage::{Direct, Piece, StageBuffer, StagePlan};
+use tensorfile::{Error, TensorFile};
+
+use crate::errors::IntoPy;
+use crate::file::NativeFile;
+use crate::tensor::NativeTensor;
+
+/// A plan of stages over some tensors of a file.
+#[pyclass(frozen, module = "tensorfile._native")]
+pub struct NativeStaging {
+    plan: Arc<StagePlan>,
+}
+
+/// One staging buffer (page-aligned memory owned here, reused from load to load so that a
+/// driver's registration of it lasts), as numpy sees it: read-only, since only this crate
+/// writes to it, and kept alive as the base of every array made from it.
+#[pyclass(frozen, module = "tensorfile._native")]
+pub struct NativeStageBuffer {
+    buffer: Mutex<StageBuffer>,
+    address: usize,
+    len: usize,
+}
+
+/// A staging buffer of `len` bytes.
+#[pyfunction]
+pub fn stage_buffer(py: Python<'_>, len: usize) -> PyResult<NativeStageBuffer> {
+    let buffer = py.detach(|| StageBuffer::new(len)).py()?;
+    let (address, len) = (buffer.address(), buffer.bytes().len());
+    Ok(NativeStageBuffer { buffer: Mutex::new(buffer), address, len })
+}
+
+#[pymethods]
+impl NativeStageBuffer {
+    /// numpy's array interface (version 3): the buffer's bytes, read-only.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", PyTuple::new(py, [self.len])?)?;
+        d.set_item("typestr", "|u1")?;
+        d.set_item("data", (self.address, true))?;
+        d.set_item("strides", py.None())?;
+        Ok(d)
+    }
+
+    /// Where the buffer starts and its length, for registering it with a driver.
+    fn span(&self) -> (usize, usize) {
+        (self.address, self.len)
+    }
+}
+
+/// The plan for `tensors` (tensors of `file`, dense, read now where they were not: all at
+/// once on rayon's threads) through buffers of `chunk` bytes.
+pub fn plan(
+    py: Python<'_>,
+    file: &NativeFile,
+    tensors: &[PyRef<'_, NativeTensor>],
+    chunk: usize,
+    direct: &str,
+) -> PyResult<NativeStaging> {
+    let direct = match direct {
+        "auto" => Direct::Auto,
+        "always" => Direct::Always,
+        "never" => Direct::Never,
+        other => return Err(Error::usage(format!("direct must be 'auto', 'always' or 'never', not {other:?}"))).py(),
+    };
+    if let Some(other) = tensors.iter().find(|t| !Arc::ptr_eq(t.file(), &file.file)) {
+        return Err(Error::usage(format!("{} is a tensor of another file", other.name()))).py();
+    }
+    read_all(py, &file.file, tensors)?;
+    let bytes = tensors.iter().map(|t| t.dense_bytes(py).cloned()).collect::<PyResult<Vec<_>>>()?;
+    let plan = py.detach(move || StagePlan::new(bytes, chunk, direct)).py()?;
+    Ok(NativeStaging { plan: Arc::new(plan) })
+}
+
+/// Read the tensors not read yet, in parallel (decoding is what takes the time).
+fn read_all(py: Python<'_>, file: &Arc<TensorFile>, tensors: &[PyRef<'_, NativeTensor>]) -> PyResult<()> {
+    let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
+    let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
+    let file = file.clone();
+    let read =
+        py.detach(move || indices.par_iter().map(|&i| file.read_index(i)).collect::<tensorfile::Result<Vec<_>>>());
+    for (tensor, data) in unread.iter().zip(read.py()?) {
+        tensor.keep(data)?;
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl NativeStaging {
+    /// Stages in the plan.
+    fn __len__(&self) -> usize {
+        self.plan.len()
+    }
+
+    /// The bytes of each buffer.
+    #[getter]
+    fn chunk(&self) -> usize {
+        self.plan.chunk()
+    }
+
+    /// The pieces of stage `k`: `(tensor, offset, len, at)` each, `len` bytes from `offset`
+    /// in tensor `tensor` (its position in the list planned) lie at `at` in the buffer.
+    fn pieces(&self, k: usize) -> PyResult<Vec<(usize, u64, u64, u64)>> {
+        let pieces = self.plan.pieces(k).py()?;
+        Ok(pieces.iter().map(|&Piece { tensor, offset, len, at }| (tensor, offset, len, at)).collect())
+    }
+
+    /// Whether stage `k` is read with `O_DIRECT`.
+    fn is_direct(&self, k: usize) -> PyResult<bool> {
+        self.plan.is_direct(k).py()
+    }
+
+    /// Fill `buffer` with stage `k` (the GIL released, on all cores). The caller has waited
+    /// for every copy out of that buffer before: the bytes there are overwritten.
+    fn fill(&self, py: Python<'_>, k: usize, buffer: Py<NativeStageBuffer>) -> PyResult<()> {
+        let plan = self.plan.clone();
+        py.detach(move || {
+            let mut held = buffer.get().buffer.lock().unwrap_or_else(|e| e.into_inner());
+            plan.fill(k, held.bytes_mut())
+        })
+        .py()
+    }
+}

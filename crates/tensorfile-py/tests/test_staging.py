@@ -1,0 +1,170 @@
+"""Loading through staging buffers (the GPU path), run here with copies into host memory:
+every fixture's tensors arrive with the recorded bytes through buffers much smaller than them,
+read from the file in windows (buffered and `O_DIRECT`) or packed from memory; the budget
+holds; nothing returned is a view of a buffer that is filled again; errors end the pipeline."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import tensorfile
+from tensorfile import _staging
+from conftest import FIXTURES, fixture_id, records
+
+SMALL = 2 * 16384  # two buffers of the smallest chunk
+
+
+def sha256(data) -> str:
+    return hashlib.sha256(bytes(data)).hexdigest()
+
+
+def staged(path, data=None, staging=SMALL, direct="never", transfer=None, names=None):
+    """Every tensor (or `names`) as flat bytes, through the staging pipeline into host arrays;
+    and the plan's stage count and which stages read direct."""
+    with tensorfile.open(path, data=data) as f:
+        tensors = [f[n] for n in (names or list(f))]
+        outputs = [np.full(t.nbytes, 0xEE, np.uint8) for t in tensors]
+        _staging.load(f._file, tensors, outputs, transfer or _staging.HostTransfer(), staging, direct)
+        return dict(zip([t.name for t in tensors], outputs))
+
+
+def dense_record(record):
+    return [t for t in record["tensors"] if not t["layout"].startswith("sparse") and t["layout"] != "quantized"]
+
+
+@pytest.mark.parametrize("direct", ["never", "always"])
+@pytest.mark.parametrize("item", records(), ids=fixture_id)
+def test_every_fixture_arrives_with_the_recorded_bytes(item, direct):
+    path, record = item
+    data = path.with_name(record["data_file"]) if record.get("data_file") else None
+    with tensorfile.open(path, data=data) as f:
+        plain = [t for t in dense_record(record) if f[t["name"]].quantization is None]
+    if not plain:
+        pytest.skip("no dense tensor")
+    got = staged(path, data, direct=direct, names=[t["name"] for t in plain])
+    for t in plain:
+        assert sha256(got[t["name"]]) == t["sha256"], t["name"]
+
+
+def test_large_tensors_cross_many_stages_and_windows_read_direct(tmp_path):
+    rng = np.random.default_rng(5)
+    tensors = {f"t{i}": rng.integers(-128, 127, size=n, dtype=np.int8) for i, n in enumerate([1, 70_001, 3, 0, 40_000, 16384])}
+    tensors["f"] = rng.standard_normal((33, 65)).astype(np.float32)
+    for fmt in ["safetensors", "zt", "pt", "gguf"]:
+        path = tmp_path / f"m.{fmt}"
+        tensorfile.save_file(tensors, path)
+        for direct in ["never", "always", "auto"]:
+            got = staged(path, direct=direct)
+            for name, want in tensors.items():
+                assert got[name].tobytes() == want.tobytes(), (fmt, direct, name)
+        with tensorfile.open(path) as f:
+            names = list(f)
+            plan = f._file.staging([f[n] for n in names], 16384, "always")
+            assert len(plan) >= 150_000 // 16384, fmt
+            pieces = [p for k in range(len(plan)) for p in plan.pieces(k)]
+            assert all(at + n <= 16384 for _, _, n, at in pieces)
+            # The big tensor comes in pieces, in order, each byte once.
+            big = [(off, n) for t, off, n, _ in pieces if t == names.index("t1")]
+            assert [off for off, _ in big] == list(np.cumsum([0] + [n for _, n in big[:-1]]))
+            assert sum(n for _, n in big) == 70_001
+            assert all(plan.is_direct(k) for k in range(len(plan)))
+            auto = f._file.staging([f[n] for n in f], 16384, "auto")
+            assert not any(auto.is_direct(k) for k in range(len(auto))), "a cached file reads buffered"
+
+
+def test_compressed_tensors_are_decoded_and_packed(tmp_path):
+    rng = np.random.default_rng(6)
+    tensors = {"a": np.zeros((300, 300), np.float32), "b": rng.standard_normal(5000).astype(np.float16)}
+    path = tmp_path / "z.zt"
+    tensorfile.save_file(tensors, path, compress="zstd")
+    got = staged(path)
+    for name, want in tensors.items():
+        assert got[name].tobytes() == want.tobytes(), name
+
+
+def test_the_budget_makes_at_least_two_buffers_within_it():
+    assert _staging.split(_staging.DEFAULT_STAGING) == (32 << 20, 8)
+    assert _staging.split(SMALL) == (16384, 2)
+    chunk, count = _staging.split(100_000)
+    assert chunk % 4096 == 0 and count >= 2 and chunk * count <= 100_000
+    for bad in [SMALL - 1, 0, -5, True, 1.5e9, "1GB"]:
+        with pytest.raises(tensorfile.UsageError, match="staging"):
+            _staging.split(bad)
+
+
+def test_outputs_are_memory_of_their_own_and_buffers_are_kept(tmp_path):
+    _staging.release()
+    rng = np.random.default_rng(7)
+    first = {"x": rng.integers(0, 255, 100_000, dtype=np.uint8)}
+    second = {"x": rng.integers(0, 255, 100_000, dtype=np.uint8)}
+    tensorfile.save_file(first, tmp_path / "1.safetensors")
+    tensorfile.save_file(second, tmp_path / "2.safetensors")
+    a = staged(tmp_path / "1.safetensors")
+    spans = [b.span() for b in _staging._pool.buffers]
+    b = staged(tmp_path / "2.safetensors")
+    # The second load went through the same buffers, and the first load's tensor kept its
+    # bytes: it was never a view of them.
+    assert [b_.span() for b_ in _staging._pool.buffers] == spans
+    assert a["x"].tobytes() == first["x"].tobytes() and b["x"].tobytes() == second["x"].tobytes()
+    for out in (a["x"], b["x"]):
+        address = out.__array_interface__["data"][0]
+        assert all(not (s <= address < s + n) for s, n in spans)
+    # Another budget: new buffers; release frees them.
+    staged(tmp_path / "1.safetensors", staging=3 * 32768)
+    assert (_staging._pool.chunk, len(_staging._pool.buffers)) == (49152, 2)
+    _staging.release()
+    assert _staging._pool is None
+
+
+class Failing(_staging.HostTransfer):
+    def __init__(self, after):
+        self.left = after
+
+    def copy(self, dst, src):
+        self.left -= 1
+        if self.left < 0:
+            raise RuntimeError("the device went away")
+        super().copy(dst, src)
+
+
+def test_a_failed_copy_ends_the_pipeline_and_the_next_load_works(tmp_path):
+    x = np.arange(200_000, dtype=np.uint8)
+    tensorfile.save_file({"x": x, "y": x[:5]}, tmp_path / "m.safetensors")
+    with pytest.raises(RuntimeError, match="went away"):
+        staged(tmp_path / "m.safetensors", transfer=Failing(3))
+    assert staged(tmp_path / "m.safetensors")["x"].tobytes() == x.tobytes()
+
+
+def test_a_file_that_fails_to_fill_raises_naming_it(tmp_path):
+    x = np.arange(300_000, dtype=np.uint8)
+    path = tmp_path / "m.safetensors"
+    tensorfile.save_file({"x": x}, path)
+    with tensorfile.open(path) as f:
+        plan = f._file.staging([f["x"]], 16384, "never")
+        buffer = tensorfile._native.stage_buffer(16384)
+        with open(path, "r+b") as raw:
+            raw.truncate(1000)  # the file shrinks under the plan
+        with pytest.raises(tensorfile.Error):
+            for k in range(len(plan)):
+                plan.fill(k, buffer)
+
+
+def test_outputs_of_the_wrong_size_are_refused():
+    with tensorfile.open(FIXTURES / "safetensors" / "dtypes.safetensors") as f:
+        tensors = [f[n] for n in f]
+        outputs = [np.empty(t.nbytes + 1, np.uint8) for t in tensors]
+        with pytest.raises(tensorfile.UsageError, match="sizes"):
+            _staging.load(f._file, tensors, outputs, _staging.HostTransfer(), SMALL)
+
+
+def test_load_file_onto_a_gpu_goes_through_the_staging_buffers():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU")
+    path = FIXTURES / "safetensors" / "dtypes.safetensors"
+    cpu = tensorfile.load_file(path, framework="torch")
+    for direct in ["never", "always"]:
+        gpu = tensorfile.load_file(path, framework="torch", device="cuda:0", staging=SMALL, direct=direct)
+        for name, t in cpu.items():
+            assert gpu[name].device.type == "cuda" and torch.equal(gpu[name].cpu().view(torch.uint8), t.view(torch.uint8))

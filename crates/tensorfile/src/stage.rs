@@ -1,0 +1,386 @@
+//! Staging tensors through a few fixed buffers on their way into other memory (a GPU's).
+//!
+//! A device copy runs at its full rate only from pinned host memory, and pinning a whole file
+//! costs as much as reading it. A [`StagePlan`] cuts the bytes of a list of tensors into
+//! stages of at most one buffer each; the caller fills a buffer with a stage
+//! ([`StagePlan::fill`]), copies each of the stage's [`Piece`]s from the buffer to where its
+//! tensor lives, and fills the buffer again once those copies are done. Buffers belong to the
+//! caller and are never handed out as tensors: nothing a caller gets is a view of memory that
+//! is filled again later.
+//!
+//! Tensors stored raw in a local file come in *windows*: one read of the file's range that
+//! holds them (a few bytes between tensors read through), straight into the buffer, on all
+//! cores, with `O_DIRECT` when the file is not in the page cache (no copy out of it, no page
+//! faults on a map) or buffered `pread` from the page cache (no faults either). Other tensors
+//! (decoded, or in memory already) are packed into stages and copied in.
+
+use std::fs::File;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use crate::checked;
+use crate::error::{Error, Result};
+use crate::source::Bytes;
+use crate::source::direct::{self, ALIGN};
+
+/// The default bytes per stage (and so per staging buffer).
+pub const DEFAULT_CHUNK: usize = 32 << 20;
+/// The smallest stage: room for a window's two partial blocks and some bytes between them.
+pub const MIN_CHUNK: usize = 4 * ALIGN;
+/// Bytes read by one thread at a time when a stage is filled.
+const SUB: usize = 2 << 20;
+/// Bytes between two tensors of a file that a window reads through rather than ending.
+const GAP_MAX: u64 = 1 << 20;
+
+/// Whether windows are read with `O_DIRECT` (where the filesystem and the buffer's alignment
+/// allow it; buffered otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direct {
+    /// Where the file is not in the page cache (a few pages probed).
+    Auto,
+    /// Always.
+    Always,
+    /// Never: buffered reads.
+    Never,
+}
+
+/// Bytes of one tensor in a stage: `len` bytes from `offset` in the tensor are at `at` in the
+/// stage's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// Position of the tensor in the list the plan was made from.
+    pub tensor: usize,
+    /// Where the piece starts within the tensor's bytes.
+    pub offset: u64,
+    /// Bytes in the piece.
+    pub len: u64,
+    /// Where the piece starts within the buffer.
+    pub at: u64,
+}
+
+/// How a stage's buffer is filled.
+#[derive(Clone, Copy, Debug)]
+enum Fill {
+    /// `len` bytes of file `file` (an index into the plan's files) from `offset` (aligned), read
+    /// to the buffer's start.
+    Window { file: usize, offset: u64, len: u64 },
+    /// Each piece copied from its tensor's bytes in memory.
+    Packed,
+}
+
+/// One buffer's worth of the plan.
+#[derive(Debug)]
+struct Stage {
+    fill: Fill,
+    pieces: Vec<Piece>,
+}
+
+/// A file that windows read from: the tensor whose bytes map it, and the file opened again
+/// for direct I/O on first use (`None` where refused or not wanted).
+struct WindowFile {
+    tensor: usize,
+    direct: bool,
+    opened: OnceLock<Option<File>>,
+}
+
+/// The stages that carry a list of tensors through buffers of `chunk` bytes.
+pub struct StagePlan {
+    chunk: usize,
+    tensors: Vec<Bytes>,
+    files: Vec<WindowFile>,
+    stages: Vec<Stage>,
+}
+
+impl StagePlan {
+    /// Plan the stages for `tensors` (the dense bytes of each, in the order the caller will
+    /// place them) in buffers of `chunk` bytes (a multiple of 4096, at least [`MIN_CHUNK`]).
+    pub fn new(tensors: Vec<Bytes>, chunk: usize, direct: Direct) -> Result<StagePlan> {
+        if chunk < MIN_CHUNK || chunk % ALIGN != 0 {
+            return Err(Error::usage(format!(
+                "a staging chunk is a multiple of {ALIGN} bytes of at least {MIN_CHUNK}, not {chunk}"
+            )));
+        }
+        let mut plan = StagePlan { chunk, tensors, files: Vec::new(), stages: Vec::new() };
+        for i in 0..plan.tensors.len() {
+            let bytes = plan.tensors[i].clone();
+            match bytes.mapped_file() {
+                Some((file, offset)) => {
+                    let f = plan.file_slot(file, i, direct);
+                    plan.add_windowed(i, f, offset, bytes.len() as u64)?;
+                }
+                None => plan.add_packed(i, bytes.len() as u64),
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The index of the window file that `file` (mapped by tensor `tensor`) is, added if new.
+    fn file_slot(&mut self, file: &File, tensor: usize, direct: Direct) -> usize {
+        let same = |w: &WindowFile| self.tensors[w.tensor].mapped_file().is_some_and(|(f, _)| std::ptr::eq(f, file));
+        if let Some(k) = self.files.iter().position(same) {
+            return k;
+        }
+        let direct = match direct {
+            Direct::Always => true,
+            Direct::Never => false,
+            Direct::Auto => !direct::file_is_cached(file),
+        };
+        self.files.push(WindowFile { tensor, direct, opened: OnceLock::new() });
+        self.files.len() - 1
+    }
+
+    /// Tensor `tensor`, `len` bytes at `offset` of window file `file`, into windows: the
+    /// current one where it follows closely and fits, new ones for the rest.
+    fn add_windowed(&mut self, tensor: usize, file: usize, offset: u64, len: u64) -> Result<()> {
+        let chunk = self.chunk as u64;
+        let mut done = 0u64;
+        while done < len {
+            let at = checked::add(offset, done, "tensor offset")?;
+            let room = match self.stages.last() {
+                Some(Stage { fill: Fill::Window { file: f, offset: start, len: filled }, .. })
+                    if *f == file && at >= start + filled && at - (start + filled) <= GAP_MAX =>
+                {
+                    (start + chunk).saturating_sub(at)
+                }
+                _ => 0,
+            };
+            if room == 0 {
+                let start = at / ALIGN as u64 * ALIGN as u64;
+                self.stages.push(Stage { fill: Fill::Window { file, offset: start, len: 0 }, pieces: Vec::new() });
+                continue;
+            }
+            let n = room.min(len - done);
+            let stage = self.stages.last_mut().expect("a window was just found or made");
+            if let Fill::Window { offset: start, len: filled, .. } = &mut stage.fill {
+                stage.pieces.push(Piece { tensor, offset: done, len: n, at: at - *start });
+                *filled = at + n - *start;
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Tensor `tensor` of `len` bytes in memory, packed after the pieces of the current packed
+    /// stage, on new ones for what does not fit.
+    fn add_packed(&mut self, tensor: usize, len: u64) {
+        let chunk = self.chunk as u64;
+        let mut done = 0u64;
+        while done < len {
+            let used = match self.stages.last() {
+                Some(Stage { fill: Fill::Packed, pieces }) => pieces.last().map_or(0, |p| p.at + p.len),
+                _ => chunk,
+            };
+            if used == chunk {
+                self.stages.push(Stage { fill: Fill::Packed, pieces: Vec::new() });
+                continue;
+            }
+            let n = (chunk - used).min(len - done);
+            let stage = self.stages.last_mut().expect("a packed stage was just found or made");
+            stage.pieces.push(Piece { tensor, offset: done, len: n, at: used });
+            done += n;
+        }
+    }
+
+    /// Stages in the plan.
+    pub fn len(&self) -> usize {
+        self.stages.len()
+    }
+
+    /// Whether the plan has no stages (no tensor has a byte).
+    pub fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    /// The bytes each buffer holds.
+    pub fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    /// The pieces of stage `k`, each to copy from the buffer to its tensor once filled.
+    pub fn pieces(&self, k: usize) -> Result<&[Piece]> {
+        Ok(&self.stage(k)?.pieces)
+    }
+
+    /// Whether stage `k` is read from its file with `O_DIRECT` (where the buffer allows).
+    pub fn is_direct(&self, k: usize) -> Result<bool> {
+        Ok(match self.stage(k)?.fill {
+            Fill::Window { file, .. } => self.files[file].direct,
+            Fill::Packed => false,
+        })
+    }
+
+    fn stage(&self, k: usize) -> Result<&Stage> {
+        self.stages.get(k).ok_or_else(|| Error::usage(format!("stage {k} of a plan of {}", self.stages.len())))
+    }
+
+    /// Fill `buffer` (of at least [`StagePlan::chunk`] bytes) with stage `k`, on rayon's
+    /// threads: after it, each piece's bytes are at its `at`.
+    pub fn fill(&self, k: usize, buffer: &mut [u8]) -> Result<()> {
+        let stage = self.stage(k)?;
+        if buffer.len() < self.chunk {
+            return Err(Error::usage(format!("a buffer of {} bytes for stages of {}", buffer.len(), self.chunk)));
+        }
+        match stage.fill {
+            Fill::Window { file, offset, len } => self.fill_window(&self.files[file], offset, len, buffer),
+            Fill::Packed => {
+                self.fill_packed(&stage.pieces, buffer);
+                Ok(())
+            }
+        }
+    }
+
+    /// `len` bytes of `file` at `offset` into `buffer`, in pieces of [`SUB`] bytes read at once.
+    fn fill_window(&self, file: &WindowFile, offset: u64, len: u64, buffer: &mut [u8]) -> Result<()> {
+        let (buffered, _) = self.tensors[file.tensor].mapped_file().expect("window files are mapped");
+        let aligned = buffer.as_ptr() as usize % ALIGN == 0;
+        let direct = if file.direct && aligned {
+            file.opened.get_or_init(|| direct::reopen_direct(buffered)).as_ref()
+        } else {
+            None
+        };
+        // `len` is at most the chunk, which the buffer holds; its tail block may read on.
+        let len = len as usize;
+        let room = len.next_multiple_of(ALIGN).min(buffer.len());
+        buffer[..room].par_chunks_mut(SUB).enumerate().try_for_each(|(i, sub)| {
+            let want = (len - i * SUB).min(sub.len());
+            direct::read_into(direct, buffered, offset + (i * SUB) as u64, sub, want)
+        })?;
+        Ok(())
+    }
+
+    /// Copy each piece from its tensor's bytes to its place in `buffer`, large ones in parts
+    /// on several threads.
+    fn fill_packed(&self, pieces: &[Piece], buffer: &mut [u8]) {
+        let mut copies: Vec<(&[u8], &mut [u8])> = Vec::new();
+        let mut rest = buffer;
+        let mut start = 0u64;
+        for p in pieces {
+            // Pieces were placed one after another, each within the chunk.
+            let (_, tail) = rest.split_at_mut((p.at - start) as usize);
+            let (dst, tail) = tail.split_at_mut(p.len as usize);
+            let src = &self.tensors[p.tensor][p.offset as usize..(p.offset + p.len) as usize];
+            copies.extend(src.chunks(SUB).zip(dst.chunks_mut(SUB)));
+            rest = tail;
+            start = p.at + p.len;
+        }
+        copies.into_par_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
+    }
+}
+
+/// A staging buffer: anonymous memory of a chunk's size, page-aligned (so that direct reads
+/// can land in it), which a caller can register with a device driver as pinned memory.
+pub struct StageBuffer {
+    map: memmap2::MmapMut,
+}
+
+impl StageBuffer {
+    /// A buffer of `len` bytes (at least one page).
+    pub fn new(len: usize) -> Result<StageBuffer> {
+        Ok(StageBuffer { map: memmap2::MmapMut::map_anon(len.max(ALIGN))? })
+    }
+
+    /// Where the buffer starts in memory, for a caller that hands it to a driver.
+    pub fn address(&self) -> usize {
+        self.map.as_ptr() as usize
+    }
+
+    /// The buffer's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// The buffer's bytes, to fill.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.map
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(len: usize, seed: u32) -> Vec<u8> {
+        (0..len as u32).map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 13) as u8).collect()
+    }
+
+    /// Every tensor's bytes, put together from the stages filled one after another into one
+    /// reused buffer (dirtied between stages).
+    fn through_stages(plan: &StagePlan, sizes: &[usize]) -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+        let mut staged = StageBuffer::new(plan.chunk()).unwrap();
+        assert_eq!(staged.address() % ALIGN, 0);
+        let buffer = staged.bytes_mut();
+        for k in 0..plan.len() {
+            buffer.fill(0xA5);
+            plan.fill(k, buffer).unwrap();
+            for p in plan.pieces(k).unwrap() {
+                let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
+                assert!(at + n <= plan.chunk(), "a piece past the buffer");
+                out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn windows_and_packed_stages_carry_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let file = pattern(3 * MIN_CHUNK + 5000, 7);
+        std::fs::write(&path, &file).unwrap();
+        let map = Bytes::map_file(&path).unwrap();
+        // Mapped tensors with gaps, one larger than a chunk, one out of order, an empty one,
+        // and tensors in memory between them.
+        let spans = [(10, 100), (200, MIN_CHUNK + 17), (MIN_CHUNK + 300, 0), (150, 40), (2 * MIN_CHUNK, 9000)];
+        let owned = [pattern(MIN_CHUNK * 2 + 3, 1), pattern(5, 2)];
+        for direct in [Direct::Never, Direct::Always, Direct::Auto] {
+            let mut tensors = Vec::new();
+            let mut want = Vec::new();
+            for (k, &(at, n)) in spans.iter().enumerate() {
+                tensors.push(map.slice(at as u64, n as u64).unwrap());
+                want.push(file[at..at + n].to_vec());
+                if k < owned.len() {
+                    tensors.push(Bytes::from_vec(owned[k].clone()));
+                    want.push(owned[k].clone());
+                }
+            }
+            let sizes: Vec<usize> = want.iter().map(Vec::len).collect();
+            let plan = StagePlan::new(tensors, MIN_CHUNK, direct).unwrap();
+            assert_eq!(through_stages(&plan, &sizes), want, "{direct:?}");
+            // Where the filesystem takes direct I/O, the windows were read with it.
+            let can = direct::reopen_direct(&File::open(&path).unwrap()).is_some();
+            let used = plan.files.iter().all(|f| f.opened.get().is_some_and(Option::is_some));
+            assert_eq!(used, can && direct == Direct::Always, "{direct:?}");
+            let windows = (0..plan.len()).filter(|&k| matches!(plan.stages[k].fill, Fill::Window { .. })).count();
+            assert!(windows >= 3 && windows < plan.len(), "{direct:?}: {windows} windows of {}", plan.len());
+        }
+    }
+
+    #[test]
+    fn tensors_that_follow_share_a_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, pattern(1 << 20, 3)).unwrap();
+        let map = Bytes::map_file(&path).unwrap();
+        let tensors: Vec<Bytes> = (0..8).map(|i| map.slice(100 + i * 1000, 1000).unwrap()).collect();
+        let plan = StagePlan::new(tensors, 1 << 20, Direct::Never).unwrap();
+        assert_eq!(plan.len(), 1);
+        let pieces = plan.pieces(0).unwrap();
+        assert_eq!(pieces.iter().map(|p| p.at).collect::<Vec<_>>(), (0..8).map(|i| 100 + i * 1000).collect::<Vec<_>>());
+        // Far apart (past the gap a window reads through): a window each.
+        std::fs::write(dir.path().join("g"), vec![0u8; 3 << 20]).unwrap();
+        let big = Bytes::map_file(&dir.path().join("g")).unwrap();
+        let far = vec![big.slice(0, 1).unwrap(), big.slice(1, 1).unwrap(), big.slice(2 << 20, 1).unwrap()];
+        assert_eq!(StagePlan::new(far, 4 << 20, Direct::Never).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn refuses_chunks_it_cannot_align_and_small_buffers() {
+        assert!(StagePlan::new(Vec::new(), MIN_CHUNK + 1, Direct::Never).is_err());
+        assert!(StagePlan::new(Vec::new(), ALIGN, Direct::Never).is_err());
+        let plan = StagePlan::new(vec![Bytes::from_vec(vec![1; 10])], MIN_CHUNK, Direct::Never).unwrap();
+        assert!(plan.fill(0, &mut [0u8; 100]).is_err());
+        assert!(plan.fill(1, &mut vec![0u8; MIN_CHUNK]).is_err());
+    }
+}
