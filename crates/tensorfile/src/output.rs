@@ -109,6 +109,10 @@ impl crate::formats::Output for FileWriter<'_> {
             _ => self.0.write_all(bytes),
         }
     }
+    fn set_len(&mut self, len: u64) -> std::io::Result<bool> {
+        self.0.flush()?;
+        File::set_len(self.0.get_ref(), len).map(|()| true)
+    }
 }
 
 /// Slices of a mapped file at least this long are copied in the kernel: below it the buffer

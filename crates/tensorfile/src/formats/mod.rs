@@ -170,15 +170,42 @@ pub trait Output: Write + Seek + Read {
     fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
         self.write_all(bytes)
     }
+    /// Make the output `len` bytes long (cutting what lies past, or adding zeros), the
+    /// position unchanged, where it can: `Ok(true)`. The default cannot and changes nothing
+    /// (`Ok(false)`). `.ptd` writes a tensor while it hashes it, and cuts it back off when an
+    /// identical one turns out to be stored already.
+    fn set_len(&mut self, _len: u64) -> std::io::Result<bool> {
+        Ok(false)
+    }
 }
 
-impl Output for std::io::Cursor<Vec<u8>> {}
-impl Output for std::io::Cursor<&mut Vec<u8>> {}
-impl Output for std::fs::File {}
+fn resize(v: &mut Vec<u8>, len: u64) -> std::io::Result<bool> {
+    v.resize(usize::try_from(len).map_err(|_| std::io::Error::other("length beyond memory"))?, 0);
+    Ok(true)
+}
+
+impl Output for std::io::Cursor<Vec<u8>> {
+    fn set_len(&mut self, len: u64) -> std::io::Result<bool> {
+        resize(self.get_mut(), len)
+    }
+}
+impl Output for std::io::Cursor<&mut Vec<u8>> {
+    fn set_len(&mut self, len: u64) -> std::io::Result<bool> {
+        resize(self.get_mut(), len)
+    }
+}
+impl Output for std::fs::File {
+    fn set_len(&mut self, len: u64) -> std::io::Result<bool> {
+        std::fs::File::set_len(self, len).map(|()| true)
+    }
+}
 
 impl<T: Output + ?Sized> Output for &mut T {
     fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
         (**self).write_bytes(bytes)
+    }
+    fn set_len(&mut self, len: u64) -> std::io::Result<bool> {
+        (**self).set_len(len)
     }
 }
 
@@ -186,10 +213,13 @@ impl<T: Output + ?Sized> Output for Box<T> {
     fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
         (**self).write_bytes(bytes)
     }
+    fn set_len(&mut self, len: u64) -> std::io::Result<bool> {
+        (**self).set_len(len)
+    }
 }
 
 /// Pieces at least this long are hashed on another thread while they are written.
-const HASH_BESIDE_MIN: usize = 4 << 20;
+pub(crate) const HASH_BESIDE_MIN: usize = 4 << 20;
 
 /// Write `piece` to `out` and pass its bytes to `hash` (a checksum being computed). A large
 /// piece is hashed on a second thread while it is written: reading the source for the

@@ -181,3 +181,52 @@ fn pieces_that_do_not_add_up_are_refused() {
         }
     }
 }
+
+/// An output that cannot be cut back (the default of [`Output::set_len`]).
+struct Uncuttable(std::io::Cursor<Vec<u8>>);
+
+impl std::io::Write for Uncuttable {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+impl std::io::Read for Uncuttable {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+impl std::io::Seek for Uncuttable {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+impl tensorfile::formats::Output for Uncuttable {}
+
+/// A `.ptd` writes a large tensor while hashing it and cuts it back off when the content is
+/// stored already: into a file, into memory and into an output that cannot be cut (which
+/// hashes first), the bytes are the same, and the tied tensor's copy is not left behind.
+#[test]
+fn a_ptd_is_the_same_whether_large_tensors_are_written_ahead_or_hashed_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = dir.path().join("tied.safetensors");
+    std::fs::write(&st, write(Format::Safetensors, &tensors(), &WriteOptions::default())).unwrap();
+    let src = TensorFile::open(&st).unwrap();
+    let in_memory = convert(&src, Format::Ptd, WriteOptions::default());
+    let mut uncut = Uncuttable(std::io::Cursor::new(Vec::new()));
+    convert_to_writer(&src, &mut uncut, Format::Ptd, &ConvertOptions::default(), &mut |_| {}).unwrap();
+    assert!(uncut.0.into_inner() == in_memory, "hashed first and written ahead differ");
+    let dest = dir.path().join("tied.ptd");
+    tensorfile::convert::convert_file(&src, &dest, &ConvertOptions::default(), &mut |_| {}).unwrap();
+    let on_disk = std::fs::read(&dest).unwrap();
+    assert!(on_disk == in_memory, "the file differs from the bytes written in memory");
+    let large = bytes_of(&tensors()[0].1).len();
+    assert!(on_disk.len() < 2 * large, "the tied copy is stored once: {} bytes", on_disk.len());
+    let back = TensorFile::open(&dest).unwrap();
+    assert!(back.verify().is_empty(), "{:?}", back.verify());
+    for (info, data) in &tensors() {
+        assert!(back.read(info.name()).unwrap().as_dense().unwrap()[..] == bytes_of(data)[..], "{}", info.name());
+    }
+}

@@ -8,6 +8,11 @@
 //! and writes the real flatbuffer, padded with zeros to the reserved size (the flatbuffer
 //! size in the header covers that padding, so the segment base is still the flatbuffer's end
 //! rounded up to 128, as ExecuTorch computes it).
+//!
+//! Hashing: identical tensors are found by their SHA-256. A large tensor is written ahead,
+//! at the next segment's place while it is hashed on another thread, where the output can be
+//! cut back; when it turns out to be stored already, the output goes back to where the
+//! segments ended and is cut there. Elsewhere a tensor is hashed first, then written if new.
 
 use std::collections::HashMap;
 use std::io::SeekFrom;
@@ -20,7 +25,9 @@ use crate::checked;
 use crate::error::{Error, Result};
 use crate::flatbuf::{self, Table, Value, new_table};
 use crate::formats::executorch::{SEGMENT_ALIGNMENT, TensorLayout, flat_tensor_schema, scalar_type_of};
-use crate::formats::{FormatWriter, Output, WriteOptions, check_data, check_streamed, streamed_size};
+use crate::formats::{
+    FormatWriter, HASH_BESIDE_MIN, Output, WriteOptions, check_data, check_streamed, streamed_size, write_hashing,
+};
 use crate::model::{Chunks, Kind, Layout, TensorData, TensorInfo, gather};
 use crate::source::Bytes;
 
@@ -39,6 +46,8 @@ pub struct PtdWriter<'w> {
     by_content: HashMap<[u8; 32], usize>,
     /// End of the segment data, relative to the segment base.
     end: u64,
+    /// Whether the output can be cut back ([`Output::set_len`]), once asked.
+    cuttable: Option<bool>,
 }
 
 /// The FlatTensor table for `plan`, each tensor `i` in segment `segment_of[i]`.
@@ -110,6 +119,7 @@ impl<'w> PtdWriter<'w> {
             segment_of: Vec::with_capacity(plan.len()),
             by_content: HashMap::new(),
             end: 0,
+            cuttable: None,
         })
     }
 }
@@ -125,15 +135,69 @@ impl PtdWriter<'_> {
         let segment = match self.by_content.get(&digest) {
             Some(&s) => s,
             None => {
-                let offset = checked::align_up(self.end, SEGMENT_ALIGNMENT)?;
-                let pad = offset - self.end;
-                self.out.write_all(&vec![0u8; pad as usize])?;
+                let offset = self.pad()?;
                 write(&mut *self.out)?;
-                self.end = offset + len;
-                self.segments.push((offset, len));
-                self.by_content.insert(digest, self.segments.len() - 1);
-                self.segments.len() - 1
+                self.add_segment(digest, offset, len)?
             }
+        };
+        self.segment_of.push(segment);
+        Ok(())
+    }
+
+    /// Write the zeros that bring the segment data to the next segment's offset: that offset.
+    fn pad(&mut self) -> Result<u64> {
+        let offset = checked::align_up(self.end, SEGMENT_ALIGNMENT)?;
+        self.out.write_all(&[0u8; SEGMENT_ALIGNMENT as usize][..(offset - self.end) as usize])?;
+        Ok(offset)
+    }
+
+    /// Record a new segment of `len` bytes at `offset`, holding content `digest`: its index.
+    fn add_segment(&mut self, digest: [u8; 32], offset: u64, len: u64) -> Result<usize> {
+        self.end = checked::add(offset, len, "segment data end")?;
+        self.segments.push((offset, len));
+        self.by_content.insert(digest, self.segments.len() - 1);
+        Ok(self.segments.len() - 1)
+    }
+
+    /// Whether the output can be cut back: asked once, by making it as long as the segment
+    /// data written so far, which at most adds the zeros that writing past its end leaves.
+    fn cuttable(&mut self) -> Result<bool> {
+        if self.cuttable.is_none() {
+            let end = checked::add(self.segment_base, self.end, "segment data end")?;
+            self.cuttable = Some(self.out.set_len(end)?);
+        }
+        Ok(self.cuttable == Some(true))
+    }
+
+    /// Write the next planned tensor, `want` bytes in the pieces `open` yields, at the next
+    /// segment's offset while hashing it (large pieces on another thread); when an identical
+    /// tensor is stored already, go back to the end of the segment data and cut the output
+    /// there, leaving it as if the tensor had been hashed first and never written.
+    fn write_ahead<'s>(&mut self, want: u64, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let offset = self.pad()?;
+        let mut hasher = Sha256::new();
+        let mut got = 0u64;
+        for piece in open()? {
+            let piece = piece?;
+            got += piece.len() as u64;
+            if got > want {
+                break;
+            }
+            write_hashing(&mut *self.out, &piece, |b| hasher.update(b))?;
+        }
+        let info = &self.plan[self.segment_of.len()];
+        check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
+        let digest: [u8; 32] = hasher.finalize().into();
+        let segment = match self.by_content.get(&digest) {
+            Some(&s) => {
+                let end = checked::add(self.segment_base, self.end, "segment data end")?;
+                self.out.seek(SeekFrom::Start(end))?;
+                if !self.out.set_len(end)? {
+                    return Err(Error::usage("the output could be cut back once and not again"));
+                }
+                s
+            }
+            None => self.add_segment(digest, offset, want)?,
         };
         self.segment_of.push(segment);
         Ok(())
@@ -159,11 +223,13 @@ impl FormatWriter for PtdWriter<'_> {
         self.store(digest, bytes.len() as u64, |out| Ok(out.write_all(bytes)?))
     }
 
-    /// Two passes over the pieces: the first finds the content's digest (identical tensors
-    /// share a segment), the second, only for new content, writes it. The pieces of the
-    /// first pass are kept for the second while they are few or borrowed from the file;
-    /// otherwise they are asked for again.
+    /// A large tensor is written while it is hashed, and taken back if its content is stored
+    /// already, where the output can be cut back. Otherwise two passes over the pieces: the
+    /// first finds the content's digest (identical tensors share a segment), the second, only
+    /// for new content, writes it. The pieces of the first pass are kept for the second while
+    /// they are few or borrowed from the file; otherwise they are asked for again.
     fn write_chunks<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+        let cuttable = self.cuttable()?;
         let Some(info) = self.plan.get(self.segment_of.len()) else {
             return Err(Error::usage("more tensors written than planned"));
         };
@@ -174,6 +240,9 @@ impl FormatWriter for PtdWriter<'_> {
         }
         let name = info.name().to_string();
         let want = streamed_size(info).map_err(|e| e.for_tensor(&name))?;
+        if cuttable && want >= HASH_BESIDE_MIN as u64 {
+            return self.write_ahead(want, open);
+        }
         let mut hasher = Sha256::new();
         let (mut got, mut kept, mut kept_owned, mut keep) = (0u64, Vec::new(), 0u64, true);
         for piece in open()? {
