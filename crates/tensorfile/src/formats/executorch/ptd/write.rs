@@ -9,15 +9,18 @@
 //! size in the header covers that padding, so the segment base is still the flatbuffer's end
 //! rounded up to 128, as ExecuTorch computes it).
 //!
-//! Hashing: identical tensors are found by their SHA-256. A large tensor is written ahead,
-//! at the next segment's place while it is hashed on another thread, where the output can be
-//! cut back; when it turns out to be stored already, the output goes back to where the
-//! segments ended and is cut there. Elsewhere a tensor is hashed first, then written if new.
+//! Identical tensors: a tensor whose XXH3-128 digest and length match an earlier segment's is
+//! compared with that segment byte for byte (read back from the output), and shares it only
+//! when every byte is the same; the digest only finds candidates, so a crafted collision
+//! costs a comparison, never a wrong tensor. A large tensor is written ahead, at the next
+//! segment's place while it is hashed, where the output can be cut back; when it turns out
+//! to be stored already, the output goes back to where the segments ended and is cut there.
+//! Elsewhere a tensor is hashed first, then written if new.
 
 use std::collections::HashMap;
-use std::io::SeekFrom;
+use std::io::{Read, SeekFrom};
 
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::Xxh3;
 
 use super::check_supported;
 use super::header::{Header, PADDED_LENGTH};
@@ -43,7 +46,8 @@ pub struct PtdWriter<'w> {
     segments: Vec<(u64, u64)>,
     /// Segment of each planned tensor written so far.
     segment_of: Vec<usize>,
-    by_content: HashMap<[u8; 32], usize>,
+    /// The first segment holding each content, by its [`ContentKey`].
+    by_content: HashMap<ContentKey, usize>,
     /// End of the segment data, relative to the segment base.
     end: u64,
     /// Whether the output can be cut back ([`Output::set_len`]), once asked.
@@ -124,24 +128,62 @@ impl<'w> PtdWriter<'w> {
     }
 }
 
+/// What finds candidates for identical content: the XXH3-128 digest of the bytes and their
+/// length. A candidate is confirmed by comparing the bytes ([`PtdWriter::segment_holds`]).
+type ContentKey = (u128, u64);
+
+/// Bytes compared at a time when a candidate segment is read back.
+const COMPARE_BYTES: usize = 1 << 20;
+
 /// While its owned pieces hold at most this much, a tensor streamed into a `.ptd` is kept
 /// between the pass that hashes it and the pass that writes it, instead of decoded twice.
 const KEEP_OWNED_BYTES: u64 = 64 << 20;
 
 impl PtdWriter<'_> {
-    /// Record the next planned tensor, of `len` bytes with content `digest`: in the segment
-    /// of an identical earlier tensor, or in a new segment that `write` fills.
-    fn store(&mut self, digest: [u8; 32], len: u64, write: impl FnOnce(&mut dyn Output) -> Result<()>) -> Result<()> {
-        let segment = match self.by_content.get(&digest) {
-            Some(&s) => s,
-            None => {
+    /// Record the next planned tensor, `bytes`: in the segment of an identical earlier
+    /// tensor, or in a new segment written here.
+    fn store(&mut self, bytes: &[u8]) -> Result<()> {
+        let key = (xxhash_rust::xxh3::xxh3_128(bytes), bytes.len() as u64);
+        let segment = match self.by_content.get(&key).copied() {
+            Some(s) if self.segment_holds(s, std::iter::once(Ok(bytes)))? => s,
+            _ => {
                 let offset = self.pad()?;
-                write(&mut *self.out)?;
-                self.add_segment(digest, offset, len)?
+                self.out.write_all(bytes)?;
+                self.add_segment(key, offset)?
             }
         };
         self.segment_of.push(segment);
         Ok(())
+    }
+
+    /// Whether segment `s` holds exactly the bytes `pieces` yields, read back from the output
+    /// (whose position is left where it was).
+    fn segment_holds<B: AsRef<[u8]>>(&mut self, s: usize, pieces: impl Iterator<Item = Result<B>>) -> Result<bool> {
+        let (offset, len) = self.segments[s];
+        let back = self.out.stream_position()?;
+        let mut at = checked::add(self.segment_base, offset, "segment offset")?;
+        let end = checked::add(at, len, "segment end")?;
+        let mut buf = vec![0u8; COMPARE_BYTES.min(usize::try_from(len).unwrap_or(COMPARE_BYTES))];
+        self.out.seek(SeekFrom::Start(at))?;
+        let mut same = true;
+        'pieces: for piece in pieces {
+            for part in piece?.as_ref().chunks(COMPARE_BYTES) {
+                let n = part.len() as u64;
+                if n > end - at {
+                    same = false;
+                    break 'pieces;
+                }
+                let buf = &mut buf[..part.len()];
+                self.out.read_exact(buf)?;
+                at += n;
+                if buf != part {
+                    same = false;
+                    break 'pieces;
+                }
+            }
+        }
+        self.out.seek(SeekFrom::Start(back))?;
+        Ok(same && at == end)
     }
 
     /// Write the zeros that bring the segment data to the next segment's offset: that offset.
@@ -151,12 +193,14 @@ impl PtdWriter<'_> {
         Ok(offset)
     }
 
-    /// Record a new segment of `len` bytes at `offset`, holding content `digest`: its index.
-    fn add_segment(&mut self, digest: [u8; 32], offset: u64, len: u64) -> Result<usize> {
-        self.end = checked::add(offset, len, "segment data end")?;
-        self.segments.push((offset, len));
-        self.by_content.insert(digest, self.segments.len() - 1);
-        Ok(self.segments.len() - 1)
+    /// Record a new segment of `key.1` bytes at `offset`: its index. The first segment with
+    /// a key is the one later tensors with that key are compared with.
+    fn add_segment(&mut self, key: ContentKey, offset: u64) -> Result<usize> {
+        self.end = checked::add(offset, key.1, "segment data end")?;
+        self.segments.push((offset, key.1));
+        let index = self.segments.len() - 1;
+        self.by_content.entry(key).or_insert(index);
+        Ok(index)
     }
 
     /// Whether the output can be cut back: asked once, by making it as long as the segment
@@ -175,7 +219,7 @@ impl PtdWriter<'_> {
     /// there, leaving it as if the tensor had been hashed first and never written.
     fn write_ahead<'s>(&mut self, want: u64, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let offset = self.pad()?;
-        let mut hasher = Sha256::new();
+        let mut hasher = Xxh3::new();
         let mut got = 0u64;
         for piece in open()? {
             let piece = piece?;
@@ -187,9 +231,9 @@ impl PtdWriter<'_> {
         }
         let info = &self.plan[self.segment_of.len()];
         check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
-        let digest: [u8; 32] = hasher.finalize().into();
-        let segment = match self.by_content.get(&digest) {
-            Some(&s) => {
+        let key = (hasher.digest128(), want);
+        let segment = match self.by_content.get(&key).copied() {
+            Some(s) if self.segment_holds(s, open()?)? => {
                 let end = checked::add(self.segment_base, self.end, "segment data end")?;
                 self.out.seek(SeekFrom::Start(end))?;
                 if !self.out.set_len(end)? {
@@ -197,7 +241,7 @@ impl PtdWriter<'_> {
                 }
                 s
             }
-            None => self.add_segment(digest, offset, want)?,
+            _ => self.add_segment(key, offset)?,
         };
         self.segment_of.push(segment);
         Ok(())
@@ -219,8 +263,7 @@ impl FormatWriter for PtdWriter<'_> {
             _ => None,
         };
         let bytes: &[u8] = permuted.as_deref().unwrap_or(row_major);
-        let digest: [u8; 32] = Sha256::digest(bytes).into();
-        self.store(digest, bytes.len() as u64, |out| Ok(out.write_all(bytes)?))
+        self.store(bytes)
     }
 
     /// A large tensor is written while it is hashed, and taken back if its content is stored
@@ -243,7 +286,7 @@ impl FormatWriter for PtdWriter<'_> {
         if cuttable && want >= HASH_BESIDE_MIN as u64 {
             return self.write_ahead(want, open);
         }
-        let mut hasher = Sha256::new();
+        let mut hasher = Xxh3::new();
         let (mut got, mut kept, mut kept_owned, mut keep) = (0u64, Vec::new(), 0u64, true);
         for piece in open()? {
             let piece = piece?;
@@ -259,20 +302,29 @@ impl FormatWriter for PtdWriter<'_> {
             }
         }
         check_streamed(info, got, want).map_err(|e| e.for_tensor(&name))?;
-        let digest: [u8; 32] = hasher.finalize().into();
-        self.store(digest, want, |out| {
-            let mut again = 0u64;
-            let pieces: Chunks<'_> = if keep { Box::new(kept.into_iter().map(Ok)) } else { open()? };
-            for piece in pieces {
-                let piece = piece?;
-                again += piece.len() as u64;
-                if again > want {
-                    break;
-                }
-                out.write_bytes(&piece)?;
+        let key = (hasher.digest128(), want);
+        if let Some(&s) = self.by_content.get(&key) {
+            let pieces: Chunks<'_> = if keep { Box::new(kept.iter().cloned().map(Ok)) } else { open()? };
+            if self.segment_holds(s, pieces)? {
+                self.segment_of.push(s);
+                return Ok(());
             }
-            check_streamed(&TensorInfo::blob(&name, want), again, want).map_err(|e| e.for_tensor(&name))
-        })
+        }
+        let offset = self.pad()?;
+        let mut again = 0u64;
+        let pieces: Chunks<'_> = if keep { Box::new(kept.into_iter().map(Ok)) } else { open()? };
+        for piece in pieces {
+            let piece = piece?;
+            again += piece.len() as u64;
+            if again > want {
+                break;
+            }
+            self.out.write_bytes(&piece)?;
+        }
+        check_streamed(&TensorInfo::blob(&name, want), again, want).map_err(|e| e.for_tensor(&name))?;
+        let segment = self.add_segment(key, offset)?;
+        self.segment_of.push(segment);
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
@@ -304,5 +356,70 @@ impl FormatWriter for PtdWriter<'_> {
         self.out.seek(SeekFrom::Start(self.segment_base + self.end))?;
         self.out.flush()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    fn writer(out: &mut std::io::Cursor<Vec<u8>>, n: usize, len: usize) -> PtdWriter<'_> {
+        let plan: Vec<TensorInfo> =
+            (0..n).map(|i| TensorInfo::dense(format!("t{i}"), DType::UInt8, vec![len as u64])).collect();
+        PtdWriter::new(Box::new(out), &plan, &WriteOptions::default()).unwrap()
+    }
+
+    fn dense(bytes: &[u8]) -> TensorData {
+        TensorData::dense(Bytes::from_vec(bytes.to_vec()))
+    }
+
+    #[test]
+    fn a_segment_holds_only_the_very_same_bytes() {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut w = writer(&mut out, 1, 6);
+        w.write(&dense(b"abcdef")).unwrap();
+        let holds =
+            |w: &mut PtdWriter<'_>, pieces: &[&[u8]]| w.segment_holds(0, pieces.iter().map(|p| Ok(*p))).unwrap();
+        assert!(holds(&mut w, &[b"abcdef"]));
+        assert!(holds(&mut w, &[b"ab", b"", b"cdef"]));
+        assert!(!holds(&mut w, &[b"abcdeF"]), "one byte differs");
+        assert!(!holds(&mut w, &[b"abcde"]), "shorter");
+        assert!(!holds(&mut w, &[b"abcdef", b"g"]), "longer");
+        let at = w.out.stream_position().unwrap();
+        assert_eq!(at, w.segment_base + w.end, "the position is left where the next segment goes");
+    }
+
+    /// Two different tensors whose digests collide (forced here: the key of the second made
+    /// to point at the first's segment) are stored apart, whole or streamed, small or large
+    /// (written ahead).
+    #[test]
+    fn a_digest_collision_stores_both_tensors() {
+        for len in [6, HASH_BESIDE_MIN + 3] {
+            let a: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let mut b = a.clone();
+            b[len - 1] ^= 1;
+            for streamed in [false, true] {
+                let mut out = std::io::Cursor::new(Vec::new());
+                let mut w = writer(&mut out, 3, len);
+                w.write(&dense(&a)).unwrap();
+                w.by_content.insert((xxhash_rust::xxh3::xxh3_128(&b), len as u64), 0);
+                if streamed {
+                    let piece = Bytes::from_vec(b.clone());
+                    w.write_chunks(&mut || Ok(Box::new(std::iter::once(Ok(piece.clone()))) as Chunks<'_>)).unwrap();
+                } else {
+                    w.write(&dense(&b)).unwrap();
+                }
+                w.write(&dense(&a)).unwrap();
+                let case = format!("{len} bytes, streamed: {streamed}");
+                assert_eq!(w.segments.len(), 2, "{case}");
+                assert_eq!(w.segment_of, [0, 1, 0], "{case}");
+                Box::new(w).finish().unwrap();
+                let bytes = Bytes::from_vec(out.into_inner());
+                let file = crate::TensorFile::from_bytes_as(bytes, crate::Format::Ptd).unwrap();
+                let read = |name: &str| file.read(name).unwrap().as_dense().unwrap().to_vec();
+                assert!(read("t0") == a && read("t1") == b && read("t2") == a, "{case}");
+            }
+        }
     }
 }
