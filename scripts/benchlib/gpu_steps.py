@@ -143,8 +143,7 @@ def fio(path) -> dict:
 
 def shown(command: list) -> str:
     """A row's command as the section lists it (from scripts/, files by name)."""
-    words = command[1:] if command and command[0] == sys.executable else command
-    words = ["python" if w == sys.executable else w for w in words]
+    words = ["python" if w == sys.executable else w for w in command]
     return " ".join(Path(w).name if w.startswith("/") else w for w in words)
 
 
