@@ -315,6 +315,19 @@ pub(crate) fn copy_streamed<'s>(
     info: &TensorInfo,
     open: &mut dyn FnMut() -> Result<Chunks<'s>>,
 ) -> Result<u64> {
+    copy_streamed_hashing(out, info, open, None)
+}
+
+/// What a checksum being computed is given the bytes through.
+pub(crate) type HashSink<'h> = &'h mut (dyn FnMut(&[u8]) + Send);
+
+/// [`copy_streamed`], passing the bytes to `hash` too (beside the copy: [`write_hashing`]).
+pub(crate) fn copy_streamed_hashing<'s>(
+    out: &mut dyn Output,
+    info: &TensorInfo,
+    open: &mut dyn FnMut() -> Result<Chunks<'s>>,
+    mut hash: Option<HashSink<'_>>,
+) -> Result<u64> {
     let want = streamed_size(info).map_err(|e| e.for_tensor(info.name()))?;
     let mut got = 0u64;
     for piece in open()? {
@@ -323,7 +336,10 @@ pub(crate) fn copy_streamed<'s>(
         if got > want {
             break;
         }
-        out.write_bytes(&piece)?;
+        match hash.as_deref_mut() {
+            Some(hash) => write_hashing(out, &piece, |b| hash(b))?,
+            None => out.write_bytes(&piece)?,
+        }
     }
     check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
     Ok(want)

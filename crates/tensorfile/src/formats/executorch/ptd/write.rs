@@ -29,7 +29,8 @@ use crate::error::{Error, Result};
 use crate::flatbuf::{self, Table, Value, new_table};
 use crate::formats::executorch::{SEGMENT_ALIGNMENT, TensorLayout, flat_tensor_schema, scalar_type_of};
 use crate::formats::{
-    FormatWriter, HASH_BESIDE_MIN, Output, WriteOptions, check_data, check_streamed, streamed_size, write_hashing,
+    FormatWriter, HASH_BESIDE_MIN, Output, WriteOptions, check_data, check_streamed, copy_streamed_hashing,
+    streamed_size,
 };
 use crate::model::{Chunks, Kind, Layout, TensorData, TensorInfo, gather};
 use crate::source::Bytes;
@@ -220,17 +221,8 @@ impl PtdWriter<'_> {
     fn write_ahead<'s>(&mut self, want: u64, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let offset = self.pad()?;
         let mut hasher = Xxh3::new();
-        let mut got = 0u64;
-        for piece in open()? {
-            let piece = piece?;
-            got += piece.len() as u64;
-            if got > want {
-                break;
-            }
-            write_hashing(&mut *self.out, &piece, |b| hasher.update(b))?;
-        }
         let info = &self.plan[self.segment_of.len()];
-        check_streamed(info, got, want).map_err(|e| e.for_tensor(info.name()))?;
+        copy_streamed_hashing(&mut *self.out, info, open, Some(&mut |b: &[u8]| hasher.update(b)))?;
         let key = (hasher.digest128(), want);
         let segment = match self.by_content.get(&key).copied() {
             Some(s) if self.segment_holds(s, open()?)? => {
