@@ -29,8 +29,8 @@ use crate::error::{Error, Result};
 use crate::flatbuf::{self, Table, Value, new_table};
 use crate::formats::executorch::{SEGMENT_ALIGNMENT, TensorLayout, flat_tensor_schema, scalar_type_of};
 use crate::formats::{
-    FormatWriter, HASH_BESIDE_MIN, Output, WriteOptions, check_data, check_streamed, copy_streamed_hashing,
-    streamed_size,
+    FormatWriter, HASH_BESIDE_MIN, Output, WriteOptions, check_data, check_streamed, copy_streamed,
+    copy_streamed_hashing, streamed_size,
 };
 use crate::model::{Chunks, Kind, Layout, TensorData, TensorInfo, gather};
 use crate::source::Bytes;
@@ -214,15 +214,15 @@ impl PtdWriter<'_> {
         Ok(self.cuttable == Some(true))
     }
 
-    /// Write the next planned tensor, `want` bytes in the pieces `open` yields, at the next
-    /// segment's offset while hashing it (large pieces on another thread); when an identical
-    /// tensor is stored already, go back to the end of the segment data and cut the output
-    /// there, leaving it as if the tensor had been hashed first and never written.
-    fn write_ahead<'s>(&mut self, want: u64, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
+    /// Write the next planned tensor, in the pieces `open` yields, at the next segment's
+    /// offset while hashing it (large pieces on another thread); when an identical tensor is
+    /// stored already, go back to the end of the segment data and cut the output there,
+    /// leaving it as if the tensor had been hashed first and never written.
+    fn write_ahead<'s>(&mut self, open: &mut dyn FnMut() -> Result<Chunks<'s>>) -> Result<()> {
         let offset = self.pad()?;
         let mut hasher = Xxh3::new();
         let info = &self.plan[self.segment_of.len()];
-        copy_streamed_hashing(&mut *self.out, info, open, Some(&mut |b: &[u8]| hasher.update(b)))?;
+        let want = copy_streamed_hashing(&mut *self.out, info, open, Some(&mut |b: &[u8]| hasher.update(b)))?;
         let key = (hasher.digest128(), want);
         let segment = match self.by_content.get(&key).copied() {
             Some(s) if self.segment_holds(s, open()?)? => {
@@ -276,7 +276,7 @@ impl FormatWriter for PtdWriter<'_> {
         let name = info.name().to_string();
         let want = streamed_size(info).map_err(|e| e.for_tensor(&name))?;
         if cuttable && want >= HASH_BESIDE_MIN as u64 {
-            return self.write_ahead(want, open);
+            return self.write_ahead(open);
         }
         let mut hasher = Xxh3::new();
         let (mut got, mut kept, mut kept_owned, mut keep) = (0u64, Vec::new(), 0u64, true);
@@ -303,17 +303,11 @@ impl FormatWriter for PtdWriter<'_> {
             }
         }
         let offset = self.pad()?;
-        let mut again = 0u64;
-        let pieces: Chunks<'_> = if keep { Box::new(kept.into_iter().map(Ok)) } else { open()? };
-        for piece in pieces {
-            let piece = piece?;
-            again += piece.len() as u64;
-            if again > want {
-                break;
-            }
-            self.out.write_bytes(&piece)?;
-        }
-        check_streamed(&TensorInfo::blob(&name, want), again, want).map_err(|e| e.for_tensor(&name))?;
+        let mut kept = Some(kept).filter(|_| keep);
+        copy_streamed(&mut *self.out, &TensorInfo::blob(&name, want), &mut || match kept.take() {
+            Some(pieces) => Ok(Box::new(pieces.into_iter().map(Ok))),
+            None => open(),
+        })?;
         let segment = self.add_segment(key, offset)?;
         self.segment_of.push(segment);
         Ok(())
