@@ -122,24 +122,14 @@ impl NativeFile {
     /// ahead on a few threads ([`TensorFile::read_each`]) rather than one after another on
     /// first use. Sparse tensors and tensors already read are left as they are.
     fn load_tensors(&self, py: Python<'_>, tensors: Vec<PyRef<'_, NativeTensor>>) -> PyResult<()> {
-        let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
-        if let Some(other) = unread.iter().find(|t| !Arc::ptr_eq(t.file(), &self.file)) {
-            return Err(tensorfile::Error::usage(format!("{} is a tensor of another file", other.name()))).py();
-        }
-        let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
-        let file = self.file.clone();
-        let read = py.detach(move || {
+        self.read_unread(py, &tensors, |file, indices| {
             let mut read = Vec::with_capacity(indices.len());
             file.read_each(&indices, false, &mut |_, data| {
                 read.push(data?);
                 Ok(())
             })
             .map(|()| read)
-        });
-        for (tensor, data) in unread.iter().zip(read.py()?) {
-            tensor.keep(data)?;
-        }
-        Ok(())
+        })
     }
 
     /// A plan carrying the bytes of `tensors` (of this file, dense; read now where they were
@@ -187,5 +177,28 @@ impl NativeFile {
 
     fn __contains__(&self, name: &str) -> bool {
         self.file.index_of(name).is_some()
+    }
+}
+
+impl NativeFile {
+    /// Read the bytes of those of `tensors` (of this file) not read yet with `read` (given
+    /// the file and their entry indices, the GIL released) and keep them in the tensors.
+    pub(crate) fn read_unread(
+        &self,
+        py: Python<'_>,
+        tensors: &[PyRef<'_, NativeTensor>],
+        read: impl FnOnce(&TensorFile, Vec<usize>) -> tensorfile::Result<Vec<tensorfile::TensorData>> + Send,
+    ) -> PyResult<()> {
+        let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
+        if let Some(other) = unread.iter().find(|t| !Arc::ptr_eq(t.file(), &self.file)) {
+            return Err(tensorfile::Error::usage(format!("{} is a tensor of another file", other.name()))).py();
+        }
+        let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
+        let file = self.file.clone();
+        let read = py.detach(move || read(&file, indices));
+        for (tensor, data) in unread.iter().zip(read.py()?) {
+            tensor.keep(data)?;
+        }
+        Ok(())
     }
 }

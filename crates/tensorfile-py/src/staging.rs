@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
+use tensorfile::Error;
 use tensorfile::stage::{Direct, Piece, StageBuffer, StagePlan};
-use tensorfile::{Error, TensorFile};
 
 use crate::errors::IntoPy;
 use crate::file::NativeFile;
@@ -77,23 +77,11 @@ pub fn plan(
     if let Some(other) = tensors.iter().find(|t| !Arc::ptr_eq(t.file(), &file.file)) {
         return Err(Error::usage(format!("{} is a tensor of another file", other.name()))).py();
     }
-    read_all(py, &file.file, tensors)?;
+    // Decoding is what takes the time: the unread tensors are read at once, on rayon's threads.
+    file.read_unread(py, tensors, |file, indices| indices.par_iter().map(|&i| file.read_index(i)).collect())?;
     let bytes = tensors.iter().map(|t| t.dense_bytes(py).cloned()).collect::<PyResult<Vec<_>>>()?;
     let plan = py.detach(move || StagePlan::new(bytes, chunk, direct)).py()?;
     Ok(NativeStaging { plan: Arc::new(plan) })
-}
-
-/// Read the tensors not read yet, in parallel (decoding is what takes the time).
-fn read_all(py: Python<'_>, file: &Arc<TensorFile>, tensors: &[PyRef<'_, NativeTensor>]) -> PyResult<()> {
-    let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
-    let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
-    let file = file.clone();
-    let read =
-        py.detach(move || indices.par_iter().map(|&i| file.read_index(i)).collect::<tensorfile::Result<Vec<_>>>());
-    for (tensor, data) in unread.iter().zip(read.py()?) {
-        tensor.keep(data)?;
-    }
-    Ok(())
 }
 
 #[pymethods]
