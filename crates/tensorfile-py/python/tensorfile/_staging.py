@@ -14,6 +14,7 @@ import queue
 import threading
 
 from . import _native
+from ._errors import UsageError
 
 #: Bytes of staging memory a load uses by default (`staging=` on `load_file`).
 DEFAULT_STAGING = 256 << 20
@@ -29,15 +30,9 @@ _pool = None
 def split(staging: int) -> tuple:
     """`(chunk, count)`: `count` (at least two) buffers of `chunk` bytes within `staging`."""
     if not isinstance(staging, int) or isinstance(staging, bool) or staging < 2 * _MIN_CHUNK:
-        raise _native_usage(f"staging is a number of bytes of at least {2 * _MIN_CHUNK}, not {staging!r}")
+        raise UsageError(f"staging is a number of bytes of at least {2 * _MIN_CHUNK}, not {staging!r}")
     chunk = min(CHUNK, staging // 2) // _ALIGN * _ALIGN
     return chunk, staging // chunk
-
-
-def _native_usage(message: str):
-    from ._errors import UsageError
-
-    return UsageError(message)
 
 
 class HostTransfer:
@@ -175,7 +170,7 @@ def load(native_file, tensors: list, outputs: list, transfer, staging: int = DEF
     chunk, count = split(staging)
     flat = [transfer.flat(o) for o in outputs]
     if len(flat) != len(tensors) or any(f.shape[0] != t.nbytes for f, t in zip(flat, tensors)):
-        raise _native_usage("the outputs are not the sizes of the tensors")
+        raise UsageError("the outputs are not the sizes of the tensors")
     plan = native_file.staging(tensors, chunk, direct)
     stages = len(plan)
     if stages == 0:
