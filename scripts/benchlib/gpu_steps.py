@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from .pagecache import drop_cache, read_whole
+
 SCRIPTS = Path(__file__).resolve().parents[1]
 LABELS = {
     "tensorfile": "tensorfile.load_file",
@@ -61,12 +63,6 @@ def make_once(path: Path, command: list, env: dict) -> dict:
     return {"seconds": time.perf_counter() - start}
 
 
-def warm_read(path) -> None:
-    with open(path, "rb") as f:
-        while f.read(64 << 20):
-            pass
-
-
 def drop_all() -> str:
     """Every clean page of the machine dropped (root), after a sync; how it went."""
     os.sync()
@@ -75,15 +71,6 @@ def drop_all() -> str:
         return "sync; echo 3 > /proc/sys/vm/drop_caches"
     except OSError as error:
         return f"drop_caches refused ({error.strerror}); posix_fadvise(DONTNEED) per file only"
-
-
-def evict(path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def resident(path) -> float | None:
@@ -255,9 +242,9 @@ class Run:
             self.load_row(step, LABELS[tool], tool, tz if tool == "tensorizer" else path)
 
         def before():
-            warm_read(path)
+            read_whole(path)
             if tz.exists():
-                warm_read(tz)
+                read_whole(tz)
 
         self.repetitions(step, step["rows"], before)
 
@@ -266,7 +253,7 @@ class Run:
         path = Path(self.ck["path"])
         ref = self.load_row(step, "tensorfile.load_file", "tensorfile", path, group="safetensors")
         ref.update(made_by="the checkpoint", file_bytes=path.stat().st_size)
-        self.repetitions(step, [ref], lambda: warm_read(path))
+        self.repetitions(step, [ref], lambda: read_whole(path))
         last = None
         for fmt in self.args.formats.split(","):
             out = path.with_name(path.stem + FORMAT_FILES[fmt])
@@ -288,7 +275,7 @@ class Run:
                 entry["error"] = f"{how}: {made['error']}"
             else:
                 entry["file_bytes"] = out.stat().st_size
-                self.repetitions(step, [entry], lambda: warm_read(out))
+                self.repetitions(step, [entry], lambda: read_whole(out))
             out.unlink(missing_ok=True)
             last = time.time() - start
             self.finish(step)
@@ -299,7 +286,7 @@ class Run:
         step["notes"].append(f"caches: {drop_all()}, once; before each row: posix_fadvise(DONTNEED) of the file")
 
         def evicted(entry):
-            evict(path)
+            drop_cache(path)
             share = resident(path)
             entry["resident"] = max(entry.get("resident") or 0.0, share or 0.0)
 
