@@ -4,5 +4,5 @@
 // fuzz-smoke: max-len 65536
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tensorfile::formats::exercise(data, None);
+    tensorfile::internals::exercise(data, None);
 });

@@ -5,5 +5,5 @@
 // fuzz-smoke: max-len 32768
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tensorfile::formats::exercise(data, Some(tensorfile::Format::Gguf));
+    tensorfile::internals::exercise(data, Some(tensorfile::Format::Gguf));
 });

@@ -4,5 +4,5 @@
 // fuzz-smoke: max-len 131072
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tensorfile::formats::exercise(data, Some(tensorfile::Format::Pt2));
+    tensorfile::internals::exercise(data, Some(tensorfile::Format::Pt2));
 });

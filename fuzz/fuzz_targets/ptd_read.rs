@@ -5,5 +5,5 @@
 // fuzz-smoke: max-len 16384
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tensorfile::formats::exercise(data, Some(tensorfile::Format::Ptd));
+    tensorfile::internals::exercise(data, Some(tensorfile::Format::Ptd));
 });

@@ -5,5 +5,5 @@
 // fuzz-smoke: max-len 131072
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tensorfile::formats::exercise(data, Some(tensorfile::Format::Zt1));
+    tensorfile::internals::exercise(data, Some(tensorfile::Format::Zt1));
 });

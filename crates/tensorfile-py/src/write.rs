@@ -5,15 +5,14 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
-use tensorfile::convert::{ConvertOptions, ConvertReport, Selection, convert_file};
-use tensorfile::formats::ztensor::{ZtVersion, output_format};
-use tensorfile::formats::{Format, WriteOption, WriteOptions, WriteRequest};
+use pyo3::types::{PyBytes, PyDict};
+use tensorfile::convert::{ConvertJob, Selection};
+use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::output::AtomicFile;
-use tensorfile::shards::{convert_to_shards, parse_size};
+use tensorfile::shards::parse_size;
 use tensorfile::source::Bytes;
-use tensorfile::{DType, Error, TensorFile};
+use tensorfile::{DType, Error};
 
 use crate::errors::IntoPy;
 
@@ -31,11 +30,16 @@ fn request(
     request.byte_order = big_endian.then_some(ByteOrder::Big);
     request.metadata = metadata;
     for ignored in request.ignored_by(format) {
-        let message = format!("{}= has no effect: {}", keyword(ignored.option), ignored.reason);
-        let message = CString::new(message).unwrap_or_default();
-        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 2)?;
+        warn_ignored(py, &ignored)?;
     }
     Ok(request.options())
+}
+
+/// A `UserWarning` naming an option the output format ignores, as its keyword.
+fn warn_ignored(py: Python<'_>, ignored: &Ignored) -> PyResult<()> {
+    let message = format!("{}= has no effect: {}", keyword(ignored.option), ignored.reason);
+    let message = CString::new(message).unwrap_or_default();
+    PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 2)
 }
 
 /// A write option as this package's keyword argument.
@@ -68,17 +72,12 @@ pub fn write_file(
     metadata: Option<Vec<(String, String)>>,
     zt_version: Option<&str>,
 ) -> PyResult<()> {
-    let version = zt_version.map(str::parse::<ZtVersion>).transpose().py()?;
-    let format = match (format, version) {
-        (Some(f), _) => {
+    let format = match format {
+        Some(f) => {
             let f = Format::from_name(f).ok_or_else(|| Error::usage(format!("unknown format {f:?}"))).py()?;
-            match version {
-                Some(v) if matches!(f, Format::Zt | Format::Zt2) => v.format(),
-                Some(_) => return Err(Error::usage(format!("a zTensor version for a {} file", f.unit().title()))).py(),
-                None => f,
-            }
+            f.with_variant(zt_version).py()?
         }
-        (None, version) => output_format(&path, version).py()?,
+        None => Format::for_output(&path, zt_version).py()?,
     };
     let options = request(py, format, compress, checksum, false, metadata)?;
     let mut infos = Vec::with_capacity(tensors.len());
@@ -132,66 +131,68 @@ fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     }
 }
 
-/// What a conversion did: tensors written, names skipped, names cast, the files holding the
-/// tensors (the destination, or the shards), the index when there are several shards,
-/// (source name, written name) of the tensors renamed, and how many the filters left out.
-type Converted = (usize, Vec<String>, Vec<String>, Vec<String>, Option<String>, Vec<(String, String)>, usize);
-
 /// Convert `src` (one path, or several merged in order) into `dst` (format from its
-/// extension), or with `max_shard_size` into shards named after `dst` plus their index; with
-/// `dtype`, floating tensors cast to it (quantized ones dequantized first); only the tensors
-/// `include` and `exclude` keep, renamed by `rename` ([`Selection`]); returns what it did
-/// ([`Converted`]).
-// Python keyword arguments, one parameter each.
-#[allow(clippy::too_many_arguments)]
+/// extension), as the library's [`ConvertJob`] does with `options` (a dict of the package's
+/// keyword arguments, each already in the form the job takes: `data`, `skip_unsupported`,
+/// `compress`, `checksum`, `big_endian`, `verify`, `max_shard_size` (text), `dtype` (a name),
+/// `zt_version` (text), `include`, `exclude` (lists of globs), `rename` (a list of pairs)).
+/// Options the output format ignores are named in a `UserWarning` first. Returns the
+/// conversion's report as JSON text ([`tensorfile::convert::Conversion::to_json`]).
 #[pyfunction]
-#[pyo3(signature = (src, dst, data=None, skip_unsupported=false, compress=None, checksum=None, big_endian=false, verify=true, max_shard_size=None, dtype=None, zt_version=None, include=Vec::new(), exclude=Vec::new(), rename=Vec::new()))]
-pub fn convert(
-    py: Python<'_>,
-    src: Vec<PathBuf>,
-    dst: PathBuf,
-    data: Option<PathBuf>,
-    skip_unsupported: bool,
-    compress: Option<&str>,
-    checksum: Option<&str>,
-    big_endian: bool,
-    verify: bool,
-    max_shard_size: Option<&str>,
-    dtype: Option<&str>,
-    zt_version: Option<&str>,
-    include: Vec<String>,
-    exclude: Vec<String>,
-    rename: Vec<(String, String)>,
-) -> PyResult<Converted> {
-    let select = Selection::new(&include, &exclude, &rename).py()?;
-    let dtype = dtype.map(cast::target).transpose().py()?;
-    let version = zt_version.map(str::parse::<ZtVersion>).transpose().py()?;
-    let format = output_format(&dst, version).py()?;
-    let write = request(py, format, compress, checksum, big_endian, None)?;
-    let max_shard_size = max_shard_size.map(parse_size).transpose().py()?;
-    let text = |p: PathBuf| p.display().to_string();
-    py.detach(|| {
-        let file = match (src.as_slice(), data) {
-            ([one], data) => TensorFile::open_with_data(one, data.as_deref())?,
-            (_, Some(_)) => return Err(Error::usage("data= goes with a single src (an ExecuTorch program)")),
-            (several, None) => TensorFile::open_merged(several)?,
-        };
-        let options = ConvertOptions { write, skip_unsupported, verify, dtype, format: Some(format), select };
-        let names = |r: ConvertReport| {
-            (r.tensors, r.skipped.into_iter().map(|s| s.name).collect(), r.cast, r.renamed, r.filtered_out)
-        };
-        Ok(match max_shard_size {
-            None => {
-                let (tensors, skipped, cast, renamed, out) = names(convert_file(&file, &dst, &options, &mut |_| {})?);
-                (tensors, skipped, cast, vec![text(dst.clone())], None, renamed, out)
-            }
-            Some(size) => {
-                let report = convert_to_shards(&file, &dst, size, &options, &mut |_| {})?;
-                let files = report.files.into_iter().map(text).collect();
-                let (tensors, skipped, cast, renamed, out) = names(report.conversion);
-                (tensors, skipped, cast, files, report.index.map(text), renamed, out)
-            }
-        })
-    })
-    .py()
+pub fn convert(py: Python<'_>, src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult<String> {
+    let job = job(src, dst, options)?;
+    for ignored in job.ignored().py()? {
+        warn_ignored(py, &ignored)?;
+    }
+    let done = py.detach(|| job.run(&mut |_| {})).py()?;
+    Ok(done.to_json().to_string())
+}
+
+/// The keys `convert`'s options may have.
+const CONVERT_OPTIONS: &[&str] = &[
+    "data",
+    "skip_unsupported",
+    "compress",
+    "checksum",
+    "big_endian",
+    "verify",
+    "max_shard_size",
+    "dtype",
+    "zt_version",
+    "include",
+    "exclude",
+    "rename",
+];
+
+/// The job `options` describe (an unknown key is an error, never ignored).
+fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult<ConvertJob> {
+    for key in options.keys() {
+        let key: String = key.extract()?;
+        if !CONVERT_OPTIONS.contains(&key.as_str()) {
+            return Err(Error::usage(format!("convert has no option {key:?}"))).py();
+        }
+    }
+    fn get<'py, T: FromPyObjectOwned<'py>>(options: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+        match options.get_item(key)? {
+            Some(v) if !v.is_none() => Ok(Some(v.extract().map_err(Into::into)?)),
+            _ => Ok(None),
+        }
+    }
+    let include: Vec<String> = get(options, "include")?.unwrap_or_default();
+    let exclude: Vec<String> = get(options, "exclude")?.unwrap_or_default();
+    let rename: Vec<(String, String)> = get(options, "rename")?.unwrap_or_default();
+    let mut job = ConvertJob::new(src, dst);
+    job.select = Selection::new(&include, &exclude, &rename).py()?;
+    job.dtype = get::<String>(options, "dtype")?.as_deref().map(cast::target).transpose().py()?;
+    job.variant = get(options, "zt_version")?;
+    job.format().py()?;
+    let compress: Option<String> = get(options, "compress")?;
+    let checksum: Option<String> = get(options, "checksum")?;
+    job.request = WriteRequest::parse(compress.as_deref(), checksum.as_deref()).py()?;
+    job.request.byte_order = get::<bool>(options, "big_endian")?.unwrap_or(false).then_some(ByteOrder::Big);
+    job.max_shard_size = get::<String>(options, "max_shard_size")?.as_deref().map(parse_size).transpose().py()?;
+    job.data = get(options, "data")?;
+    job.skip_unsupported = get(options, "skip_unsupported")?.unwrap_or(false);
+    job.verify = get(options, "verify")?.unwrap_or(true);
+    Ok(job)
 }

@@ -10,11 +10,14 @@ use crate::model::{DType, MetaValue, TensorData, TensorInfo, cast};
 use crate::output::{AtomicFile, StagedFile};
 
 mod casting;
+mod job;
 mod plan;
 mod select;
+pub(crate) mod shards;
 
 use casting::cast_data;
 pub(crate) use casting::written_bytes;
+pub use job::{Conversion, ConvertJob, Shards};
 pub use plan::{Plan, plan, plan_selected};
 pub use select::Selection;
 
@@ -32,7 +35,7 @@ pub struct ConvertOptions {
     /// Integer, bool and complex tensors, and blobs, are written as they are.
     pub dtype: Option<DType>,
     /// The format to write; `None`: the one the output's extension names
-    /// ([`crate::formats::ztensor::output_format`] picks a zTensor version for `.zt`).
+    /// ([`Format::for_output`] picks a zTensor version for `.zt`).
     pub format: Option<Format>,
     /// Which entries are written, and under which names (the default: all, as they are).
     pub select: Selection,

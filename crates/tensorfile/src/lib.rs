@@ -37,9 +37,11 @@ internal_modules!(checked, cursor, flatbuf, pickle, zip);
 mod ahead;
 pub mod compare;
 pub mod convert;
+pub mod describe;
 pub mod diagnose;
 pub mod dump;
 mod error;
+pub mod executorch;
 pub mod export;
 pub mod facts;
 mod file;
@@ -65,10 +67,14 @@ pub mod update;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
+    pub use crate::fuzzing::exercise;
     pub use crate::{checked, cursor, flatbuf, pickle, zip};
 }
 
+#[cfg(feature = "internals")]
+mod fuzzing;
+
 pub use error::{Error, ErrorKind, Hint, Result, Rule};
-pub use file::{Access, Depth, READ_AHEAD_BYTES, TensorFile, Verification};
+pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Compression, Format, WriteOptions};
 pub use model::{DType, Entry, Kind, Layout, TensorData, TensorInfo};

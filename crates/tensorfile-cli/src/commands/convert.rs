@@ -6,12 +6,10 @@ use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
-use tensorfile::TensorFile;
-use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress, Selection};
+use tensorfile::convert::{Conversion, ConvertJob, Progress, Selection, Shards};
 use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
-use tensorfile::shards::{self, ShardedReport};
+use tensorfile::shards;
 
 use super::{Outcome, warn};
 use crate::render;
@@ -103,49 +101,17 @@ impl Args {
 /// Show a progress bar for conversions of more than this many bytes.
 const PROGRESS_THRESHOLD: u64 = 64 << 20;
 
-/// What a conversion wrote: one file, or shards.
-enum Written {
-    File(ConvertReport),
-    Shards(ShardedReport),
-}
-
-impl Written {
-    fn report(&self) -> &ConvertReport {
-        match self {
-            Written::File(report) => report,
-            Written::Shards(sharded) => &sharded.conversion,
-        }
-    }
-}
-
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.paths.len() < 2 {
         return Err(tensorfile::Error::usage("convert takes the files to read and then the file to write").into());
     }
-    let request = request(&args)?;
-    let zt_version = args.zt_version.as_deref().map(str::parse).transpose()?;
-    let format = tensorfile::formats::ztensor::output_format(args.output(), zt_version)?;
-    let max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
-    for ignored in request.ignored_by(format) {
+    let job = job(&args)?;
+    for ignored in job.ignored()? {
         warn(format_args!("{} has no effect: {}", render::write_option(ignored.option), ignored.reason));
     }
-    let renames: Vec<(String, String)> =
-        args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
-    let options = ConvertOptions {
-        write: request.options(),
-        skip_unsupported: args.skip_unsupported,
-        verify: !args.no_verify,
-        dtype: args.dtype.as_deref().and_then(DType::from_name),
-        format: Some(format),
-        select: Selection::new(&args.include, &args.exclude, &renames)?,
-    };
-    let src = match (args.inputs(), &args.data) {
-        ([input], data) => TensorFile::open_with_data(input, data.as_deref())?,
-        (_, Some(_)) => {
-            return Err(tensorfile::Error::usage("--data goes with a single input (an ExecuTorch program)").into());
-        }
-        (inputs, None) => TensorFile::open_merged(inputs)?,
-    };
+    if args.data.is_some() && args.inputs().len() > 1 {
+        return Err(tensorfile::Error::usage("--data goes with a single input (an ExecuTorch program)").into());
+    }
     let mut bar: Option<ProgressBar> = None;
     let show_progress = std::io::stderr().is_terminal();
     let mut on_progress = |p: Progress<'_>| {
@@ -155,18 +121,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             bar.set_message(render::printable(p.tensor).into_owned());
         }
     };
-    let result = match max_shard_size {
-        Some(size) => {
-            shards::convert_to_shards(&src, args.output(), size, &options, &mut on_progress).map(Written::Shards)
-        }
-        None => convert::convert_file(&src, args.output(), &options, &mut on_progress).map(Written::File),
-    };
+    let result = job.run(&mut on_progress);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let written = result?;
-    let report = written.report();
-    if let Written::Shards(sharded) = &written {
+    let done = result?;
+    let report = &done.report;
+    if let Some(sharded) = &done.sharded {
         for path in &sharded.removed {
             warn(format_args!("removed {} (left by an earlier write to {})", path.display(), args.output().display()));
         }
@@ -190,15 +151,28 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             report.dropped_metadata.join(", ")
         ));
     }
-    print_report(&args, &written, out)?;
+    print_report(&args, &done, out)?;
     Ok(Outcome::Success)
 }
 
-/// The write options given on the command line; the library fills in the rest.
-fn request(args: &Args) -> tensorfile::Result<WriteRequest> {
+/// The library's conversion job, as the command line asks for it.
+fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     let mut request = WriteRequest::parse(args.compress.as_deref(), args.checksum.as_deref())?;
     request.byte_order = args.big_endian.then_some(ByteOrder::Big);
-    Ok(request)
+    let mut job = ConvertJob::new(args.inputs(), args.output());
+    job.data = args.data.clone();
+    job.variant = args.zt_version.clone();
+    // A bad variant, or one for an output that has none, is an error before anything else.
+    job.format()?;
+    job.max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
+    job.request = request;
+    job.skip_unsupported = args.skip_unsupported;
+    job.verify = !args.no_verify;
+    job.dtype = args.dtype.as_deref().and_then(DType::from_name);
+    let renames: Vec<(String, String)> =
+        args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
+    job.select = Selection::new(&args.include, &args.exclude, &renames)?;
+    Ok(job)
 }
 
 fn progress_bar(total: u64) -> ProgressBar {
@@ -210,35 +184,10 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io::Result<()> {
-    let report = written.report();
+fn print_report(args: &Args, done: &Conversion, out: &mut dyn Write) -> std::io::Result<()> {
+    let report = &done.report;
     if args.json {
-        let skipped: Vec<_> = report.skipped.iter().map(|s| json!({ "name": s.name, "reason": s.reason })).collect();
-        let renamed: Vec<_> = report.renamed.iter().map(|(from, to)| json!({ "from": from, "to": to })).collect();
-        let mut value = json!({
-            "inputs": args.inputs().iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "output": args.output().display().to_string(),
-            "format": report.format.name(),
-            "tensors": report.tensors,
-            "bytes": report.bytes,
-            "skipped": skipped,
-            "decoded": report.decoded,
-            "dtype": args.dtype,
-            "cast": report.cast,
-            "dropped_metadata": report.dropped_metadata,
-            "renamed": renamed,
-            "filtered_out": report.filtered_out,
-        });
-        if let [input] = args.inputs() {
-            value["input"] = json!(input.display().to_string());
-        }
-        if let Written::Shards(sharded) = written {
-            let paths = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
-            value["files"] = json!(paths(&sharded.files));
-            value["index"] = json!(sharded.index.as_ref().map(|p| p.display().to_string()));
-            value["removed"] = json!(paths(&sharded.removed));
-        }
-        return render::json(out, &value);
+        return render::json(out, &done.to_json());
     }
     let skipped = match report.skipped.len() {
         0 => String::new(),
@@ -257,12 +206,12 @@ fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io:
         Some(dtype) => format!(", {} cast to {dtype}", report.cast.len()),
         None => String::new(),
     };
-    let (path, shards) = match written {
-        Written::Shards(ShardedReport { index: Some(index), files, .. }) => {
+    let (path, shards) = match &done.sharded {
+        Some(Shards { index: Some(index), files, .. }) => {
             (index.as_path(), format!("{}, ", render::count(files.len(), "shard")))
         }
-        Written::Shards(_) => (args.output(), "one shard (no index), ".to_string()),
-        Written::File(_) => (args.output(), String::new()),
+        Some(_) => (args.output(), "one shard (no index), ".to_string()),
+        None => (args.output(), String::new()),
     };
     writeln!(
         out,

@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
-use tensorfile::formats::executorch::pte::rewrite;
 use tensorfile::{Error, TensorFile};
 
 use super::Outcome;
@@ -46,10 +45,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     };
     let files = args.programs.iter().map(TensorFile::open).collect::<Result<Vec<_>, _>>()?;
     let pairs: Vec<(&TensorFile, PathBuf)> = files.iter().zip(destinations).collect();
-    let results = rewrite::externalize(&pairs, &args.data)?;
-    for r in &results {
-        rewrite::reopen_check(&r.program, Some(&args.data))?;
-    }
+    let results = tensorfile::executorch::externalize(&pairs, &args.data)?;
     if args.json {
         let programs: Vec<_> =
             results.iter().map(|r| json!({ "program": r.program.display().to_string(), "moved": r.moved })).collect();

@@ -594,30 +594,29 @@ def convert(
     sources = [os.fspath(p) for p in src] if isinstance(src, (list, tuple)) else [os.fspath(src)]
     if not sources:
         raise UsageError("src is a path or a list of at least one path")
-    n, skipped, cast, files, index, renamed, filtered_out = _convert(
-        sources,
-        os.fspath(dst),
-        data=None if data is None else os.fspath(data),
-        skip_unsupported=skip_unsupported,
-        compress=compress,
-        checksum=checksum,
-        big_endian=big_endian,
-        verify=verify,
-        max_shard_size=None if max_shard_size is None else str(max_shard_size),
-        dtype=None if dtype is None else _dtypes.name_of(dtype),
-        zt_version=None if zt_version is None else str(zt_version),
-        include=_globs(include, "include"),
-        exclude=_globs(exclude, "exclude"),
-        rename=_renames(rename),
-    )
+    options = {
+        "data": None if data is None else os.fspath(data),
+        "skip_unsupported": skip_unsupported,
+        "compress": compress,
+        "checksum": checksum,
+        "big_endian": big_endian,
+        "verify": verify,
+        "max_shard_size": None if max_shard_size is None else str(max_shard_size),
+        "dtype": None if dtype is None else _dtypes.name_of(dtype),
+        "zt_version": None if zt_version is None else str(zt_version),
+        "include": _globs(include, "include"),
+        "exclude": _globs(exclude, "exclude"),
+        "rename": _renames(rename),
+    }
+    done = json.loads(_convert(sources, os.fspath(dst), options))
     return {
-        "tensors": n,
-        "skipped": skipped,
-        "cast": cast,
-        "files": files,
-        "index": index,
-        "renamed": dict(renamed),
-        "filtered_out": filtered_out,
+        "tensors": done["tensors"],
+        "skipped": [s["name"] for s in done["skipped"]],
+        "cast": done["cast"],
+        "files": done.get("files", [done["output"]]),
+        "index": done.get("index"),
+        "renamed": {r["from"]: r["to"] for r in done["renamed"]},
+        "filtered_out": done["filtered_out"],
     }
 
 

@@ -76,22 +76,7 @@ def write_file(
     metadata: list[tuple[str, str]] | None = None,
     zt_version: str | None = None,
 ) -> None: ...
-def convert(
-    src: list[str],
-    dst: str,
-    data: str | None = None,
-    skip_unsupported: bool = False,
-    compress: str | None = None,
-    checksum: str | None = None,
-    big_endian: bool = False,
-    verify: bool = True,
-    max_shard_size: str | None = None,
-    dtype: str | None = None,
-    zt_version: str | None = None,
-    include: list[str] = [],
-    exclude: list[str] = [],
-    rename: list[tuple[str, str]] = [],
-) -> tuple[int, list[str], list[str], list[str], str | None, list[tuple[str, str]], int]: ...
+def convert(src: list[str], dst: str, options: dict[str, object]) -> str: ...
 def formats_json() -> str: ...
 
 class NativeStaging:

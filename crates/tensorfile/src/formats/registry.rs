@@ -74,6 +74,11 @@ impl Format {
         self.unit().name
     }
 
+    /// The format's names as plain data, for what an error carries ([`crate::Diagnosis`]).
+    pub fn as_name(self) -> crate::error::FormatName {
+        crate::error::FormatName { name: self.name(), title: self.unit().title }
+    }
+
     /// The format of a name as [`Format::name`] gives it.
     pub fn from_name(name: &str) -> Option<Format> {
         Format::ALL.iter().copied().find(|f| f.name() == name)
@@ -106,6 +111,56 @@ impl Format {
                 known.join(", ")
             ))
         })
+    }
+
+    /// The format an output path is written as: the one its extension names, and among the
+    /// formats that share that extension, the one whose [`Variant`](super::Variant) label is
+    /// `variant` (`zTensor` `0.1` or `2` for `.zt`; the first registered when none is given).
+    /// A label no format has, or one given for a path whose format has no variants, is an
+    /// error.
+    pub fn for_output(path: &Path, variant: Option<&str>) -> Result<Format> {
+        if let Some(label) = variant {
+            Format::variant_labelled(label)?;
+        }
+        Format::from_path(path)?.variant_for(variant, &path.display().to_string())
+    }
+
+    /// This format, or the one of its family whose [`Variant`](super::Variant) label is
+    /// `variant` (`Format::Zt.with_variant(Some("2"))` is zTensor 2).
+    pub fn with_variant(self, variant: Option<&str>) -> Result<Format> {
+        let title = self.unit().title;
+        self.variant_for(variant, &format!("a {title} file"))
+    }
+
+    /// Every format with a variant, and its variant.
+    fn variants() -> impl Iterator<Item = (Format, super::Variant)> {
+        Format::ALL.iter().filter_map(|f| f.unit().variant.map(|v| (*f, v)))
+    }
+
+    /// The variant labelled `label`: an error naming the labels there are when none is.
+    fn variant_labelled(label: &str) -> Result<super::Variant> {
+        Format::variants().map(|(_, v)| v).find(|v| v.label == label).ok_or_else(|| {
+            let family = Format::variants().next().map_or("format", |(_, v)| v.family);
+            let labels: Vec<_> = Format::variants().map(|(_, v)| v.label).collect();
+            Error::usage(format!("unknown {family} version {label:?} (expected {})", labels.join(" or ")))
+        })
+    }
+
+    /// [`Format::with_variant`], errors naming what the format was asked for (`subject`).
+    fn variant_for(self, variant: Option<&str>, subject: &str) -> Result<Format> {
+        let Some(label) = variant else { return Ok(self) };
+        let asked = Format::variant_labelled(label)?;
+        match self.unit().variant {
+            Some(v) if v.family == asked.family => Ok(Format::variants()
+                .find(|(_, v)| v.family == asked.family && v.label == label)
+                .map_or(self, |(f, _)| f)),
+            _ => Err(Error::usage(format!(
+                "a {} version was given for {subject}, which is written as {}, not {}",
+                asked.family,
+                self.unit().title(),
+                asked.family
+            ))),
+        }
     }
 
     /// Recognise a format from a file's leading bytes (never from its name); a zip archive

@@ -3,14 +3,13 @@
 //! The registry (`registry.rs`) lists one unit per format; nothing else in the library or in
 //! the shells knows a format's rules.
 
+use std::any::Any;
 use std::path::Path;
 
-use crate::error::Result;
-use crate::file::TensorFile;
+use crate::error::{Error, Result};
 use crate::formats::{FormatReader, FormatWriter, Output, WriteOptions};
-use crate::model::{ByteOrder, ChecksumKind, DType, LayoutKind, TensorInfo};
+use crate::model::{ByteOrder, ChecksumKind, DType, Entry, LayoutKind, TensorData, TensorInfo};
 use crate::source::Source;
-use crate::update::{UpdateOptions, UpdateReport};
 
 /// What detection has seen of a file: its first bytes and, for a zip archive, its entry names.
 pub struct Probe<'a> {
@@ -35,8 +34,79 @@ pub(crate) type OpenFn = fn(Source) -> Result<Box<dyn FormatReader>>;
 /// Creates a streaming writer that will receive exactly the tensors of the plan, in order.
 pub(crate) type WriterFn =
     for<'w> fn(Box<dyn Output + 'w>, &[TensorInfo], &WriteOptions) -> Result<Box<dyn FormatWriter + 'w>>;
-/// Rewrites a file with new tensors in place of some of its own, keeping everything else.
-pub(crate) type UpdateFn = fn(&TensorFile, &TensorFile, &Path, &UpdateOptions) -> Result<UpdateReport>;
+/// Rewrites a file with new tensors in place of some of its own, keeping everything else:
+/// given the file's reader and the replacements (matched by name already), it writes the new
+/// file through `outputs`, and checks that each new tensor fits the place it takes. The
+/// operation above it (`update`) makes the outputs atomic and opens the result again to
+/// verify it.
+pub(crate) type UpdateFn = fn(&Replacements<'_>, &mut dyn UpdateOutputs) -> Result<()>;
+
+/// One tensor of the file being updated and the tensor of the weights that takes its place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replacement {
+    /// The entry of the weights that is the new tensor.
+    pub source: usize,
+    /// The entry of the file that it replaces.
+    pub target: usize,
+}
+
+/// What an updater is given: the file being updated, the weights, and the pairs matched by
+/// name (in the weights' order).
+pub struct Replacements<'a> {
+    /// The file being updated.
+    pub file: &'a dyn FormatReader,
+    /// The file holding the new tensors.
+    pub weights: &'a dyn FormatReader,
+    /// Which entry of `weights` replaces which entry of `file`.
+    pub pairs: &'a [Replacement],
+}
+
+impl Replacements<'_> {
+    /// The file's reader as the format's own type, when it is one.
+    pub(crate) fn file_as<R: 'static>(&self) -> Option<&R> {
+        self.file.as_any().downcast_ref::<R>()
+    }
+
+    /// The new tensor of a pair.
+    pub(crate) fn new_entry(&self, r: &Replacement) -> &Entry {
+        &self.weights.entries()[r.source]
+    }
+
+    /// The entry a pair replaces.
+    pub(crate) fn old_entry(&self, r: &Replacement) -> &Entry {
+        &self.file.entries()[r.target]
+    }
+
+    /// The new tensor's data, its stored checksum verified.
+    pub(crate) fn read_new(&self, r: &Replacement) -> Result<TensorData> {
+        let name = self.new_entry(r).info().name();
+        self.weights.read(r.source, true).map_err(|e| if e.tensor().is_none() { e.for_tensor(name) } else { e })
+    }
+}
+
+/// Why a new tensor cannot take the place of an old one: its dtype or shape differs.
+pub(crate) fn mismatch(new: &TensorInfo, old: &TensorInfo) -> Error {
+    Error::usage(format!(
+        "new {} {:?} does not match the file's {} {:?}",
+        new.dtype(),
+        new.shape(),
+        old.dtype(),
+        old.shape()
+    ))
+    .for_tensor(new.name())
+}
+
+/// Where an updater writes: the new file, and files beside it that it refers to (an ONNX
+/// model's external data), each given whole to `fill`. Nothing appears at its destination
+/// until every file is written.
+pub trait UpdateOutputs {
+    /// The folder the new file is written in (files beside it are named relative to it).
+    fn folder(&self) -> &Path;
+    /// Write the new file.
+    fn write_main(&mut self, fill: &mut dyn FnMut(&mut dyn Output) -> Result<()>) -> Result<()>;
+    /// Write a file beside the new one, at `path` (inside [`UpdateOutputs::folder`]).
+    fn write_beside(&mut self, path: &Path, fill: &mut dyn FnMut(&mut dyn Output) -> Result<()>) -> Result<()>;
+}
 
 /// The descriptor of one format.
 pub struct FormatUnit {
@@ -56,7 +126,69 @@ pub struct FormatUnit {
     pub(crate) check_supported: fn(&TensorInfo) -> Result<()>,
     /// The order in which its writer best stores a plan (indices into it).
     pub(crate) write_order: fn(&[TensorInfo]) -> Vec<usize>,
+    /// Which of the formats that share an output extension this one is (zTensor `0.1` or
+    /// `2`); `None` for a format alone with its extensions.
+    pub(crate) variant: Option<Variant>,
+    /// The file its files are opened with, when they keep data in another (a `.pte`
+    /// program's external tensors in a `.ptd`).
+    pub(crate) companion: Option<Companion>,
     pub(crate) caps: Caps,
+}
+
+/// One of several formats written under one extension, told apart by a label the user gives
+/// (`convert --zt-version 2`); the first registered of them is written when none is given.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// What the formats are together (`zTensor`): the label is "its version".
+    pub(crate) family: &'static str,
+    /// This format's label among them (`0.1`, `2`).
+    pub(crate) label: &'static str,
+}
+
+impl Variant {
+    /// What the formats are together (`zTensor`).
+    pub fn family(&self) -> &'static str {
+        self.family
+    }
+
+    /// This format's label among them (`0.1`, `2`).
+    pub fn label(&self) -> &'static str {
+        self.label
+    }
+}
+
+/// A companion file as its format's unit opened it, for the same unit to open the file with.
+pub(crate) type OpenedData = Box<dyn Any + Send + Sync>;
+
+/// A second file that a file of the format is opened with (an ExecuTorch program's `.ptd`).
+#[derive(Clone, Copy)]
+pub struct Companion {
+    /// What the second file is, in a few words (`a .ptd of external tensors`).
+    pub(crate) what: &'static str,
+    /// Opens the second file.
+    pub(crate) open_data: fn(Source) -> Result<OpenedData>,
+    /// Opens the file with the second file as `open_data` opened it.
+    pub(crate) open: fn(Source, OpenedData) -> Result<Box<dyn FormatReader>>,
+}
+
+impl Companion {
+    /// What the second file is, in a few words.
+    pub fn what(&self) -> &'static str {
+        self.what
+    }
+
+    /// Open the file from `src` with the second file from `data`; errors name the file
+    /// (`path`, or `data_path`) they are about.
+    pub(crate) fn open_with(
+        &self,
+        src: Source,
+        data: Source,
+        path: &Path,
+        data_path: &Path,
+    ) -> Result<Box<dyn FormatReader>> {
+        let opened = (self.open_data)(data).map_err(|e| e.in_file(data_path))?;
+        (self.open)(src, opened).map_err(|e| e.in_file(path))
+    }
 }
 
 impl FormatUnit {
@@ -83,6 +215,16 @@ impl FormatUnit {
     /// Whether tensors can be written into a new file of this format.
     pub fn can_write(&self) -> bool {
         self.writer.is_some()
+    }
+
+    /// Which of the formats sharing its output extension this one is, when several do.
+    pub fn variant(&self) -> Option<&Variant> {
+        self.variant.as_ref()
+    }
+
+    /// The second file a file of this format can be opened with, when there is one.
+    pub fn companion(&self) -> Option<&Companion> {
+        self.companion.as_ref()
     }
 
     /// Whether an existing file of this format can have tensors replaced (`update`).

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::section::{Bar, Section};
 use crate::TensorFile;
+use crate::describe::{Bar, Section};
 
 /// How many levels of the prefix tree are kept (deeper names end at their ancestor).
 const MAX_DEPTH: usize = 4;
@@ -100,7 +100,7 @@ pub(super) fn sorted(map: BTreeMap<String, u64>) -> Vec<Bar> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::section::MAX_BARS;
+    use crate::describe::MAX_BARS;
 
     #[test]
     fn prefixes_fold_only_children_and_cap_the_bars() {

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use serde_json::{Value as Json, json};
 
 use super::bytes::sorted;
-use super::section::Section;
 use crate::compare::{self, Metrics, Tolerance};
+use crate::describe::Section;
 use crate::facts::FileFacts;
 use crate::listing::{self, EntryRow};
 use crate::stats::{self, StatsOptions};

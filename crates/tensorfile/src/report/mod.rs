@@ -11,8 +11,6 @@
 mod bytes;
 mod gather;
 pub mod page;
-mod section;
-pub mod structure;
 
 use std::path::Path;
 
@@ -22,7 +20,7 @@ use crate::compare::Tolerance;
 use crate::facts::FileFacts;
 use crate::{Result, TensorFile};
 
-pub use section::{Bar, MAX_BARS, Section};
+pub use crate::describe::{Bar, MAX_BARS, Section};
 
 /// What a report holds beyond the file's index.
 #[derive(Debug, Clone)]

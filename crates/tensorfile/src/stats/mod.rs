@@ -23,7 +23,8 @@ pub use hist::Histogram;
 pub use kernel::Moments;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::file::TensorFile;
+pub use crate::file::NonFinite;
+use crate::file::{TensorFile, Verification};
 use crate::model::elements::Elements;
 use crate::model::{DType, Kind};
 use scan::Fold;
@@ -284,26 +285,6 @@ fn summarise_one(
     Ok(stats)
 }
 
-/// A tensor holding NaNs or infinities.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NonFinite {
-    /// The tensor's name.
-    pub name: String,
-    /// Its NaN values.
-    pub nan: u64,
-    /// Its `+inf` values.
-    pub posinf: u64,
-    /// Its `-inf` values.
-    pub neginf: u64,
-}
-
-impl NonFinite {
-    /// `{"tensor", "nan", "posinf", "neginf"}`.
-    pub fn to_json(&self) -> Json {
-        json!({ "tensor": self.name, "nan": self.nan, "posinf": self.posinf, "neginf": self.neginf })
-    }
-}
-
 /// Every tensor of `file` holding NaNs or infinities, in the file's order, with their
 /// counts (the check of `verify --finite`), and the errors of tensors whose values could not
 /// be read (each naming its tensor; the others are still checked). Tensors with no numbers to
@@ -339,4 +320,19 @@ pub fn nonfinite(file: &TensorFile) -> (Vec<NonFinite>, Vec<Error>) {
         }
     }
     (tensors, errors)
+}
+
+impl Verification {
+    /// Also read every tensor's values of `file` (the file verified) and list each one holding
+    /// NaNs or infinities (`verify --finite`); a tensor whose values cannot be read becomes a
+    /// problem unless it already is one.
+    pub fn check_finite(&mut self, file: &TensorFile) {
+        let (nonfinite, errors) = nonfinite(file);
+        for e in errors {
+            if !self.problems.iter().any(|p| p.tensor().is_some() && p.tensor() == e.tensor()) {
+                self.problems.push(e);
+            }
+        }
+        self.nonfinite = Some(nonfinite);
+    }
 }

@@ -6,7 +6,7 @@ use std::io::{SeekFrom, Write};
 
 use super::ALIGNMENT;
 use crate::error::{Error, Result};
-use crate::formats::{Output, write_hashing};
+use crate::output::{Output, write_hashing};
 use crate::model::Chunks;
 
 struct Central {

@@ -84,7 +84,7 @@ fn manifest() -> (Vec<Case>, BTreeSet<String>) {
 fn check(c: &Case) -> Result<String, String> {
     let data = std::fs::read(corpus().join(&c.file)).map_err(|e| format!("missing: {e}"))?;
     // Whatever the format says, no file may panic any reader.
-    tensorfile::formats::exercise(&data, None);
+    tensorfile::internals::exercise(&data, None);
     let opened = TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), c.format);
     let rule_of = |e: &tensorfile::Error| e.rule().map_or_else(|| format!("no rule ({e})"), |r| r.id().to_string());
     match &c.expect {

@@ -5,6 +5,7 @@
 mod common;
 
 mod access;
+mod architecture;
 mod cast;
 mod conformance;
 mod convert;

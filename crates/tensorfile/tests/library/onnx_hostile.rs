@@ -229,14 +229,14 @@ fn every_cut_and_many_changed_bytes_of_real_models_are_errors_not_panics() {
     for name in ["storage.onnx", "subgraphs.onnx", "torch_mlp.onnx", "external/model.onnx"] {
         let model = std::fs::read(dir.join(name)).unwrap();
         for cut in 0..model.len() {
-            tensorfile::formats::exercise(&model[..cut], Some(Format::Onnx));
+            tensorfile::internals::exercise(&model[..cut], Some(Format::Onnx));
         }
         // Each byte set to a few values that break varints, tags and lengths.
         for at in 0..model.len() {
             for v in [0x00, 0x7f, 0x80, 0xff] {
                 let mut m = model.clone();
                 m[at] = v;
-                tensorfile::formats::exercise(&m, Some(Format::Onnx));
+                tensorfile::internals::exercise(&m, Some(Format::Onnx));
             }
         }
     }

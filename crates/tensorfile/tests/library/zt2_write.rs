@@ -12,7 +12,6 @@ use std::path::Path;
 
 use serde_cbor::Value;
 use tensorfile::convert::{ConvertOptions, convert_file};
-use tensorfile::formats::ztensor::{ZtVersion, output_format};
 use tensorfile::formats::{Compression, WriteOption, WriteOptions, WriteRequest, write_to_vec};
 use tensorfile::model::quant::{BitOrder, GgmlType, GroupQuant, MxElement, MxQuant, Quant, ScaleForm, ZeroPoint};
 use tensorfile::model::{Kind, MetaValue, SparseData, SparseFormat};
@@ -437,7 +436,7 @@ fn what_zt2_cannot_hold_is_refused_with_the_reason() {
 fn zt_outputs_are_v0_1_unless_version_2_is_asked_for() {
     let out = Path::new("model.zt");
     assert_eq!(Format::from_path(out).unwrap(), Format::Zt);
-    assert_eq!(output_format(out, Some(ZtVersion::V2)).unwrap(), Format::Zt2);
+    assert_eq!(Format::for_output(out, Some("2")).unwrap(), Format::Zt2);
     assert_eq!(Format::from_name("zt2"), Some(Format::Zt2));
     assert_eq!(Format::Zt2.extension(), "zt");
 

@@ -3,51 +3,11 @@
 //! Each format's fields are read here afresh, bounded by the sample, with no allocation sized
 //! by the file: the readers refuse the file with their own rule; this only measures it.
 
-use std::fmt;
-
-use super::Sample;
+use super::{Need, Sample};
 use crate::error::Rule;
 use crate::formats::Format;
-use crate::units::thousands;
 
 mod measure;
-
-/// What a cut-short file needs that it does not have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Need {
-    /// Its header places data up to this many bytes from the start.
-    Data(u64),
-    /// Its header itself ends this many bytes from the start.
-    Header(u64),
-    /// Its structure reaches at least this many bytes from the start.
-    AtLeast(u64),
-    /// It ends inside its magic, of this many bytes.
-    Magic(u64),
-    /// It ends inside its header, whose length only the missing bytes would tell.
-    InHeader,
-    /// The format keeps its index at the end of the file, and it is not there.
-    IndexMissing,
-    /// The file has no bytes at all.
-    Empty,
-    /// Its reader found its structure running past the end; how far is not known.
-    Unknown,
-}
-
-impl fmt::Display for Need {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Need::Data(n) => write!(f, "its header says the data needs {}", thousands(*n)),
-            Need::Header(n) => write!(f, "its header needs {}", thousands(*n)),
-            Need::AtLeast(n) => write!(f, "its contents need at least {}", thousands(*n)),
-            Need::Magic(n) => write!(f, "it ends inside the {n}-byte magic"),
-            Need::InHeader => f.write_str("it ends inside its header"),
-            Need::IndexMissing => f.write_str("its index, kept at the end of the file, is missing"),
-            Need::Empty => f.write_str("the file is empty"),
-            Need::Unknown => f.write_str("its contents run past the end"),
-        }
-    }
-}
 
 const ZIP: &[u8] = b"PK\x03\x04";
 const ZIP_END: &[u8] = b"PK\x05\x06";

@@ -29,7 +29,6 @@ mod update;
 mod write;
 
 pub use read::GgufReader;
-pub use update::update;
 pub use write::GgufWriter;
 
 use crate::error::{Error, Result};
@@ -54,9 +53,11 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     recognise: |probe| looks_like(probe.head()),
     open: |src| Ok(Box::new(GgufReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(GgufWriter::new(out, plan, options)?))),
-    updater: Some(update::update_checked),
+    updater: Some(update::update),
     check_supported,
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps {
         holds_dtype: |d| GgmlType::for_dtype(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::GgmlBlocks],

@@ -37,6 +37,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: crate::formats::plan_order,
+    variant: None,
+    companion: None,
     caps: Caps {
         holds_dtype: holds,
         file_metadata: true,

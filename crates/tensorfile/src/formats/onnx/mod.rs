@@ -71,6 +71,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: Some(update::update),
     check_supported,
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps {
         holds_dtype: |d| dtypes::onnx_code(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::SparseCoo],

@@ -9,22 +9,17 @@
 //! - Typed fields (`float_data`...): refused, naming the tensor (a new value there would change
 //!   the lengths of every enclosing message).
 //!
-//! Each file is written atomically (a temporary file, synced, renamed), external files first
-//! and the model last; the result is opened again and verified before it is reported written.
+//! Every file goes through the update's outputs: nothing appears until all are written (then
+//! external files first and the model last); the update opens the result again and verifies it.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::read::{OnnxReader, Stored};
 use crate::error::{Error, Result, Rule};
-use crate::file::TensorFile;
+use crate::formats::{Output, Replacements, UpdateOutputs, mismatch};
 use crate::model::Layout;
-use crate::output::AtomicFile;
+use crate::output::copy_range;
 use crate::source::{Bytes, Source};
-use crate::update::{UpdateOptions, UpdateReport};
-
-/// Bytes copied from an old file at once.
-const COPY_PIECE: u64 = 64 << 20;
 
 /// New bytes for a range of a file.
 struct Patch {
@@ -32,33 +27,27 @@ struct Patch {
     bytes: Bytes,
 }
 
-/// The unit's updater: write `dest`, the model `file` with each tensor named in `weights`
-/// replaced, its external data files beside it; then open the result and verify it.
-pub(crate) fn update(
-    file: &TensorFile,
-    weights: &TensorFile,
-    dest: &Path,
-    options: &UpdateOptions,
-) -> Result<UpdateReport> {
-    let reader = file.reader_as::<OnnxReader>().ok_or_else(|| Error::usage("this update is for ONNX models"))?;
+/// The unit's updater: the model with each tensor of the pairs replaced, its external data
+/// files beside it.
+pub(crate) fn update(input: &Replacements<'_>, outputs: &mut dyn UpdateOutputs) -> Result<()> {
+    let reader = input.file_as::<OnnxReader>().ok_or_else(|| Error::usage("this update is for ONNX models"))?;
     let mut model_patches = Vec::new();
     let mut external_patches: Vec<Vec<Patch>> = (0..reader.files.opened.len()).map(|_| Vec::new()).collect();
-    let mut report = UpdateReport::default();
-    for (wi, i) in crate::update::matched(file, weights, options.skip_unknown)? {
-        let (w, e) = (weights.entries()[wi].info(), &file.entries()[i]);
+    for pair in input.pairs {
+        let (w, e) = (input.new_entry(pair).info(), input.old_entry(pair));
         let name = e.info().name();
         if *e.info().layout() != Layout::Dense {
             return Err(Error::unsupported("a sparse tensor: update replaces dense initializers").for_tensor(name));
         }
         if (w.dtype(), w.shape()) != (e.info().dtype(), e.info().shape()) || !w.layout().reads_dense() {
-            return Err(crate::update::mismatch(w, e.info()));
+            return Err(mismatch(w, e.info()));
         }
-        let bytes = weights.read_verified(wi)?.to_dense(w.dtype(), w.shape())?;
+        let bytes = input.read_new(pair)?.to_dense(w.dtype(), w.shape())?;
         if bytes.len() as u64 != e.nbytes() {
             return Err(Error::usage(format!("{} bytes given where the model stores {}", bytes.len(), e.nbytes()))
                 .for_tensor(name));
         }
-        match &reader.items[i].stored {
+        match &reader.items[pair.target].stored {
             Stored::Model { offset, .. } => model_patches.push(Patch { offset: *offset, bytes }),
             Stored::External(p) => external_patches[p.file].push(Patch { offset: p.offset, bytes }),
             Stored::Typed(_) => {
@@ -68,10 +57,8 @@ pub(crate) fn update(
                 .for_tensor(name));
             }
         }
-        report.replaced.push(w.name().to_string());
     }
-    report.unchanged = file.entries().len().saturating_sub(report.replaced.len());
-    let out_folder = folder_of(dest)?;
+    let out_folder = outputs.folder().to_path_buf();
     for (k, patches) in external_patches.iter_mut().enumerate() {
         let (location, old_path, src) = reader.external(k);
         let target = out_folder.join(location);
@@ -79,21 +66,9 @@ pub(crate) fn update(
             continue;
         }
         check_target(&out_folder, &target, location)?;
-        write_patched(src, patches, &target)?;
+        outputs.write_beside(&target, &mut |w| write_patched(src, patches, w))?;
     }
-    write_patched(reader.source(), &mut model_patches, dest)?;
-    // Tensors the model held unreadable (strings, padded int4...) stay so; anything else is new.
-    let known = |e: &Error| e.tensor().is_some_and(|t| file.unreadable().iter().any(|u| u.name() == t));
-    if let Some(problem) = TensorFile::open(dest)?.verify().into_iter().find(|e| !known(e)) {
-        return Err(problem);
-    }
-    Ok(report)
-}
-
-/// The folder `dest` is written in.
-fn folder_of(dest: &Path) -> Result<PathBuf> {
-    let parent = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    parent.canonicalize().map_err(|e| Error::from(e).in_file(parent))
+    outputs.write_main(&mut |w| write_patched(reader.source(), &mut model_patches, w))
 }
 
 /// Whether two paths name one existing file.
@@ -118,37 +93,17 @@ fn check_target(folder: &Path, target: &Path, location: &str) -> Result<()> {
     Ok(())
 }
 
-/// Write `dest` atomically: `src` with each patch's range replaced by its bytes.
-fn write_patched(src: &Source, patches: &mut [Patch], dest: &Path) -> Result<()> {
+/// Write `src` into `w` with each patch's range replaced by its bytes.
+fn write_patched(src: &Source, patches: &mut [Patch], w: &mut dyn Output) -> Result<()> {
     patches.sort_unstable_by_key(|p| p.offset);
-    let mut out = AtomicFile::create(dest)?;
-    {
-        let mut w = out.writer();
-        let mut at = 0u64;
-        for p in patches.iter() {
-            if p.offset < at {
-                return Err(Error::invalid(
-                    Rule::Overlap,
-                    format!("two replaced tensors share the bytes at {}", p.offset),
-                ));
-            }
-            copy(src, at, p.offset, &mut w)?;
-            w.write_all(&p.bytes)?;
-            at = p.offset + p.bytes.len() as u64;
+    let mut at = 0u64;
+    for p in patches.iter() {
+        if p.offset < at {
+            return Err(Error::invalid(Rule::Overlap, format!("two replaced tensors share the bytes at {}", p.offset)));
         }
-        copy(src, at, src.len(), &mut w)?;
-        w.flush()?;
+        copy_range(src, at, p.offset, w)?;
+        w.write_all(&p.bytes)?;
+        at = p.offset + p.bytes.len() as u64;
     }
-    out.commit()
-}
-
-/// Bytes `from..to` of `src`, copied a piece at a time.
-fn copy(src: &Source, from: u64, to: u64, out: &mut dyn Write) -> Result<()> {
-    let mut at = from;
-    while at < to {
-        let n = (to - at).min(COPY_PIECE);
-        out.write_all(&src.range(at, n)?)?;
-        at += n;
-    }
-    Ok(())
+    copy_range(src, at, src.len(), w)
 }

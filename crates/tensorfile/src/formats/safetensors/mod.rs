@@ -50,6 +50,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order,
+    variant: None,
+    companion: None,
     caps: Caps { holds_dtype: |d| dtype_name(d).is_some(), file_metadata: true, ..Caps::PLAIN },
 };
 

@@ -29,6 +29,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps { holds_dtype: |d| scalar_type_of(d).is_some(), blobs: true, ..Caps::PLAIN },
 };
 

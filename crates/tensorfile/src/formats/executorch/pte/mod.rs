@@ -11,7 +11,7 @@ mod header;
 mod program;
 mod read;
 mod report;
-pub mod rewrite;
+pub(crate) mod rewrite;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -24,7 +24,7 @@ pub use read::PteReader;
 
 use super::scalar_type_of;
 use crate::error::Error;
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, Companion, FormatUnit, plan_order};
 use crate::model::LayoutKind;
 
 /// The ExecuTorch program unit: read, and updated in place of its weights; not written from
@@ -36,13 +36,18 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     recognise: |probe| looks_like(probe.head()),
     open: |src| Ok(Box::new(PteReader::open(src, None)?)),
     writer: None,
-    updater: Some(|program, weights, dest, options| {
-        let report = rewrite::update(program, weights, dest, options.skip_unknown)?;
-        rewrite::reopen_check(dest, None)?;
-        Ok(report)
-    }),
+    updater: Some(rewrite::update),
     check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
     write_order: plan_order,
+    variant: None,
+    companion: Some(Companion {
+        what: "a .ptd of external tensors",
+        open_data: |data| Ok(Box::new(super::ptd::PtdReader::open(data)?)),
+        open: |program, data| {
+            let ptd = data.downcast::<super::ptd::PtdReader>().map_err(|_| Error::usage("not a .ptd"))?;
+            Ok(Box::new(PteReader::open(program, Some(*ptd))?))
+        },
+    }),
     caps: Caps {
         holds_dtype: |d| scalar_type_of(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::DimOrder],

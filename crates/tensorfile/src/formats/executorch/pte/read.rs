@@ -298,7 +298,7 @@ impl FormatReader for PteReader {
         out
     }
 
-    fn report_sections(&self, description: Option<&crate::formats::Structure>) -> Vec<crate::report::Section> {
+    fn report_sections(&self, description: Option<&crate::formats::Structure>) -> Vec<crate::describe::Section> {
         match description {
             Some(d) => report::sections(self, &d.json),
             None => report::sections(self, &summary::describe(self).json),

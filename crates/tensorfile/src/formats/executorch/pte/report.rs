@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value as Json, json};
 
 use super::read::PteReader;
+use crate::describe::{Bar, Section};
 use crate::formats::FormatReader;
-use crate::report::{Bar, Section};
 
 /// Where the kernel calls of a program run: its own kernels, not a delegate.
 const PROGRAM_KERNELS: &str = "program kernels (not delegated)";

@@ -15,27 +15,23 @@ use super::header::HeaderLayout as Header;
 use super::program::{Origin, Program};
 use super::read::PteReader;
 use crate::checked;
-use crate::error::{Error, Result, Rule};
-use crate::file::TensorFile;
+use crate::error::{Error, Result};
 use crate::flatbuf::{self, Table, Value, new_table};
 use crate::formats::executorch::{SEGMENT_ALIGNMENT, program_schema};
-use crate::formats::{Format, FormatReader, WriteOptions};
+use crate::formats::{Format, FormatReader, Replacements, UpdateOutputs, WriteOptions, mismatch};
 use crate::model::{Kind, TensorInfo};
 use crate::output::AtomicFile;
-use crate::source::Bytes;
-use crate::update::UpdateReport;
 
-/// Write `dest`: the program of `pte` with every tensor named in `weights` replaced by the
-/// bytes found there (same dtype and shape; for blobs, the same size). External tensors
-/// cannot be replaced here (update their `.ptd` instead). A name the program lacks is an
-/// error unless `skip_unknown`.
-pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
-    let reader = pte.reader_as::<PteReader>().ok_or_else(|| Error::usage("update needs a .pte program"))?;
+/// The unit's updater: the program with each tensor of the pairs replaced by the new bytes
+/// (same dtype and shape; for blobs, the same size). External tensors cannot be replaced here
+/// (update their `.ptd` instead).
+pub(crate) fn update(input: &Replacements<'_>, outputs: &mut dyn UpdateOutputs) -> Result<()> {
+    let reader = input.file_as::<PteReader>().ok_or_else(|| Error::usage("update needs a .pte program"))?;
     let mut patches = Vec::new();
-    for (wi, pi) in crate::update::matched(pte, weights, skip_unknown)? {
-        let w = &weights.entries()[wi];
+    for pair in input.pairs {
+        let w = input.new_entry(pair);
         let name = w.info().name();
-        let (entry, tensor) = (&pte.entries()[pi], &reader.program_tensors()[pi]);
+        let (entry, tensor) = (input.old_entry(pair), &reader.program_tensors()[pair.target]);
         if matches!(tensor.source, Origin::External { .. }) {
             return Err(Error::usage("this tensor is external: update its .ptd instead").for_tensor(name));
         }
@@ -44,9 +40,9 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
             Kind::Tensor => w.info().dtype() == entry.info().dtype() && w.info().shape() == entry.info().shape(),
         };
         if !fits {
-            return Err(crate::update::mismatch(w.info(), entry.info()));
+            return Err(mismatch(w.info(), entry.info()));
         }
-        patches.push((entry.storage().offset(), entry.storage().len(), wi, tensor.layout.clone()));
+        patches.push((entry.storage().offset(), entry.storage().len(), pair, tensor.layout.clone()));
     }
     patches.sort_by_key(|p| p.0);
     if patches.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
@@ -54,14 +50,11 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
     }
     // Copied by range: a local program's map, or a remote one's bytes fetched piece by piece.
     let original = reader.source();
-    let mut out = AtomicFile::create(dest)?;
-    let mut report = UpdateReport { replaced: Vec::new(), unchanged: pte.entries().len() - patches.len() };
-    {
-        let mut w = out.writer();
+    outputs.write_main(&mut |w| {
         let mut pos = 0u64;
-        for (offset, len, wi, layout) in &patches {
+        for (offset, len, pair, layout) in &patches {
             w.write_all(&original.range(pos, offset - pos)?)?;
-            let data = weights.read_verified(*wi)?;
+            let data = input.read_new(pair)?;
             let bytes = data.as_dense()?;
             let stored = match layout {
                 Some(l) if !l.is_contiguous() => l.from_row_major(bytes),
@@ -70,13 +63,10 @@ pub fn update(pte: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown:
             debug_assert_eq!(stored.len() as u64, *len);
             w.write_all(&stored)?;
             pos = offset + len;
-            report.replaced.push(weights.entries()[*wi].info().name().to_string());
         }
         w.write_all(&original.range(pos, original.len() - pos)?)?;
-        w.flush()?;
-    }
-    out.commit()?;
-    Ok(report)
+        Ok(())
+    })
 }
 
 /// What `externalize` did for one program.
@@ -90,12 +80,12 @@ pub struct Externalized {
 
 /// Move the constants of each program `(pte, dest)` into the `.ptd` at `data`. With several
 /// programs, keys are prefixed by each program's file stem (`<stem>/constant.3`).
-pub fn externalize(programs: &[(&TensorFile, PathBuf)], data: &Path) -> Result<Vec<Externalized>> {
+pub fn externalize(programs: &[(&PteReader, PathBuf)], data: &Path) -> Result<Vec<Externalized>> {
     let prefixed = programs.len() > 1;
     let mut stems = HashSet::new();
     let mut plans = Vec::new();
-    for (file, dest) in programs {
-        let reader = file.reader_as::<PteReader>().ok_or_else(|| Error::usage("externalize needs .pte programs"))?;
+    for (reader, dest) in programs {
+        let reader = *reader;
         let stem = dest.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         if prefixed && !stems.insert(stem.clone()) {
             return Err(Error::usage(format!("two programs would both be named {stem:?}")));
@@ -290,28 +280,4 @@ fn lay_out_segments(program: &Program, dropped: Option<u64>) -> Result<Segments>
         }
     }
     Ok(Segments { table, placements, data_size: end })
-}
-
-/// Check a rewritten program opens and every entry reads (with its `.ptd`).
-pub fn reopen_check(pte: &Path, data: Option<&Path>) -> Result<()> {
-    let bytes = Bytes::map_file(pte)?;
-    let ptd = match data {
-        Some(d) => {
-            Some(crate::formats::executorch::ptd::PtdReader::open(Bytes::map_file(d)?).map_err(|e| e.in_file(d))?)
-        }
-        None => None,
-    };
-    let reader = PteReader::open(bytes, ptd).map_err(|e| e.in_file(pte))?;
-    if let Some(u) = reader.unreadable().first() {
-        return Err(Error::invalid(u.error().rule().unwrap_or(Rule::BadField), u.error().detail())
-            .for_tensor(u.name())
-            .in_file(pte));
-    }
-    for i in 0..reader.entries().len() {
-        reader.read(i, true).map_err(|e| e.in_file(pte))?;
-    }
-    if let Some(p) = reader.check().into_iter().next() {
-        return Err(p.in_file(pte));
-    }
-    Ok(())
 }

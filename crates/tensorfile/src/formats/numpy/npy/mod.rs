@@ -28,6 +28,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps { holds_dtype, ..Caps::PLAIN },
 };
 

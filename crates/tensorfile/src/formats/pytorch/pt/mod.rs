@@ -29,9 +29,11 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     },
     open: |src| Ok(Box::new(PtReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(PtWriter::new(out, plan, options)?))),
-    updater: Some(crate::formats::pytorch::pt2::update::update_checked),
+    updater: Some(crate::formats::pytorch::pt2::update::update),
     check_supported,
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps { holds_dtype: torch_has, ..Caps::PLAIN },
 };
 

@@ -16,7 +16,7 @@ mod read;
 mod summary;
 mod sympy;
 mod tensors;
-pub mod update;
+pub(crate) mod update;
 
 #[cfg(test)]
 mod tests;
@@ -48,9 +48,11 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     recognise: |probe| probe.zip_names().is_some_and(looks_like),
     open: |src| Ok(Box::new(Pt2Reader::open(src)?)),
     writer: None,
-    updater: Some(update::update_checked),
+    updater: Some(update::update),
     check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps { holds_dtype: torch_has, layouts: &[LayoutKind::Dense, LayoutKind::Strided], ..Caps::PLAIN },
 };
 

@@ -6,16 +6,13 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use super::read::{Pt2Reader, TensorSource};
 use crate::error::{Error, Result};
-use crate::file::TensorFile;
 use crate::formats::pytorch::View;
 use crate::formats::pytorch::pt::{PtReader, StorageSource};
-use crate::output::AtomicFile;
+use crate::formats::{FormatReader, Replacements, UpdateOutputs, mismatch};
 use crate::swap;
-use crate::update::UpdateReport;
 use crate::zip::{Archive, ZipWriter};
 
 /// One tensor to rewrite: its view of a storage record and where its new bytes are.
@@ -53,38 +50,17 @@ fn zip_of(reader: &PtReader) -> Result<&Archive> {
     })
 }
 
-/// Write `dest`: `file` (a `.pt2` or `torch.save` file) with every tensor named in `weights`
-/// replaced (same dtype and shape). A name the file lacks is an error unless `skip_unknown`.
-/// [`update`], then the result opened and checked whole (every tensor decoded) before it is
-/// reported written: the unit's updater.
-pub(crate) fn update_checked(
-    file: &TensorFile,
-    weights: &TensorFile,
-    dest: &Path,
-    options: &crate::update::UpdateOptions,
-) -> Result<UpdateReport> {
-    let report = update(file, weights, dest, options.skip_unknown)?;
-    if let Some(problem) = TensorFile::open(dest)?.verify().into_iter().next() {
-        return Err(problem);
-    }
-    Ok(report)
-}
-
-/// Write `dest`: `file` (a `.pt2` archive or a `torch.save` file) with the storages of the
-/// tensors named in `weights` rewritten with their values (same dtype and shape). With
-/// `skip_unknown`, tensors of `weights` that `file` lacks are ignored, else they are an error.
-/// Unlike [`crate::update::update`], the result is not opened again and checked.
-pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown: bool) -> Result<UpdateReport> {
+/// The unit's updater (of `.pt2` archives and `torch.save` files): the archive with the
+/// storages of the tensors of the pairs rewritten with their new values (same dtype and shape).
+pub(crate) fn update(input: &Replacements<'_>, outputs: &mut dyn UpdateOutputs) -> Result<()> {
     let mut patches = Patches::default();
-    let mut report = UpdateReport::default();
-    for (wi, i) in crate::update::matched(file, weights, skip_unknown)? {
-        let w = &weights.entries()[wi];
-        let name = w.info().name();
-        let e = &file.entries()[i];
+    for pair in input.pairs {
+        let (w, e) = (input.new_entry(pair), input.old_entry(pair));
+        let (name, wi, i) = (w.info().name(), pair.source, pair.target);
         if (w.info().dtype(), w.info().shape()) != (e.info().dtype(), e.info().shape()) {
-            return Err(crate::update::mismatch(w.info(), e.info()));
+            return Err(mismatch(w.info(), e.info()));
         }
-        if let Some(pt2) = file.reader_as::<Pt2Reader>() {
+        if let Some(pt2) = input.file_as::<Pt2Reader>() {
             match &pt2.tensors()[i].source {
                 TensorSource::Record { record, view } => {
                     let p = Patch { name: name.to_string(), view: view.clone(), source: wi };
@@ -101,28 +77,19 @@ pub fn update(file: &TensorFile, weights: &TensorFile, dest: &Path, skip_unknown
                     patches.nested.entry(full).or_default().records.entry(storage).or_default().push(p);
                 }
             }
-        } else if let Some(pt) = file.reader_as::<PtReader>() {
+        } else if let Some(pt) = input.file_as::<PtReader>() {
             let (storage, p) = pt_patch(pt, i, name, wi)?;
             patches.records.entry(storage).or_default().push(p);
         } else {
             return Err(Error::usage("this update is for .pt2 archives and torch.save files"));
         }
-        report.replaced.push(name.to_string());
     }
-    report.unchanged = file.entries().len() - report.replaced.len();
-    let (archive, big_endian) = match (file.reader_as::<Pt2Reader>(), file.reader_as::<PtReader>()) {
+    let (archive, big_endian) = match (input.file_as::<Pt2Reader>(), input.file_as::<PtReader>()) {
         (Some(a), _) => (a.archive(), a.summary_big_endian()),
         (_, Some(p)) => (zip_of(p)?, p.big_endian()),
-        _ => unreachable!("checked above"),
+        _ => return Err(Error::usage("this update is for .pt2 archives and torch.save files")),
     };
-    let mut out = AtomicFile::create(dest)?;
-    {
-        let mut w = out.writer();
-        rewrite(archive, &mut w, &patches, weights, big_endian)?;
-        w.flush()?;
-    }
-    out.commit()?;
-    Ok(report)
+    outputs.write_main(&mut |w| rewrite(archive, &mut *w, &patches, input.weights, big_endian).map(drop))
 }
 
 /// Copy `archive` into `out`, applying `patches`.
@@ -130,7 +97,7 @@ fn rewrite<W: Write>(
     archive: &Archive,
     out: W,
     patches: &Patches,
-    weights: &TensorFile,
+    weights: &dyn FormatReader,
     big_endian: bool,
 ) -> Result<W> {
     let mut zip = ZipWriter::new(out, "");
@@ -166,8 +133,9 @@ fn rewrite<W: Write>(
 }
 
 /// Tensor `p.source` of `weights` in the byte order of the file being written.
-fn stored_bytes(weights: &TensorFile, p: &Patch, big_endian: bool) -> Result<Vec<u8>> {
-    let data = weights.read_verified(p.source)?;
+fn stored_bytes(weights: &dyn FormatReader, p: &Patch, big_endian: bool) -> Result<Vec<u8>> {
+    let data =
+        weights.read(p.source, true).map_err(|e| if e.tensor().is_none() { e.for_tensor(&p.name) } else { e })?;
     let bytes = data.as_dense()?;
     let unit = p.view.dtype.swap_unit();
     Ok(if big_endian && unit > 1 { swap::swapped(bytes, unit) } else { bytes.to_vec() })

@@ -16,7 +16,7 @@ pub use read::ZtReader;
 pub use write::ZtWriter;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, FormatUnit, Variant, plan_order};
 use crate::model::{ByteOrder, ChecksumKind, DType, Layout, LayoutKind, TensorInfo};
 
 /// `ZTEN0001`.
@@ -35,6 +35,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: plan_order,
+    variant: Some(Variant { family: "zTensor", label: "0.1" }),
+    companion: None,
     caps: Caps {
         holds_dtype: |d| dtype_name(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::SparseCoo, LayoutKind::SparseCsr],

@@ -34,6 +34,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order: plan_order,
+    variant: None,
+    companion: None,
     caps: Caps {
         holds_dtype: |d| super::v0_1::dtype_name(d).is_some(),
         layouts: &[LayoutKind::Dense, LayoutKind::SparseCoo, LayoutKind::SparseCsr],

@@ -35,7 +35,7 @@ pub(super) mod tests;
 
 pub use read::Zt2Reader;
 
-use crate::formats::{Caps, FormatUnit};
+use crate::formats::{Caps, FormatUnit, Variant};
 use crate::model::{ChecksumKind, DType, LayoutKind};
 
 pub(crate) use describe::check_supported;
@@ -61,6 +61,8 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     updater: None,
     check_supported,
     write_order,
+    variant: Some(Variant { family: "zTensor", label: "2" }),
+    companion: None,
     caps: Caps {
         holds_dtype: |d| describe::storage(d).is_some(),
         layouts: &[

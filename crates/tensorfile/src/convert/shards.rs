@@ -9,10 +9,10 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::index::ShardIndex;
 use crate::convert::{self, ConvertOptions, ConvertReport, Progress, Tally};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
+use crate::file::sets::ShardIndex;
 use crate::limits::MAX_SHARDS;
 use crate::output::AtomicFile;
 

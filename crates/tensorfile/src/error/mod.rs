@@ -5,8 +5,12 @@
 //! message text. Messages name the file (when known), the tensor (when one is involved) and
 //! what is wrong.
 
+mod diagnosis;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+pub use diagnosis::{Diagnosis, FormatName, Need};
 
 /// A rule of a file format that a file can break. Stable: tests assert on these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -258,8 +262,8 @@ pub struct Error {
     path: Option<PathBuf>,
     tensor: Option<String>,
     hint: Option<Hint>,
-    /// What the file really is, when it did not open ([`crate::diagnose`]).
-    diagnosis: Option<Box<crate::diagnose::Diagnosis>>,
+    /// What the file really is, when it did not open ([`Diagnosis`]).
+    diagnosis: Option<Box<Diagnosis>>,
 }
 
 /// Shorthand for results of this library.
@@ -285,13 +289,13 @@ impl Error {
 
     /// Attach what the file really is (an LFS pointer, an HTML page, cut short...): it leads
     /// the message; the rule stays.
-    pub fn with_diagnosis(mut self, diagnosis: crate::diagnose::Diagnosis) -> Self {
+    pub fn with_diagnosis(mut self, diagnosis: Diagnosis) -> Self {
         self.diagnosis = Some(Box::new(diagnosis));
         self
     }
 
     /// What the file really is, when opening it failed and its bytes say more than the rule.
-    pub fn diagnosis(&self) -> Option<&crate::diagnose::Diagnosis> {
+    pub fn diagnosis(&self) -> Option<&Diagnosis> {
         self.diagnosis.as_deref()
     }
 

@@ -3,13 +3,13 @@
 //! writing over a file that is being read (and mapped) is safe: the reader keeps the old one.
 //! Several files that must appear together (the shards of a checkpoint and their index) are
 //! each written and staged first, then committed one after the other.
-
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use tempfile::{NamedTempFile, TempPath};
 
+use super::Output;
 use crate::error::{Error, Result};
 use crate::source::Bytes;
 
@@ -98,7 +98,7 @@ impl Seek for FileWriter<'_> {
     }
 }
 
-impl crate::formats::Output for FileWriter<'_> {
+impl Output for FileWriter<'_> {
     fn write_bytes(&mut self, bytes: &Bytes) -> std::io::Result<()> {
         match bytes.mapped_file() {
             Some((from, offset)) if bytes.len() >= KERNEL_COPY_MIN => {
@@ -193,7 +193,7 @@ pub fn write_atomically(dest: impl AsRef<Path>, fill: impl FnOnce(&mut dyn Write
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Output;
+    use crate::output::Output;
 
     /// Slices of a mapped file, copied in the kernel, land at the writer's position between
     /// buffered writes, whatever their offsets; owned bytes and short slices are written.

@@ -1,0 +1,179 @@
+//! One conversion as the shells ask for it ([`ConvertJob`]): the inputs (one file with the
+//! second file its format keeps data in, or several merged), what is written (selection and
+//! renames, casting, write options), and where (one file, or shards); run, it gives one
+//! report ([`Conversion`]) that the shells render.
+
+use std::path::PathBuf;
+
+use serde_json::{Value as Json, json};
+
+use super::shards::convert_to_shards;
+use super::{ConvertOptions, ConvertReport, Progress, Selection, convert_file};
+use crate::error::{Error, Result};
+use crate::file::OpenOptions;
+use crate::formats::{Format, Ignored, WriteRequest};
+use crate::model::DType;
+
+/// A conversion to run: build it with [`ConvertJob::new`], set what differs from the
+/// defaults, then [`ConvertJob::run`] it.
+///
+/// ```no_run
+/// use tensorfile::convert::ConvertJob;
+/// let mut job = ConvertJob::new(["model.safetensors"], "model.zt");
+/// job.variant = Some("2".into()); // zTensor 2
+/// job.max_shard_size = Some(5_000_000_000);
+/// let done = job.run(&mut |_| {})?;
+/// println!("{} tensors into {:?}", done.report.tensors, done.files());
+/// # Ok::<(), tensorfile::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ConvertJob {
+    /// The files to read, merged in this order (each a file, a sharded checkpoint's index or
+    /// folder, or a URL).
+    pub inputs: Vec<PathBuf>,
+    /// The file to write; its extension picks the format.
+    pub output: PathBuf,
+    /// The second file the (single) input keeps data in: an ExecuTorch program's `.ptd`.
+    pub data: Option<PathBuf>,
+    /// Which of the formats sharing the output's extension is written (zTensor `0.1` or `2`
+    /// for `.zt`); `None`: the first registered.
+    pub variant: Option<String>,
+    /// The write options as given (`None`: the library's default).
+    pub request: WriteRequest,
+    /// Leave out tensors the output cannot hold (and unreadable ones) instead of failing.
+    pub skip_unsupported: bool,
+    /// Check stored checksums while reading.
+    pub verify: bool,
+    /// Cast floating tensors to this dtype ([`ConvertOptions::dtype`]).
+    pub dtype: Option<DType>,
+    /// Which entries are written, and under which names.
+    pub select: Selection,
+    /// Write shards of at most this many tensor bytes, named after the output, and their index.
+    pub max_shard_size: Option<u64>,
+}
+
+impl ConvertJob {
+    /// Convert `inputs` into `output`, with every option at its default.
+    pub fn new<P: Into<PathBuf>>(inputs: impl IntoIterator<Item = P>, output: impl Into<PathBuf>) -> Self {
+        ConvertJob {
+            inputs: inputs.into_iter().map(Into::into).collect(),
+            output: output.into(),
+            data: None,
+            variant: None,
+            request: WriteRequest::default(),
+            skip_unsupported: false,
+            verify: true,
+            dtype: None,
+            select: Selection::default(),
+            max_shard_size: None,
+        }
+    }
+
+    /// The format the output is written as.
+    pub fn format(&self) -> Result<Format> {
+        Format::for_output(&self.output, self.variant.as_deref())
+    }
+
+    /// The write options given that the output format ignores, and why (for the shells to
+    /// warn about, each in its own terms).
+    pub fn ignored(&self) -> Result<Vec<Ignored>> {
+        Ok(self.request.ignored_by(self.format()?))
+    }
+
+    /// Open the inputs and write the output, reporting progress after each tensor.
+    pub fn run(&self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Conversion> {
+        let format = self.format()?;
+        let options = ConvertOptions {
+            write: self.request.options(),
+            skip_unsupported: self.skip_unsupported,
+            verify: self.verify,
+            dtype: self.dtype,
+            format: Some(format),
+            select: self.select.clone(),
+        };
+        if self.inputs.is_empty() {
+            return Err(Error::usage("a conversion needs at least one file to read"));
+        }
+        if self.data.is_some() && self.inputs.len() > 1 {
+            return Err(Error::usage("the second file of a program goes with a single input"));
+        }
+        let src = OpenOptions::new().data(self.data.clone()).open_merged(&self.inputs)?;
+        let (report, sharded) = match self.max_shard_size {
+            None => (convert_file(&src, &self.output, &options, progress)?, None),
+            Some(size) => {
+                let s = convert_to_shards(&src, &self.output, size, &options, progress)?;
+                (s.conversion, Some(Shards { files: s.files, index: s.index, removed: s.removed }))
+            }
+        };
+        Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: self.dtype, report, sharded })
+    }
+}
+
+/// What a [`ConvertJob`] did.
+#[derive(Debug, Clone)]
+pub struct Conversion {
+    /// The files read.
+    pub inputs: Vec<PathBuf>,
+    /// The output asked for.
+    pub output: PathBuf,
+    /// The dtype floating tensors were cast to, when one was asked for.
+    pub dtype: Option<DType>,
+    /// What was written: tensors, bytes, what was left out, cast, renamed.
+    pub report: ConvertReport,
+    /// The files of a sharded write; `None` when one file was asked for.
+    pub sharded: Option<Shards>,
+}
+
+/// The files of a sharded write.
+#[derive(Debug, Clone)]
+pub struct Shards {
+    /// The files holding the tensors: the shards in order, or the output alone when every
+    /// tensor fits in one file (then there is no index).
+    pub files: Vec<PathBuf>,
+    /// The index, when there are several shards.
+    pub index: Option<PathBuf>,
+    /// Files an earlier write to the same output left, removed by this one.
+    pub removed: Vec<PathBuf>,
+}
+
+impl Conversion {
+    /// The files written that hold the tensors: the shards, or the output.
+    pub fn files(&self) -> Vec<PathBuf> {
+        match &self.sharded {
+            Some(s) => s.files.clone(),
+            None => vec![self.output.clone()],
+        }
+    }
+
+    /// The report as JSON (`convert --json`; Python's `convert` returns a view of it).
+    pub fn to_json(&self) -> Json {
+        let report = &self.report;
+        let text = |p: &PathBuf| p.display().to_string();
+        let skipped: Vec<_> = report.skipped.iter().map(|s| json!({ "name": s.name, "reason": s.reason })).collect();
+        let renamed: Vec<_> = report.renamed.iter().map(|(from, to)| json!({ "from": from, "to": to })).collect();
+        let mut value = json!({
+            "inputs": self.inputs.iter().map(text).collect::<Vec<_>>(),
+            "output": text(&self.output),
+            "format": report.format.name(),
+            "tensors": report.tensors,
+            "bytes": report.bytes,
+            "skipped": skipped,
+            "decoded": report.decoded,
+            "dtype": self.dtype.map(DType::name),
+            "cast": report.cast,
+            "dropped_metadata": report.dropped_metadata,
+            "renamed": renamed,
+            "filtered_out": report.filtered_out,
+        });
+        if let [input] = self.inputs.as_slice() {
+            value["input"] = json!(text(input));
+        }
+        if let Some(sharded) = &self.sharded {
+            value["files"] = json!(sharded.files.iter().map(text).collect::<Vec<_>>());
+            value["index"] = json!(sharded.index.as_ref().map(text));
+            value["removed"] = json!(sharded.removed.iter().map(text).collect::<Vec<_>>());
+        }
+        value
+    }
+}

@@ -1,0 +1,36 @@
+//! What ExecuTorch files offer beyond reading their tensors: moving a program's constants into
+//! a `.ptd` ([`externalize`]), and their flatbuffers as JSON ([`structure_json`],
+//! [`delegates_json`], what `dump` prints).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::file::TensorFile;
+use crate::formats::executorch::pte::{PteReader, rewrite};
+
+pub use crate::dump::{delegates_json, structure_json};
+pub use rewrite::Externalized;
+
+/// Move the constants of each program `(pte, dest)` into the `.ptd` at `data`: each program
+/// is written to its `dest` with its constants made EXTERNAL tensors, named as `ls` names
+/// them (prefixed by each program's file stem when there are several: `<stem>/constant.3`);
+/// identical tensors are stored once. Every program written is opened again with the `.ptd`
+/// and verified whole before this returns.
+pub fn externalize(programs: &[(&TensorFile, PathBuf)], data: &Path) -> Result<Vec<Externalized>> {
+    let readers = programs
+        .iter()
+        .map(|(file, dest)| {
+            let reader =
+                file.reader_as::<PteReader>().ok_or_else(|| Error::usage("externalize needs .pte programs"))?;
+            Ok((reader, dest.clone()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let results = rewrite::externalize(&readers, data)?;
+    for r in &results {
+        let written = TensorFile::open_with_data(&r.program, Some(data))?;
+        if let Some(problem) = written.verify().into_iter().next() {
+            return Err(problem);
+        }
+    }
+    Ok(results)
+}

@@ -1,0 +1,286 @@
+//! Opening files: [`OpenOptions`], in the manner of `std::fs::OpenOptions`, is the one way in;
+//! [`TensorFile`]'s constructors are short calls of it. Whatever the way in, an error opening
+//! a file's content is explained once, at the end, by what the file really is
+//! ([`crate::diagnose`]).
+
+use std::path::{Path, PathBuf};
+
+use super::sets::{self, MergedSet, ShardSet};
+use super::{Access, TensorFile};
+use crate::diagnose::{self, Sample};
+use crate::error::{Error, Result, Rule};
+use crate::formats::{DETECT_BYTES, Format};
+use crate::source::{self, Bytes, Source};
+
+/// How to open a tensor file: how a local file's bytes are reached, the second file a
+/// program keeps its data in, or a format to take the file as. `OpenOptions::new().open(path)`
+/// is [`TensorFile::open`].
+///
+/// ```no_run
+/// use tensorfile::{Access, OpenOptions};
+/// let program = OpenOptions::new().data("model.ptd").open("model.pte")?;
+/// let cold = OpenOptions::new().access(Access::ReadWholeIfCold).open("model.safetensors")?;
+/// let merged = OpenOptions::new().open_merged(&["a.safetensors", "b.gguf"])?;
+/// # Ok::<(), tensorfile::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    access: Access,
+    data: Option<PathBuf>,
+    format: Option<Format>,
+}
+
+impl OpenOptions {
+    /// Mapped, no second file, the format recognised from the content.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How a local file's bytes are reached (a URL or a folder opens as it does anyway).
+    pub fn access(&mut self, access: Access) -> &mut Self {
+        self.access = access;
+        self
+    }
+
+    /// The second file the file is opened with, for a format that keeps data in one (an
+    /// ExecuTorch program's `.ptd` of external tensors); `None` for none.
+    pub fn data(&mut self, data: impl Into<Option<PathBuf>>) -> &mut Self {
+        self.data = data.into();
+        self
+    }
+
+    /// Take bytes given to [`OpenOptions::open_bytes`] as this format, without recognising
+    /// it from their content.
+    pub fn format(&mut self, format: Format) -> &mut Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// Open `path`: a file (mapped), a folder or the index of a sharded checkpoint
+    /// (`model.safetensors.index.json`: one file holding every tensor of its shards), or a URL
+    /// (`https://`, `s3://`, `gs://`, `az://`: only the index is fetched, a tensor's bytes when
+    /// it is read).
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<TensorFile> {
+        let path = path.as_ref();
+        if let Some(data) = &self.data {
+            return open_with_companion(path, data);
+        }
+        match source::url_of(path) {
+            Some(url) => open_url(url),
+            None => open_local(path, self.access),
+        }
+    }
+
+    /// Open `paths` as one set: every tensor of every file, in that order. Files must be of
+    /// one format and share no tensor name.
+    pub fn open_set<P: AsRef<Path> + Sync>(&self, paths: &[P]) -> Result<TensorFile> {
+        let mut file = from_set(ShardSet::open_list(paths), None)?;
+        file.remote = paths.iter().any(|p| source::url_of(p.as_ref()).is_some());
+        Ok(file)
+    }
+
+    /// Open `paths` merged into one file: every entry of each, in that order, whatever their
+    /// formats; each may be a file, a sharded checkpoint or a URL (see [`MergedSet`]). A name
+    /// in two of them is an error naming both. One path opens as [`OpenOptions::open`] opens
+    /// it (with the second file given by [`OpenOptions::data`]); a second file goes with one
+    /// path only.
+    pub fn open_merged<P: AsRef<Path> + Sync>(&self, paths: &[P]) -> Result<TensorFile> {
+        match paths {
+            [one] => return self.open(one),
+            _ if self.data.is_some() => {
+                return Err(Error::usage("the second file of a program goes with a single input"));
+            }
+            _ => {}
+        }
+        use rayon::prelude::*;
+        let opened = paths.par_iter().map(|p| Ok((p.as_ref().to_path_buf(), self.open(p)?)));
+        let inputs: Vec<(PathBuf, TensorFile)> = opened.collect::<Result<_>>()?;
+        let remote = inputs.iter().any(|(_, f)| f.remote);
+        let merged = MergedSet::new(inputs)?;
+        let size = merged.size();
+        let mut file = TensorFile::from_reader(Box::new(merged), size)?;
+        file.remote = remote;
+        Ok(file)
+    }
+
+    /// Open bytes already in memory (as the format given by [`OpenOptions::format`], else
+    /// recognised from their content).
+    pub fn open_bytes(&self, bytes: Bytes) -> Result<TensorFile> {
+        match self.format {
+            Some(format) => TensorFile::from_source_as(Source::local(bytes), format),
+            None => {
+                let explain = |e| diagnose::explain_sample(e, &Sample::of_bytes(&bytes, None));
+                let format = Format::detect(&bytes).map_err(explain)?;
+                TensorFile::from_source_as(Source::local(bytes.clone()), format).map_err(explain)
+            }
+        }
+    }
+
+    /// Open a file from its source (local bytes, or an object read by range), recognising its
+    /// format from its content (or as the format given by [`OpenOptions::format`]).
+    pub fn open_source(&self, src: Source) -> Result<TensorFile> {
+        let explain = |e| diagnose::explain(e, &src, None);
+        let format = match self.format {
+            Some(format) => format,
+            None => Format::detect_source(&src).map_err(explain)?,
+        };
+        let mut file = TensorFile::from_source_as(src.clone(), format).map_err(explain)?;
+        file.remote = file.source.as_ref().is_some_and(Source::is_remote);
+        Ok(file)
+    }
+}
+
+/// A local file or folder.
+fn open_local(path: &Path, access: Access) -> Result<TensorFile> {
+    let whole = match access {
+        Access::Map => false,
+        Access::ReadWhole => true,
+        Access::ReadWholeIfCold => !path.is_dir() && !source::is_cached(path),
+    };
+    let bytes = if whole { Bytes::read_direct(path) } else { Bytes::map_file(path) };
+    let bytes = match bytes {
+        Ok(bytes) => bytes,
+        // A folder cannot be mapped: only then is it worth asking whether it is one.
+        Err(_) if path.is_dir() => return from_set(ShardSet::open_folder(path), Some(path)),
+        Err(e) => return Err(e),
+    };
+    let format = match Format::detect(&bytes) {
+        Ok(format) => format,
+        Err(e) if e.rule() == Some(Rule::UnknownFormat) && sets::looks_like_index(&bytes) => {
+            // Not an index after all (a JSON error body...): say what it is.
+            let set = ShardSet::open_index(path, &bytes).map_err(|e| match e.path() {
+                None => diagnose::explain_sample(e, &Sample::of_bytes(&bytes, Some(path))),
+                Some(_) => e,
+            });
+            return from_set(set, Some(path));
+        }
+        Err(e) => return Err(diagnose::explain_sample(e, &Sample::of_bytes(&bytes, Some(path))).in_file(path)),
+    };
+    let src = Source::local(bytes).at(path);
+    let explain = |e| diagnose::explain(e, &src, Some(path)).in_file(path);
+    TensorFile::from_source_as(src.clone(), format).map_err(explain).map(|mut f| {
+        f.path = Some(path.to_path_buf());
+        f
+    })
+}
+
+/// A remote object by URL. Only its index is fetched (the header of a safetensors file, the
+/// footer of a `.zt`, the central directory and records of a zip archive, the flatbuffer of
+/// a `.pte`/`.ptd`); a tensor's bytes are fetched when it is read.
+fn open_url(url: &str) -> Result<TensorFile> {
+    let src = Source::open_url(url).map_err(|e| e.in_file(url))?;
+    let open = || -> Result<TensorFile> {
+        let src = src.clone();
+        let format = match Format::detect_source(&src) {
+            Ok(format) => format,
+            Err(e) if e.rule() == Some(Rule::UnknownFormat) && sets::looks_like_index(&src.head(DETECT_BYTES)?) => {
+                // The index of a sharded checkpoint: its shards are the objects beside it.
+                // (One byte past the limit: the index parser refuses what is too long.)
+                let text = src.head(crate::limits::MAX_SHARD_INDEX.saturating_add(1))?;
+                // Not an index after all (a JSON error body...): say what it is.
+                let set = ShardSet::open_index(Path::new(url), &text).map_err(|e| match e.path() {
+                    None => diagnose::explain(e, &src, Some(Path::new(url))),
+                    Some(_) => e,
+                })?;
+                let size = set.size();
+                return TensorFile::from_reader(Box::new(set), size);
+            }
+            Err(e) => return Err(e),
+        };
+        TensorFile::from_source_as(src, format)
+    };
+    let mut file = open().map_err(|e| diagnose::explain(e, &src, Some(Path::new(url))).in_file(url))?;
+    file.path = Some(PathBuf::from(url));
+    file.remote = true;
+    Ok(file)
+}
+
+/// `path` with the second file its format keeps data in (`data`): the format's companion.
+fn open_with_companion(path: &Path, data: &Path) -> Result<TensorFile> {
+    let src = Source::open(path)?;
+    let format = Format::detect_source(&src).map_err(|e| diagnose::explain(e, &src, Some(path)).in_file(path))?;
+    let Some(companion) = format.unit().companion() else {
+        let takers: Vec<String> = Format::ALL
+            .iter()
+            .filter_map(|f| f.unit().companion().map(|c| format!("{} goes with {}", c.what(), article_title(*f))))
+            .collect();
+        return Err(Error::usage(format!("{}; {} is not one", takers.join("; "), path.display())));
+    };
+    let data_src = Source::open(data).map_err(|e| e.in_file(data))?;
+    let size = src.len();
+    let reader = companion.open_with(src, data_src, path, data)?;
+    let mut f = TensorFile::from_reader(reader, size).map_err(|e| e.in_file(path))?;
+    f.path = Some(path.to_path_buf());
+    f.remote = source::url_of(path).is_some() || source::url_of(data).is_some();
+    Ok(f)
+}
+
+/// `an ExecuTorch program`: the format's title with its article.
+fn article_title(format: Format) -> String {
+    let title = format.unit().title();
+    let vowel = title.chars().next().is_some_and(|c| "AEIOUaeiou".contains(c));
+    format!("{} {title}", if vowel { "an" } else { "a" })
+}
+
+fn from_set(set: Result<ShardSet>, path: Option<&Path>) -> Result<TensorFile> {
+    let in_path = |e: Error| match path {
+        Some(p) => e.in_file(p),
+        None => e,
+    };
+    let set = set.map_err(in_path)?;
+    let size = set.size();
+    let mut file = TensorFile::from_reader(Box::new(set), size).map_err(in_path)?;
+    file.path = path.map(Path::to_path_buf);
+    Ok(file)
+}
+
+impl TensorFile {
+    /// Map `path` and open it. A folder, or the index of a sharded checkpoint
+    /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
+    /// (see [`crate::shards`]). A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote
+    /// object. [`OpenOptions`] says how else to open.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        OpenOptions::new().open(path)
+    }
+
+    /// [`Self::open`], a local file's bytes reached as `access` says.
+    pub fn open_with(path: impl AsRef<Path>, access: Access) -> Result<Self> {
+        OpenOptions::new().access(access).open(path)
+    }
+
+    /// Open a remote object by URL ([`OpenOptions::open`] of a URL).
+    pub fn open_url(url: &str) -> Result<Self> {
+        OpenOptions::new().open(url)
+    }
+
+    /// Open `paths` as one set ([`OpenOptions::open_set`]).
+    pub fn open_many<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
+        OpenOptions::new().open_set(paths)
+    }
+
+    /// Open `paths` merged into one file ([`OpenOptions::open_merged`]).
+    pub fn open_merged<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
+        OpenOptions::new().open_merged(paths)
+    }
+
+    /// Open `path`; when it is an ExecuTorch program, `data` is the `.ptd` holding its
+    /// external tensors ([`OpenOptions::data`]).
+    pub fn open_with_data(path: impl AsRef<Path>, data: Option<&Path>) -> Result<Self> {
+        OpenOptions::new().data(data.map(Path::to_path_buf)).open(path)
+    }
+
+    /// Open bytes already in memory ([`OpenOptions::open_bytes`]).
+    pub fn from_bytes(bytes: Bytes) -> Result<Self> {
+        OpenOptions::new().open_bytes(bytes)
+    }
+
+    /// Open bytes as a given format, skipping detection.
+    pub fn from_bytes_as(bytes: Bytes, format: Format) -> Result<Self> {
+        OpenOptions::new().format(format).open_bytes(bytes)
+    }
+
+    /// Open a file from its source ([`OpenOptions::open_source`]).
+    pub fn from_source(src: Source) -> Result<Self> {
+        OpenOptions::new().open_source(src)
+    }
+}

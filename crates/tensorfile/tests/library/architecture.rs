@@ -1,0 +1,355 @@
+//! The library's layers, read from its source: every `crate::` path of every module outside
+//! test code, resolved to the top-level module it names, must point down or sideways (never
+//! up), and no two top-level modules may name each other, directly or through others. The
+//! Python binding's modules form no circle either. docs/ARCHITECTURE.md draws these layers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first, and the top-level modules of each. A module names only modules of
+/// its own layer or below (and, within a layer, no circle).
+const LAYERS: &[(&str, &[&str])] = &[
+    // Errors, and the leaf helpers they may use (nothing of the library beneath them).
+    ("errors", &["error", "limits", "units"]),
+    // Bytes: where they come from and where they go.
+    ("bytes", &["checked", "cursor", "source", "output", "ahead", "swap"]),
+    // The format-neutral model, and the vocabulary formats describe their files in.
+    ("model", &["model", "describe"]),
+    // Containers formats are built of (flatbuffers, pickles, zip archives).
+    ("containers", &["flatbuf", "pickle", "zip"]),
+    // One unit per format, and their registry.
+    ("formats", &["formats"]),
+    // The opened file and sets of files, and what a file that does not open really is.
+    ("file", &["file", "diagnose"]),
+    // What is done with opened files.
+    (
+        "operations",
+        &[
+            "numbers",
+            "stats",
+            "compare",
+            "show",
+            "facts",
+            "listing",
+            "parameters",
+            "export",
+            "convert",
+            "shards",
+            "update",
+            "report",
+            "dump",
+            "executorch",
+            "stage",
+        ],
+    ),
+];
+
+/// Modules that only this workspace's tests and fuzz targets see (feature `internals`): they
+/// may name any layer.
+const TEST_ONLY: &[&str] = &["fuzzing"];
+
+fn src_dir(krate: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join(krate).join("src")
+}
+
+/// The `.rs` files under `dir`, test code left out (`tests.rs`, anything under a `tests`
+/// folder).
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "tests" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") && name != "tests.rs" {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file without comments, string literals' contents, and inline test modules
+/// (`#[cfg(test)]` before a `mod ... {`).
+fn code_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim();
+        if trimmed == "#[cfg(test)]"
+            && lines.peek().is_some_and(|l| l.trim_start().starts_with("mod ") && l.contains('{'))
+        {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    strip_comments_and_strings(&out)
+}
+
+fn strip_comments_and_strings(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if b[i] == b'"' && !(i > 0 && b[i - 1] == b'\'') {
+            // A string literal (raw strings in this code base hold no `crate::`).
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.extend_from_slice(b"\"\"");
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The top-level module a file belongs to (`formats` for `src/formats/gguf/read.rs`); `None`
+/// for the crate root.
+fn top_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel.components().next()?.as_os_str().to_string_lossy().into_owned();
+    match first.strip_suffix(".rs") {
+        Some("lib" | "main") => None,
+        Some(stem) => Some(stem.to_string()),
+        None => Some(first),
+    }
+}
+
+/// The first segments of every path a `use crate::{...}` group or a `crate::x` path names.
+fn crate_paths(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().last();
+        rest = &rest[at + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue; // `$crate::` or another word ending in `crate`
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // The names at the group's first level: `crate::{a, b::{c, d}}` names a and b.
+            let mut depth = 0;
+            let mut current = String::new();
+            let mut at_start = true;
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        at_start = true;
+                        if !current.is_empty() {
+                            names.push(std::mem::take(&mut current));
+                        }
+                    }
+                    c if depth == 0 && at_start && (c.is_alphanumeric() || c == '_') => current.push(c),
+                    c if depth == 0 && !c.is_whitespace() => {
+                        at_start = false;
+                    }
+                    _ => {}
+                }
+            }
+            if !current.is_empty() {
+                names.push(current);
+            }
+        } else {
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// What each name the crate root declares or re-exports belongs to: its modules, and the items
+/// its `pub use` lines bring up from them (`TensorFile` is `file`'s).
+fn root_names(src: &Path) -> BTreeMap<String, String> {
+    let lib = code_of(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    let mut names = BTreeMap::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let module = name.strip_suffix(".rs").unwrap_or(&name).to_string();
+        if module != "lib" {
+            names.insert(module.clone(), module);
+        }
+    }
+    for statement in lib.split(';') {
+        let statement = statement.trim();
+        let Some(path) = statement.strip_prefix("pub use ") else { continue };
+        let path = path.trim_start_matches("crate::");
+        let Some((module, items)) = path.split_once("::") else { continue };
+        let items = items.trim_start_matches('{').trim_end_matches('}');
+        for item in items.split(',') {
+            let item = item.trim().rsplit("::").next().unwrap().split(" as ").last().unwrap().trim();
+            if !item.is_empty() && item != "self" {
+                names.insert(item.to_string(), module.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Which top-level modules each top-level module names, with a file that does it.
+fn edges(src: &Path) -> BTreeMap<String, BTreeMap<String, PathBuf>> {
+    let names = root_names(src);
+    let mut edges: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
+    for file in sources(src) {
+        let Some(from) = top_of(src, &file) else { continue };
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        let targets = edges.entry(from.clone()).or_default();
+        for name in crate_paths(&code) {
+            let Some(to) = names.get(&name) else { continue };
+            if *to != from {
+                targets.entry(to.clone()).or_insert_with(|| file.clone());
+            }
+        }
+    }
+    edges
+}
+
+/// The circles of a graph (its strongly connected parts of more than one node).
+fn circles(edges: &BTreeMap<String, BTreeMap<String, PathBuf>>) -> Vec<Vec<String>> {
+    let nodes: BTreeSet<&String> = edges.keys().chain(edges.values().flat_map(|t| t.keys())).collect();
+    let reaches = |from: &String| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(n) = stack.pop() {
+            for next in edges.get(&n).into_iter().flat_map(|t| t.keys()) {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reach: BTreeMap<&String, BTreeSet<String>> = nodes.iter().map(|n| (*n, reaches(n))).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in &nodes {
+        if done.contains(*n) {
+            continue;
+        }
+        let circle: Vec<String> =
+            nodes.iter().filter(|m| reach[*n].contains(**m) && reach[**m].contains(*n)).map(|m| (*m).clone()).collect();
+        if circle.len() > 1 {
+            done.extend(circle.iter().cloned());
+            out.push(circle);
+        }
+    }
+    out
+}
+
+fn describe_circle(edges: &BTreeMap<String, BTreeMap<String, PathBuf>>, circle: &[String], src: &Path) -> String {
+    let mut lines = vec![format!("circle: {}", circle.join(", "))];
+    for a in circle {
+        for (b, file) in edges.get(a).into_iter().flatten() {
+            if circle.contains(b) {
+                lines.push(format!("  {a} -> {b} ({})", file.strip_prefix(src).unwrap().display()));
+            }
+        }
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn every_arrow_of_the_library_points_down() {
+    let src = src_dir("tensorfile");
+    let rank: BTreeMap<&str, usize> =
+        LAYERS.iter().enumerate().flat_map(|(i, (_, modules))| modules.iter().map(move |m| (*m, i))).collect();
+    let edges = edges(&src);
+    let mut problems = Vec::new();
+    for (from, targets) in &edges {
+        if TEST_ONLY.contains(&from.as_str()) {
+            continue;
+        }
+        let Some(&from_rank) = rank.get(from.as_str()) else {
+            problems.push(format!("{from}: a top-level module in no layer (add it to LAYERS and ARCHITECTURE.md)"));
+            continue;
+        };
+        for (to, file) in targets {
+            if TEST_ONLY.contains(&to.as_str()) {
+                problems.push(format!("{from} names {to}, which only tests see ({})", file.display()));
+                continue;
+            }
+            let Some(&to_rank) = rank.get(to.as_str()) else { continue };
+            if to_rank > from_rank {
+                problems.push(format!(
+                    "{from} ({}) names {to} ({}), a layer above it: {}",
+                    LAYERS[from_rank].0,
+                    LAYERS[to_rank].0,
+                    file.strip_prefix(&src).unwrap().display()
+                ));
+            }
+        }
+    }
+    for circle in circles(&edges) {
+        problems.push(describe_circle(&edges, &circle, &src));
+    }
+    assert!(problems.is_empty(), "the library's arrows:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_python_bindings_modules_form_no_circle() {
+    let src = src_dir("tensorfile-py");
+    let edges = edges(&src);
+    let found: Vec<String> = circles(&edges).iter().map(|c| describe_circle(&edges, c, &src)).collect();
+    assert!(found.is_empty(), "the binding's modules:\n{}", found.join("\n"));
+}
+
+/// The reader of paths above must see what the compiler sees: a hand-made file with each kind
+/// of path, comment and test module.
+#[test]
+fn paths_are_read_from_code_only() {
+    let text = r#"
+use crate::error::Result;
+use crate::{model::{DType, Kind}, source};
+// use crate::report::Section;
+/// [`crate::file::TensorFile`]
+fn f() { let _ = crate::limits::MAX; let s = "crate::update"; }
+#[cfg(test)]
+mod tests {
+    use crate::convert;
+}
+"#;
+    let names = crate_paths(&code_of(text));
+    assert_eq!(names, ["error", "model", "source", "limits"]);
+}
+
+/// A circle is found, and its members named.
+#[test]
+fn a_circle_is_found() {
+    let mut edges: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
+    for (a, b) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
+        edges.entry(a.into()).or_default().insert(b.into(), PathBuf::from(format!("{a}.rs")));
+    }
+    assert_eq!(circles(&edges), vec![vec!["a".to_string(), "b".into(), "c".into()]]);
+}
