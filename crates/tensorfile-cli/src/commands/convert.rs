@@ -1,11 +1,10 @@
 //! `tensorfile convert IN... OUT`: any readable format into any writable one; several inputs
 //! merged, entries selected and renamed.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tensorfile::TensorFile;
 use tensorfile::convert::{self, ConvertOptions, ConvertReport, Progress, Selection};
@@ -13,10 +12,12 @@ use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
 use tensorfile::shards::{self, ShardedReport};
 
-use super::{Outcome, warn};
-use crate::render;
+use crate::outcome::Outcome;
+use crate::warning::warn;
+use crate::{progress, render};
 
-/// Convert a file to the format its output extension names (.zt, .safetensors, .pt, .ptd).
+// The help's first sentence, naming the extensions written, is added from the library's
+// registry (`format_texts::convert_help`).
 /// `.zt` is written as zTensor v0.1, the format of the seed reference, unless --zt-version 2.
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
@@ -100,9 +101,6 @@ impl Args {
     }
 }
 
-/// Show a progress bar for conversions of more than this many bytes.
-const PROGRESS_THRESHOLD: u64 = 64 << 20;
-
 /// What a conversion wrote: one file, or shards.
 enum Written {
     File(ConvertReport),
@@ -146,14 +144,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
         (inputs, None) => TensorFile::open_merged(inputs)?,
     };
-    let mut bar: Option<ProgressBar> = None;
-    let show_progress = std::io::stderr().is_terminal();
+    let mut bar: Option<progress::Progress> = None;
     let mut on_progress = |p: Progress<'_>| {
-        if show_progress && p.total_bytes > PROGRESS_THRESHOLD {
-            let bar = bar.get_or_insert_with(|| progress_bar(p.total_bytes));
-            bar.set_position(p.done_bytes);
-            bar.set_message(render::printable(p.tensor).into_owned());
-        }
+        let bar = bar.get_or_insert_with(|| progress::Progress::new(p.total_bytes, progress::Unit::Bytes));
+        bar.set(p.done_bytes, &render::printable(p.tensor));
     };
     let result = match max_shard_size {
         Some(size) => {
@@ -162,7 +156,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         None => convert::convert_file(&src, args.output(), &options, &mut on_progress).map(Written::File),
     };
     if let Some(bar) = bar {
-        bar.finish_and_clear();
+        bar.finish();
     }
     let written = result?;
     let report = written.report();
@@ -199,15 +193,6 @@ fn request(args: &Args) -> tensorfile::Result<WriteRequest> {
     let mut request = WriteRequest::parse(args.compress.as_deref(), args.checksum.as_deref())?;
     request.byte_order = args.big_endian.then_some(ByteOrder::Big);
     Ok(request)
-}
-
-fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} ({eta}) {wide_msg}");
-    if let Ok(style) = style {
-        bar.set_style(style);
-    }
-    bar
 }
 
 fn print_report(args: &Args, written: &Written, out: &mut dyn Write) -> std::io::Result<()> {
