@@ -4,8 +4,13 @@
 //! 2 a usage error (bad arguments or option values, an output extension of no known format).
 
 mod commands;
+mod format_texts;
+mod outcome;
+mod output_folder;
+mod progress;
 mod render;
 mod safe_name;
+mod warning;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -13,7 +18,8 @@ use std::process::ExitCode;
 use clap::FromArgMatches;
 use tensorfile::ErrorKind;
 
-use commands::{Cli, Outcome};
+use commands::Cli;
+use outcome::Outcome;
 
 fn main() -> ExitCode {
     let cli = match Cli::from_arg_matches(&commands::command().get_matches()) {

@@ -1,4 +1,5 @@
-//! An opened file: entries, metadata, the `info` facts, and its tensors.
+//! What Python calls on an opened file (`NativeFile`, defined in `opened`): entries,
+//! metadata, the `info` facts, and its tensors.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,15 +13,9 @@ use tensorfile::stats::{self, StatsOptions, TensorStats};
 use tensorfile::{Access, Depth, TensorFile};
 
 use crate::errors::IntoPy;
-use crate::staging::NativeStaging;
-use crate::tensor::NativeTensor;
-
-/// An opened tensor file, shared by every tensor read from it; safe to use from many threads.
-#[pyclass(frozen, module = "tensorfile._native")]
-pub struct NativeFile {
-    pub(crate) file: Arc<TensorFile>,
-    path: String,
-}
+use crate::opened::NativeFile;
+use crate::staging::{self, NativeStaging};
+use crate::tensor::{NativeTensor, read_unread};
 
 /// A metadata value as a Python object (through JSON, which every value has).
 fn meta_to_py<'py>(py: Python<'py>, v: &MetaValue) -> PyResult<Bound<'py, PyAny>> {
@@ -29,13 +24,6 @@ fn meta_to_py<'py>(py: Python<'py>, v: &MetaValue) -> PyResult<Bound<'py, PyAny>
 
 pub fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (v.to_string(),))
-}
-
-impl NativeFile {
-    /// The path as the caller gave it.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
 }
 
 #[pymethods]
@@ -65,12 +53,12 @@ impl NativeFile {
                 Some(data) => TensorFile::open_with_data(&path, Some(data)),
             })
             .py()?;
-        Ok(NativeFile { file: Arc::new(file), path: display })
+        Ok(NativeFile::new(Arc::new(file), display))
     }
 
     #[getter(path)]
     fn py_path(&self) -> &str {
-        &self.path
+        self.path()
     }
 
     #[getter]
@@ -122,7 +110,7 @@ impl NativeFile {
     /// ahead on a few threads ([`TensorFile::read_each`]) rather than one after another on
     /// first use. Sparse tensors and tensors already read are left as they are.
     fn load_tensors(&self, py: Python<'_>, tensors: Vec<PyRef<'_, NativeTensor>>) -> PyResult<()> {
-        self.read_unread(py, &tensors, |file, indices| {
+        read_unread(py, &self.file, &tensors, |file, indices| {
             let mut read = Vec::with_capacity(indices.len());
             file.read_each(&indices, false, &mut |_, data| {
                 read.push(data?);
@@ -144,12 +132,12 @@ impl NativeFile {
         chunk: usize,
         direct: &str,
     ) -> PyResult<NativeStaging> {
-        crate::staging::plan(py, self, &tensors, chunk, direct)
+        staging::plan(py, &self.file, &tensors, chunk, direct)
     }
 
     /// What `tensorfile info --json` prints, as JSON text.
     fn info_json(&self) -> String {
-        FileFacts::of(&self.file).to_json(&self.path).to_string()
+        FileFacts::of(&self.file).to_json(self.path()).to_string()
     }
 
     /// Check the structure and every stored checksum, and with `deep` decode every tensor
@@ -158,7 +146,7 @@ impl NativeFile {
     fn verify_json(&self, py: Python<'_>, deep: bool) -> String {
         let file = self.file.clone();
         let depth = if deep { Depth::Deep } else { Depth::Checksums };
-        py.detach(move || file.verify_with(depth)).to_json(&self.path).to_string()
+        py.detach(move || file.verify_with(depth)).to_json(self.path()).to_string()
     }
 
     /// The statistics of tensors `names` (every entry when `None`), with an `hist`-bin
@@ -177,28 +165,5 @@ impl NativeFile {
 
     fn __contains__(&self, name: &str) -> bool {
         self.file.index_of(name).is_some()
-    }
-}
-
-impl NativeFile {
-    /// Read the bytes of those of `tensors` (of this file) not read yet with `read` (given
-    /// the file and their entry indices, the GIL released) and keep them in the tensors.
-    pub(crate) fn read_unread(
-        &self,
-        py: Python<'_>,
-        tensors: &[PyRef<'_, NativeTensor>],
-        read: impl FnOnce(&TensorFile, Vec<usize>) -> tensorfile::Result<Vec<tensorfile::TensorData>> + Send,
-    ) -> PyResult<()> {
-        let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
-        if let Some(other) = unread.iter().find(|t| !Arc::ptr_eq(t.file(), &self.file)) {
-            return Err(tensorfile::Error::usage(format!("{} is a tensor of another file", other.name()))).py();
-        }
-        let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
-        let file = self.file.clone();
-        let read = py.detach(move || read(&file, indices));
-        for (tensor, data) in unread.iter().zip(read.py()?) {
-            tensor.keep(data)?;
-        }
-        Ok(())
     }
 }

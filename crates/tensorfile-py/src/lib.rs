@@ -13,6 +13,7 @@
 mod compare;
 mod errors;
 mod file;
+mod opened;
 mod report;
 mod staging;
 mod tensor;
@@ -28,7 +29,7 @@ fn formats_json() -> String {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<file::NativeFile>()?;
+    m.add_class::<opened::NativeFile>()?;
     m.add_class::<tensor::NativeTensor>()?;
     m.add_class::<tensor::NativeBuffer>()?;
     m.add_class::<staging::NativeStaging>()?;

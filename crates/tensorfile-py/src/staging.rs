@@ -8,12 +8,11 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
-use tensorfile::Error;
 use tensorfile::stage::{Direct, Piece, StageBuffer, StagePlan};
+use tensorfile::{Error, TensorFile};
 
 use crate::errors::IntoPy;
-use crate::file::NativeFile;
-use crate::tensor::NativeTensor;
+use crate::tensor::{NativeTensor, read_unread};
 
 /// A plan of stages over some tensors of a file.
 #[pyclass(frozen, module = "tensorfile._native")]
@@ -63,7 +62,7 @@ impl NativeStageBuffer {
 /// once on rayon's threads) through buffers of `chunk` bytes.
 pub fn plan(
     py: Python<'_>,
-    file: &NativeFile,
+    file: &Arc<TensorFile>,
     tensors: &[PyRef<'_, NativeTensor>],
     chunk: usize,
     direct: &str,
@@ -74,11 +73,11 @@ pub fn plan(
         "never" => Direct::Never,
         other => return Err(Error::usage(format!("direct must be 'auto', 'always' or 'never', not {other:?}"))).py(),
     };
-    if let Some(other) = tensors.iter().find(|t| !Arc::ptr_eq(t.file(), &file.file)) {
+    if let Some(other) = tensors.iter().find(|t| !Arc::ptr_eq(t.file(), file)) {
         return Err(Error::usage(format!("{} is a tensor of another file", other.name()))).py();
     }
     // Decoding is what takes the time: the unread tensors are read at once, on rayon's threads.
-    file.read_unread(py, tensors, |file, indices| indices.par_iter().map(|&i| file.read_index(i)).collect())?;
+    read_unread(py, file, tensors, |file, indices| indices.par_iter().map(|&i| file.read_index(i)).collect())?;
     let bytes = tensors.iter().map(|t| t.dense_bytes(py).cloned()).collect::<PyResult<Vec<_>>>()?;
     let plan = py.detach(move || StagePlan::new(bytes, chunk, direct)).py()?;
     Ok(NativeStaging { plan: Arc::new(plan) })

@@ -10,7 +10,7 @@ use tensorfile::source::Bytes;
 use tensorfile::{DType, Error, TensorFile};
 
 use crate::errors::IntoPy;
-use crate::file::NativeFile;
+use crate::opened::NativeFile;
 
 /// One part of a tensor's layout as Python gets it: role, dtype name, shape, and a view of
 /// its bytes.
@@ -216,26 +216,31 @@ impl NativeTensor {
         Self::new(file.file.clone(), index)
     }
 
+    /// The tensor's name in the file.
     #[getter]
     pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
+    /// The dtype, in torch's spelling (`float32`, `bfloat16`...).
     #[getter]
     fn dtype(&self) -> &'static str {
         self.dtype.name()
     }
 
+    /// The shape (of these rows, for a row slice).
     #[getter]
     fn shape(&self) -> Vec<u64> {
         self.shape.clone()
     }
 
+    /// The size of the tensor's data in bytes (of these rows, for a row slice).
     #[getter]
     fn nbytes(&self) -> u64 {
         self.nbytes
     }
 
+    /// Whether the tensor is stored sparse (COO or CSR).
     #[getter]
     fn is_sparse(&self) -> bool {
         self.sparse
@@ -362,4 +367,25 @@ impl NativeTensor {
     fn __repr__(&self) -> String {
         format!("Tensor({:?}, dtype={}, shape={:?})", self.name, self.dtype.name(), self.shape)
     }
+}
+
+/// Read the bytes of those of `tensors` (of `file`) not read yet with `read` (given the file
+/// and their entry indices, the GIL released) and keep them in the tensors.
+pub(crate) fn read_unread(
+    py: Python<'_>,
+    file: &Arc<TensorFile>,
+    tensors: &[PyRef<'_, NativeTensor>],
+    read: impl FnOnce(&TensorFile, Vec<usize>) -> tensorfile::Result<Vec<TensorData>> + Send,
+) -> PyResult<()> {
+    let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();
+    if let Some(other) = unread.iter().find(|t| !Arc::ptr_eq(t.file(), file)) {
+        return Err(Error::usage(format!("{} is a tensor of another file", other.name()))).py();
+    }
+    let indices: Vec<usize> = unread.iter().map(|t| t.index()).collect();
+    let file = file.clone();
+    let read = py.detach(move || read(&file, indices));
+    for (tensor, data) in unread.iter().zip(read.py()?) {
+        tensor.keep(data)?;
+    }
+    Ok(())
 }

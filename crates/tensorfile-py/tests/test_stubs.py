@@ -52,3 +52,29 @@ def test_classes_and_functions_match():
                 signature = inspect.signature(getattr(cls, name))
                 real_params = [p for p in signature.parameters if p not in ("self", "cls")]
                 assert params(m) == real_params, f"{node.name}.{name}"
+
+
+def test_the_package_stubs_name_what_all_names():
+    """Type checkers read the package's names from `__init__.pyi` when it is shipped, else
+    from `__init__.py` (with `py.typed`): either way the names they see bound at the top
+    level, and the `__all__` they read, are the runtime's `__all__`."""
+    assert Path(tensorfile.__file__).with_name("py.typed").is_file(), "py.typed is shipped"
+    stub = Path(tensorfile.__file__).with_name("__init__.pyi")
+    tree = ast.parse((stub if stub.is_file() else Path(tensorfile.__file__)).read_text())
+    static_all = None
+    bound = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    bound.add(target.id)
+                    if target.id == "__all__":
+                        static_all = ast.literal_eval(node.value)
+    assert static_all == tensorfile.__all__, "__all__ is a literal list that type checkers read as it is"
+    assert {n for n in bound if not n.startswith("_")} == {n for n in tensorfile.__all__ if not n.startswith("_")}
+    assert set(tensorfile.__all__) <= bound

@@ -30,8 +30,10 @@ pub struct FileFacts {
     pub data_bytes: u64,
     /// Stored (possibly compressed) bytes of every readable entry.
     pub stored_bytes: u64,
-    /// Tensors per dtype.
-    pub dtypes: BTreeMap<DType, usize>,
+    /// Tensors per dtype (its name), or for a quantized tensor per quantization scheme
+    /// (`ggml.q4_k`...), as [`Parameters::by_dtype`] names them; in the order of the dtypes,
+    /// a dtype's quantized tensors after its plain ones.
+    pub dtypes: Vec<(String, usize)>,
     /// File-level metadata written by the file's producer (safetensors `__metadata__`...).
     pub metadata: Vec<(String, MetaValue)>,
     /// Facts about the file's structure, as its format gives them (index or header size...).
@@ -48,10 +50,15 @@ impl FileFacts {
         let summary = file.summary();
         let entries = file.entries();
         let (tensors, blobs) = file.kind_counts();
-        let mut dtypes = BTreeMap::new();
+        let mut dtypes: BTreeMap<(DType, Option<String>), usize> = BTreeMap::new();
         for e in entries.iter().filter(|e| e.info().kind() == Kind::Tensor) {
-            *dtypes.entry(e.info().dtype()).or_insert(0) += 1;
+            let quantization = e.info().layout().quant().map(|_| e.info().layout().describe());
+            *dtypes.entry((e.info().dtype(), quantization)).or_insert(0) += 1;
         }
+        let dtypes = dtypes
+            .into_iter()
+            .map(|((dtype, quantization), n)| (quantization.unwrap_or_else(|| dtype.name().to_string()), n))
+            .collect();
         FileFacts {
             format: file.format().name(),
             version: summary.version,
@@ -75,7 +82,7 @@ impl FileFacts {
         let object = |pairs: &[(String, MetaValue)]| -> Map<String, Json> {
             pairs.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()
         };
-        let dtypes: Map<String, Json> = self.dtypes.iter().map(|(d, n)| (d.name().to_string(), json!(n))).collect();
+        let dtypes: Map<String, Json> = self.dtypes.iter().map(|(d, n)| (d.clone(), json!(n))).collect();
         json!({
             "file": path,
             "format": self.format,

@@ -1,20 +1,21 @@
 //! `tensorfile convert IN... OUT`: any readable format into any writable one; several inputs
 //! merged, entries selected and renamed.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
-use indicatif::{ProgressBar, ProgressStyle};
 use tensorfile::convert::{Conversion, ConvertJob, Progress, Selection, Shards};
 use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
 use tensorfile::shards;
 
-use super::{Outcome, warn};
-use crate::render;
+use crate::outcome::Outcome;
+use crate::warning::warn;
+use crate::{progress, render};
 
-/// Convert a file to the format its output extension names (.zt, .safetensors, .pt, .ptd).
+// The help's first sentence, naming the extensions written, is added from the library's
+// registry (`format_texts::convert_help`).
 /// `.zt` is written as zTensor v0.1, the format of the seed reference, unless --zt-version 2.
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
@@ -98,8 +99,6 @@ impl Args {
     }
 }
 
-/// Show a progress bar for conversions of more than this many bytes.
-const PROGRESS_THRESHOLD: u64 = 64 << 20;
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.paths.len() < 2 {
@@ -112,18 +111,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.data.is_some() && args.inputs().len() > 1 {
         return Err(tensorfile::Error::usage("--data goes with a single input (an ExecuTorch program)").into());
     }
-    let mut bar: Option<ProgressBar> = None;
-    let show_progress = std::io::stderr().is_terminal();
+    let mut bar: Option<progress::Progress> = None;
     let mut on_progress = |p: Progress<'_>| {
-        if show_progress && p.total_bytes > PROGRESS_THRESHOLD {
-            let bar = bar.get_or_insert_with(|| progress_bar(p.total_bytes));
-            bar.set_position(p.done_bytes);
-            bar.set_message(render::printable(p.tensor).into_owned());
-        }
+        let bar = bar.get_or_insert_with(|| progress::Progress::new(p.total_bytes, progress::Unit::Bytes));
+        bar.set(p.done_bytes, &render::printable(p.tensor));
     };
     let result = job.run(&mut on_progress);
     if let Some(bar) = bar {
-        bar.finish_and_clear();
+        bar.finish();
     }
     let done = result?;
     let report = &done.report;
@@ -173,15 +168,6 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
         args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
     job.select = Selection::new(&args.include, &args.exclude, &renames)?;
     Ok(job)
-}
-
-fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} ({eta}) {wide_msg}");
-    if let Ok(style) = style {
-        bar.set_style(style);
-    }
-    bar
 }
 
 fn print_report(args: &Args, done: &Conversion, out: &mut dyn Write) -> std::io::Result<()> {

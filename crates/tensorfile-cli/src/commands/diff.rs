@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 use tensorfile::TensorFile;
 use tensorfile::compare::{self, Diff, Side, Tolerance};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Compare the tensors of two files, of any formats; exit 1 when they differ.

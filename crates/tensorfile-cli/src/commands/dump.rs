@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use tensorfile::{TensorFile, dump};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Print the full program (`.pte`) or named-data table (`.ptd`) as JSON, like

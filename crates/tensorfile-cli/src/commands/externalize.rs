@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use tensorfile::{Error, TensorFile};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Move the constants of ExecuTorch programs into one .ptd file, under the names `ls` shows
@@ -33,7 +33,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let destinations: Vec<PathBuf> = if args.programs.len() == 1 {
         vec![args.output.clone()]
     } else {
-        super::output_folder(&args.output)?;
+        crate::output_folder::create(&args.output)?;
         args.programs
             .iter()
             .map(|p| {

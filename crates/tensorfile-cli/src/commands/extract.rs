@@ -11,7 +11,7 @@ use tensorfile::model::{PartSpec, Unreadable};
 use tensorfile::output::write_atomically;
 use tensorfile::{DType, Entry, Error, Kind, TensorData, TensorFile};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 use crate::safe_name::safe_name;
 
@@ -90,7 +90,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .collect::<tensorfile::Result<_>>()
         .map_err(|e| e.in_file(&args.file))?;
     check_distinct(&file, &args.file, &plans)?;
-    super::output_folder(&args.output)?;
+    crate::output_folder::create(&args.output)?;
     let mut written = Vec::new();
     for (index, files) in &plans {
         let entry = &file.entries()[*index];
@@ -119,7 +119,7 @@ fn delegates(file: &TensorFile, args: &Args, out: &mut dyn Write) -> anyhow::Res
         .reader_as::<PteReader>()
         .ok_or_else(|| Error::usage(format!("{}: --delegates is for ExecuTorch programs", args.file.display())))?;
     let payloads = reader.delegate_payloads().map_err(|e| e.in_file(&args.file))?;
-    super::output_folder(&args.output)?;
+    crate::output_folder::create(&args.output)?;
     let mut written = Vec::new();
     for (method, index, id, bytes) in &payloads {
         let path = args.output.join(format!("{}.delegate{index}.{}.bin", safe_name(method), safe_name(id)));

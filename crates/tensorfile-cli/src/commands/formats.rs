@@ -5,7 +5,7 @@ use std::io::Write;
 use serde_json::Value as Json;
 use tensorfile::listing;
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render::{self, Table};
 
 /// List the formats: name, what it is, the output extensions that ask for it, whether it can

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use clap_complete::Shell;
 use clap_mangen::Man;
 
-use super::Outcome;
+use crate::outcome::Outcome;
 
 /// Print a shell completion script for tensorfile.
 ///

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use tensorfile::facts::FileFacts;
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Show a file's format, version, size, entry counts, dtypes and metadata.

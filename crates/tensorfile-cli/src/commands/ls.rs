@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 use tensorfile::listing::{self, EntryRow};
 use tensorfile::{Entry, TensorFile};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render::{self, Table};
 
 /// List the entries of a file, one per row.

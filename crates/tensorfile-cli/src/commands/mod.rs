@@ -1,4 +1,7 @@
-//! The subcommands, one module each; each defines its arguments and a `run`.
+//! The router: the subcommands, one module each (each defines its arguments and a `run`),
+//! and the dispatch of a parsed command line to its module. What the commands share lives in
+//! modules of their own: `input` (the file a reading command opens), and beside `commands`:
+//! `outcome`, `warning`, `output_folder`, `progress`, `render`, `format_texts`.
 
 mod convert;
 mod diff;
@@ -19,28 +22,14 @@ mod verify;
 use std::io::Write;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use tensorfile::Format;
 
-/// The command line's definition, its description naming every format the library knows
-/// (from the registry: a new format needs no change here).
+use crate::format_texts;
+use crate::outcome::Outcome;
+
+/// The command line's definition, its texts that name formats made from the library's
+/// registry (a new format needs no change here).
 pub fn command() -> clap::Command {
-    Cli::command().about(about()).long_about(None)
-}
-
-/// "Read, check, convert and compare tensor files: zTensor v0.1 (.zt), ...".
-fn about() -> String {
-    let named = |f: &Format| {
-        let exts: Vec<String> = f.unit().extensions().iter().map(|e| format!(".{e}")).collect();
-        format!("{} ({})", f.unit().title(), exts.join(", "))
-    };
-    let all: Vec<String> = Format::ALL.iter().map(named).collect();
-    let updatable: Vec<&str> = Format::ALL.iter().filter(|f| f.unit().can_update()).map(|f| f.unit().title()).collect();
-    format!(
-        "Read, check, convert and compare tensor files without running their code: {}. \
-         `update` rewrites the weights of: {}.",
-        all.join(", "),
-        updatable.join(", ")
-    )
+    Cli::command().about(format_texts::about()).long_about(None).mut_subcommand("convert", format_texts::convert_help)
 }
 
 /// Read, check, convert and compare tensor files (the formats are named by `command()`, from
@@ -79,20 +68,6 @@ pub enum Command {
     Man(generate::ManArgs),
 }
 
-/// How a command that ran to its end went.
-pub enum Outcome {
-    Success,
-    /// The command did its work and found a reason to exit 1 (a problem, a difference); it
-    /// has already said why.
-    Failure,
-}
-
-impl Outcome {
-    fn failure_if(failed: bool) -> Outcome {
-        if failed { Outcome::Failure } else { Outcome::Success }
-    }
-}
-
 impl Command {
     /// Run the command, printing its results to `out`.
     pub fn run(self, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -114,21 +89,4 @@ impl Command {
             Command::Man(args) => generate::man(args, out),
         }
     }
-}
-
-/// A warning on stderr.
-fn warn(message: impl std::fmt::Display) {
-    eprintln!("tensorfile: warning: {message}");
-}
-
-/// A folder to write into, made if missing: local only (files are read from URLs, never
-/// written to them).
-fn output_folder(dir: &std::path::Path) -> Result<(), tensorfile::Error> {
-    if tensorfile::source::url_of(dir).is_some() {
-        return Err(tensorfile::Error::unsupported(format!(
-            "{}: tensorfile reads URLs but writes only local files",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir).map_err(|e| tensorfile::Error::from(e).in_file(dir))
 }

@@ -1,6 +1,6 @@
 //! `tensorfile report FILE -o report.html`: one self-contained page to look at a file.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -8,8 +8,8 @@ use tensorfile::compare::Tolerance;
 use tensorfile::report::{self, ReportOptions};
 use tensorfile::stats;
 
-use super::Outcome;
-use super::stats::{PROGRESS_THRESHOLD, progress_bar};
+use crate::outcome::Outcome;
+use crate::progress::{Progress, Unit};
 use crate::render;
 
 /// Write an HTML report of a file: its summary, where its bytes go (by name prefix, dtype,
@@ -62,15 +62,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let other_name = args.compare.as_ref().map(|p| p.display().to_string());
     let total =
         if options.stats { stats::total_values(&file, &(0..file.entries().len()).collect::<Vec<_>>()) } else { 0 };
-    let bar = (std::io::stderr().is_terminal() && total > PROGRESS_THRESHOLD).then(|| progress_bar(total));
-    let data = report::gather(&file, &name, &options, other.as_ref().zip(other_name.as_deref()), &|n| {
-        if let Some(bar) = &bar {
-            bar.inc(n);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    let bar = Progress::new(total, Unit::Values);
+    let data = report::gather(&file, &name, &options, other.as_ref().zip(other_name.as_deref()), &|n| bar.add(n));
+    bar.finish();
     let data = data?;
     let output = args.output.clone().unwrap_or_else(|| {
         let base = args.input.file.file_name().map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());

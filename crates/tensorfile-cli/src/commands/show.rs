@@ -4,7 +4,7 @@ use std::io::Write;
 
 use tensorfile::show::{self, Extent};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Print a tensor's values as numpy's `print(array)` does (numpy 2's default options: the

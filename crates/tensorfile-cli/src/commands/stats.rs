@@ -1,16 +1,13 @@
 //! `tensorfile stats FILE [NAME...] [--hist N]`: the numbers of each tensor summarised.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tensorfile::stats::{self, StatsOptions, TensorStats};
 
-use super::Outcome;
+use crate::outcome::Outcome;
+use crate::progress::{Progress, Unit};
 use crate::render::{self, Table};
-
-/// Values summarised beyond which a progress bar is shown (when stderr is a terminal).
-pub(super) const PROGRESS_THRESHOLD: u64 = 256 << 20;
 
 /// Summarise the values of each tensor: elements, min, max, mean, standard deviation
 /// (population) and largest magnitude of the finite values, counts of zeros, NaNs and
@@ -42,15 +39,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let file = args.input.open()?;
     let options = StatsOptions { names: args.names.clone(), hist: args.hist.map(|n| n as usize) };
     let total = stats::total_values(&file, &stats::select(&file, &options.names)?);
-    let bar = (std::io::stderr().is_terminal() && total > PROGRESS_THRESHOLD).then(|| progress_bar(total));
-    let result = stats::summarise(&file, &options, &|n| {
-        if let Some(bar) = &bar {
-            bar.inc(n);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    let bar = Progress::new(total, Unit::Values);
+    let result = stats::summarise(&file, &options, &|n| bar.add(n));
+    bar.finish();
     let tensors = result?;
     if args.json {
         let records: Vec<_> = tensors.iter().map(TensorStats::to_json).collect();
@@ -74,14 +65,6 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
     }
     Ok(Outcome::Success)
-}
-
-pub(super) fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {human_pos}/{human_len} values ({eta})") {
-        bar.set_style(style);
-    }
-    bar
 }
 
 fn write_table(tensors: &[TensorStats], out: &mut dyn Write) -> std::io::Result<()> {

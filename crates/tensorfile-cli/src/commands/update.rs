@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use tensorfile::TensorFile;
 use tensorfile::update::{self, UpdateOptions};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Replace tensors of a program by name with the tensors of another file (.safetensors,

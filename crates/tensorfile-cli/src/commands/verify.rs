@@ -4,7 +4,7 @@ use std::io::Write;
 
 use tensorfile::{Depth, Verification};
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::render;
 
 /// Check a file: its structure (every rule of its format, and what a consumer checks when

@@ -81,3 +81,26 @@ fn zt_outputs_are_zt2_only_when_asked() {
     assert!(stderr(&not_zt).contains("not zTensor"), "{}", stderr(&not_zt));
     assert_eq!((code(&unknown), code(&not_zt)), (2, 2));
 }
+
+#[test]
+fn help_names_the_extensions_of_every_writable_format_from_the_registry() {
+    let mut writable: Vec<String> = Vec::new();
+    for format in tensorfile::Format::ALL.iter().filter(|f| f.unit().can_write()) {
+        writable.extend(format.unit().extensions().iter().map(|e| format!(".{e}")));
+    }
+    writable.sort();
+    writable.dedup();
+    assert!(writable.len() > 4, "{writable:?}");
+    for flag in ["--help", "-h"] {
+        let help = ok(&[&"convert", &flag]);
+        // The first sentence lists them: "... extension names (.zt, .safetensors, ...)."
+        let first = help.lines().next().unwrap_or_default();
+        let listed = first.split_once('(').and_then(|(_, rest)| rest.split_once(')')).map(|(list, _)| list);
+        let mut listed: Vec<String> = listed.unwrap_or_default().split(", ").map(str::to_string).collect();
+        listed.sort();
+        assert_eq!(listed, writable, "{flag}: {first}");
+    }
+    let all = ok(&[&"--help"]);
+    let line = all.lines().find(|l| l.trim_start().starts_with("convert ")).unwrap_or_default();
+    assert!(writable.iter().all(|ext| line.contains(ext.as_str())), "{line}");
+}

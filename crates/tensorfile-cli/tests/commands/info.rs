@@ -66,3 +66,23 @@ fn info_shows_gguf_metadata_with_long_arrays_summarised() {
     assert_eq!(j["metadata"]["array.empty_u32"], serde_json::json!([]));
     assert_eq!(j["details"]["alignment"], 32);
 }
+
+#[test]
+fn info_counts_quantized_gguf_tensors_by_ggml_type() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gguf/blocks.gguf");
+    let j = json_of(&ok(&[&"info", &path, &"--json"]));
+    let dtypes = j["dtypes"].as_object().expect("dtypes");
+    // One tensor of each ggml type, named as the `parameters` line names them.
+    for ggml in ["ggml.q8_0", "ggml.q4_k", "ggml.q6_k", "ggml.iq2_xxs"] {
+        assert_eq!(dtypes.get(ggml), Some(&serde_json::json!(1)), "{ggml} in {dtypes:?}");
+    }
+    assert!(!dtypes.contains_key("float32"), "quantized tensors counted as float32: {dtypes:?}");
+    let counted: u64 = dtypes.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(counted, j["tensors"].as_u64().unwrap());
+    let by_dtype = j["parameters"]["by_dtype"].as_object().expect("by_dtype");
+    assert_eq!(dtypes.keys().collect::<Vec<_>>(), by_dtype.keys().collect::<Vec<_>>());
+
+    let text = ok(&[&"info", &path]);
+    let line = text.lines().find(|l| l.starts_with("dtypes")).unwrap_or_default();
+    assert!(line.contains("ggml.q8_0 x1") && !line.contains("float32"), "{line}");
+}

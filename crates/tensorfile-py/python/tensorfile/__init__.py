@@ -11,15 +11,17 @@ are views of the memory-mapped file whenever the file stores them raw and little
     tensorfile.save_file({"w": w}, "out.zt", compress="zstd")
 """
 
-import contextlib
-import importlib.util
-import json
-import os
-import warnings
-from collections.abc import Iterator, Mapping
-from typing import Any
+# Everything imported here under a name of its own is private (a leading underscore): the
+# package's namespace is its API, `__all__`.
+import contextlib as _contextlib
+import importlib.util as _importlib_util
+import json as _json
+import os as _os
+import warnings as _warnings
+from collections.abc import Iterator as _Iterator
+from collections.abc import Mapping as _Mapping
 
-import numpy as np
+import numpy as _np
 
 from . import _distributed, _dtypes, _staging
 from ._errors import (
@@ -31,7 +33,9 @@ from ._errors import (
     UnsupportedError,
     UsageError,
 )
-from ._native import NativeFile, NativeTensor, __version__
+from ._native import NativeFile as _NativeFile
+from ._native import NativeTensor as _NativeTensor
+from ._native import __version__
 from ._native import convert as _convert
 from ._native import diff_json as _diff_json
 from ._native import report_page as _report_page
@@ -44,10 +48,7 @@ __all__ = [
     "release_staging", "report", "report_data", "save_file", "stats", "__version__",
 ]
 
-PathLike = "str | os.PathLike[str]"
-
-
-class Tensor(NativeTensor):
+class Tensor(_NativeTensor):
     """One tensor of a file: `name`, `dtype` (torch's spelling), `shape`, `nbytes`.
 
     Its bytes are read on first use and shared: `numpy()` and `torch()` are views of them (of
@@ -56,14 +57,14 @@ class Tensor(NativeTensor):
     unsigned integers of their width), and `__dlpack__` hands them on.
     """
 
-    def numpy(self, raw: bool = False) -> np.ndarray:
+    def numpy(self, raw: bool = False) -> _np.ndarray:
         """The tensor as a read-only numpy array. bfloat16 and float8 need `ml_dtypes`;
         `raw=True` gives unsigned integers of the same width instead."""
         _check_plain(self)
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
         shape = tuple(self.shape)
         if self.nbytes == 0:
-            return np.empty(shape, dtype)
+            return _np.empty(shape, dtype)
         return _view(self).view(dtype).reshape(shape)
 
     def torch(self, device: str = "cpu", raw: bool = False):
@@ -88,10 +89,10 @@ class Tensor(NativeTensor):
         if self.nbytes == 0:
             return torch.empty(tuple(self.shape), dtype=dtype)
         # Bytes, which torch takes from numpy whatever the dtype, then torch's dtype over them.
-        flat = torch.from_numpy(_view(self).view(np.uint8))
+        flat = torch.from_numpy(_view(self).view(_np.uint8))
         return flat.view(dtype).reshape(tuple(self.shape))
 
-    def dense(self, raw: bool = False) -> np.ndarray:
+    def dense(self, raw: bool = False) -> _np.ndarray:
         """The tensor decoded to a dense numpy array, whatever its layout: a sparse tensor's
         stored values placed at their coordinates among zeros (the library's decoding, the
         same as `tensorfile extract --dense`), a quantized one dequantized to float32. For a
@@ -99,9 +100,9 @@ class Tensor(NativeTensor):
         if not self.is_sparse and self.quantization is None:
             return self.numpy(raw)
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
-        return np.asarray(self.decoded()).view(dtype).reshape(tuple(self.shape))
+        return _np.asarray(self.decoded()).view(dtype).reshape(tuple(self.shape))
 
-    def dequantize(self, dtype: "str | None" = None) -> np.ndarray:
+    def dequantize(self, dtype: "str | None" = None) -> _np.ndarray:
         """A quantized tensor's values as a dense numpy array: dequantized to float32 bit for
         bit as the format's reference does (ggml's types as gguf-py's `dequantize`), then
         cast to `dtype` ("float16", "bfloat16"...) when given, as torch's `Tensor.to()` casts.
@@ -110,7 +111,7 @@ class Tensor(NativeTensor):
             return self.dense()
         name = _dtypes.name_of(dtype)
         decoded = self.decoded(name)
-        return np.asarray(decoded).view(_dtypes.numpy_dtype(name)).reshape(tuple(self.shape))
+        return _np.asarray(decoded).view(_dtypes.numpy_dtype(name)).reshape(tuple(self.shape))
 
     def parts(self) -> dict:
         """The parts of the tensor's layout as numpy arrays, by role, in the layout's order:
@@ -120,22 +121,22 @@ class Tensor(NativeTensor):
         is a read-only view of the bytes read (of the file's map when stored raw)."""
         out = {}
         for name, dtype, shape, buffer in self.layout_parts():
-            out[name] = np.asarray(buffer).view(_dtypes.numpy_dtype(dtype, raw=True)).reshape(tuple(shape))
+            out[name] = _np.asarray(buffer).view(_dtypes.numpy_dtype(dtype, raw=True)).reshape(tuple(shape))
         return out
 
     def sparse(self) -> dict:
         """A sparse tensor's parts as numpy arrays: `format` ("coo" or "csr"), `nnz`,
         `indices` (COO: ndim x nnz; CSR: column indices), `indptr` (CSR) and `values`."""
         parts = self.sparse_parts()
-        values = np.frombuffer(parts["values"], dtype=_dtypes.numpy_dtype(self.dtype))
-        indices = np.array(parts["indices"], dtype=np.uint64)
+        values = _np.frombuffer(parts["values"], dtype=_dtypes.numpy_dtype(self.dtype))
+        indices = _np.array(parts["indices"], dtype=_np.uint64)
         if parts["format"] == "coo":
             indices = indices.reshape(len(self.shape), -1)
         return {
             "format": parts["format"],
             "nnz": parts["nnz"],
             "indices": indices,
-            "indptr": np.array(parts["indptr"], dtype=np.uint64),
+            "indptr": _np.array(parts["indptr"], dtype=_np.uint64),
             "values": values,
         }
 
@@ -151,7 +152,7 @@ class Tensor(NativeTensor):
         except (BufferError, TypeError, UnsupportedError) as refused:
             # numpy refuses read-only arrays (and bfloat16) to older consumers, and before
             # numpy 2.1 (the last numpy for Python 3.9 is 2.0) to every consumer: torch does not.
-            if importlib.util.find_spec("torch") is None:
+            if _importlib_util.find_spec("torch") is None:
                 raise BufferError(
                     f"{self.name}: numpy {np.__version__} cannot hand it on through DLPack ({refused}) "
                     "and torch is not installed; np.asarray(t) is a view of it without DLPack"
@@ -162,7 +163,7 @@ class Tensor(NativeTensor):
         return (1, 0)  # kDLCPU
 
 
-def _check_plain(tensor: NativeTensor) -> None:
+def _check_plain(tensor: _NativeTensor) -> None:
     """Refuse to hand over the stored bytes of a sparse or quantized tensor as if they were its
     elements, saying what to call instead (row slices are native tensors: a function, not a
     method)."""
@@ -175,21 +176,21 @@ def _check_plain(tensor: NativeTensor) -> None:
         )
 
 
-def _view(tensor: NativeTensor) -> np.ndarray:
+def _view(tensor: _NativeTensor) -> _np.ndarray:
     """The tensor's bytes as a flat read-only numpy array over them (no copy), of the type its
     array interface gives, whose base is the tensor."""
     # Read first: an error raised inside `__array_interface__` some numpy versions swallow.
     tensor.load()
-    return np.asarray(tensor).reshape(-1)
+    return _np.asarray(tensor).reshape(-1)
 
 
-@contextlib.contextmanager
+@_contextlib.contextmanager
 def _quiet_readonly():
     """torch warns that a tensor over read-only memory is not writable: we know (the docs say
     so), and the warning would come once per tensor."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The given buffer is not writable")
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+    with _warnings.catch_warnings():
+        _warnings.filterwarnings("ignore", message="The given buffer is not writable")
+        _warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
         yield
 
 
@@ -202,9 +203,11 @@ class Slice:
         self._framework = framework
 
     def get_shape(self) -> list:
+        """The whole tensor's shape."""
         return list(self._tensor.shape)
 
     def get_dtype(self) -> str:
+        """The tensor's dtype, in torch's spelling (`float32`, `bfloat16`...)."""
         return self._tensor.dtype
 
     def __getitem__(self, key):
@@ -223,7 +226,7 @@ class Slice:
             else:
                 part, inner = t.rows(start, max(start, stop)), slice(None, None, step)
             array = Tensor.numpy(part)[(inner, *rest)]
-        elif isinstance(first, (int, np.integer)):
+        elif isinstance(first, (int, _np.integer)):
             index = int(first) + rows if first < 0 else int(first)
             if not 0 <= index < rows:
                 raise IndexError(f"index {first} is out of bounds for dimension 0 of size {rows}")
@@ -233,7 +236,7 @@ class Slice:
         return _framework(array, self._framework)
 
 
-def _framework(array: np.ndarray, framework: str):
+def _framework(array: _np.ndarray, framework: str):
     if framework == "numpy":
         return array
     if framework in ("torch", "pt"):
@@ -244,7 +247,7 @@ def _framework(array: np.ndarray, framework: str):
     raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
 
 
-class File(Mapping):
+class File(_Mapping):
     """An opened tensor file: a read-only mapping of name to `Tensor`, in file order.
 
     `access` says how a local file's bytes are reached: "map" (mapped: nothing is read until a
@@ -253,21 +256,23 @@ class File(Mapping):
     file is not in the page cache, else "map"; what `load_file` uses)."""
 
     def __init__(self, path, data=None, *, access="map"):
-        self._native = NativeFile.open(os.fspath(path), None if data is None else os.fspath(data), access)
+        self._native = _NativeFile.open(_os.fspath(path), None if data is None else _os.fspath(data), access)
         self._names = self._native.names()
 
     @property
-    def _file(self) -> NativeFile:
+    def _file(self) -> _NativeFile:
         if self._native is None:
             raise ValueError("the file is closed")
         return self._native
 
     @property
     def path(self) -> str:
+        """The file as it was opened (a path or a URL)."""
         return self._file.path
 
     @property
     def format(self) -> str:
+        """The format's short name, as `formats()` names it (`safetensors`, `gguf`...)."""
         return self._file.format
 
     @property
@@ -277,13 +282,13 @@ class File(Mapping):
 
     def info(self) -> dict:
         """What `tensorfile info --json` prints."""
-        return json.loads(self._file.info_json())
+        return _json.loads(self._file.info_json())
 
     def entries(self) -> list:
         """Every entry exactly as `tensorfile ls --json` lists it: the readable ones in file
         order (layout, offsets, extra fields...), then the unreadable ones (`kind` is
         "unreadable", with `error`, `rule` and `hint`)."""
-        return json.loads(self._file.entries_json())
+        return _json.loads(self._file.entries_json())
 
     @property
     def unreadable(self) -> list:
@@ -296,7 +301,7 @@ class File(Mapping):
         counts of `tensors`, `blobs`, `unreadable` entries and `checksums` checked,
         `decoded_bytes`, and `problems`, each with its `tensor`, `rule` (an id such as
         "checksum-mismatch", or None), `message` and `error` (the whole message)."""
-        return json.loads(self._file.verify_json(deep))
+        return _json.loads(self._file.verify_json(deep))
 
     def stats(self, names=None, hist: "int | None" = None) -> list:
         """The statistics of tensors `names` (every entry when None), each a dict as
@@ -306,12 +311,12 @@ class File(Mapping):
         `neginf`, and `hist` (`{"edges", "counts"}` of a `hist`-bin histogram, or None); or,
         for a tensor not summarised (a blob, a complex or opaque dtype), its `reason`.
         Accumulated in float64, on all cores."""
-        return json.loads(self._file.stats_json(None if names is None else list(names), hist))
+        return _json.loads(self._file.stats_json(None if names is None else list(names), hist))
 
     def __getitem__(self, name: str) -> Tensor:
         return Tensor(self._file, name)
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> _Iterator[str]:
         self._file  # noqa: B018 (raises when closed)
         return iter(self._names)
 
@@ -322,6 +327,7 @@ class File(Mapping):
         return isinstance(name, str) and name in self._file
 
     def keys(self):
+        """The names of the readable tensors, in file order."""
         return list(self._names)
 
     def get_tensor(self, name: str, framework: str = "numpy", device: str = "cpu", raw: bool = False):
@@ -334,6 +340,8 @@ class File(Mapping):
         return tensor.torch(device=device, raw=raw)
 
     def get_slice(self, name: str, framework: str = "numpy") -> Slice:
+        """Tensor `name` as a `Slice`: indexing it reads only the rows it selects, as numpy
+        arrays (`framework="numpy"`) or torch tensors (`"torch"`)."""
         return Slice(self[name], framework)
 
     def close(self) -> None:
@@ -378,7 +386,7 @@ def formats() -> list:
     `title`, `extensions`, whether it can be written (`write`) and updated (`update`), and
     `caps`: what its files hold (`dtypes`, `layouts`, `checksums`, `compression`,
     `byte_orders`, `file_metadata`, `blobs`, `tensor_fields`)."""
-    return json.loads(_formats_json())
+    return _json.loads(_formats_json())
 
 
 def diff(a, b, atol: "float | None" = None, rtol: "float | None" = None) -> dict:
@@ -387,7 +395,7 @@ def diff(a, b, atol: "float | None" = None, rtol: "float | None" = None) -> dict
     the names only in either file, and each changed tensor's `changes` and `metrics`
     (`max_abs_diff`, `max_rel_diff`, `cosine`, `nmse`, `over_tolerance`, `compared`; `b` is
     the reference). The tolerance is numpy.isclose's (defaults atol 1e-8, rtol 1e-5)."""
-    return json.loads(_diff_json(os.fspath(a), os.fspath(b), atol, rtol))
+    return _json.loads(_diff_json(_os.fspath(a), _os.fspath(b), atol, rtol))
 
 
 def report(path, output=None, compare=None, stats: bool = True, bins: int = 32, atol: "float | None" = None,
@@ -399,19 +407,19 @@ def report(path, output=None, compare=None, stats: bool = True, bins: int = 32, 
     differences from another file under numpy.isclose's tolerance. `output` defaults to the
     file's name with `.html` added, in the current folder. Returns the page's path."""
     if output is None:
-        output = os.path.basename(os.fspath(path).rstrip("/")) + ".html"
-    _report_page(os.fspath(path), os.fspath(output), None if compare is None else os.fspath(compare), stats, bins,
-                 atol, rtol, None if data is None else os.fspath(data))
-    return os.fspath(output)
+        output = _os.path.basename(_os.fspath(path).rstrip("/")) + ".html"
+    _report_page(_os.fspath(path), _os.fspath(output), None if compare is None else _os.fspath(compare), stats, bins,
+                 atol, rtol, None if data is None else _os.fspath(data))
+    return _os.fspath(output)
 
 
 def report_data(path, compare=None, stats: bool = True, bins: int = 32, atol: "float | None" = None,
                 rtol: "float | None" = None, data=None) -> dict:
     """The document a report page draws (see `report`), as a dict: `summary`, `sections`,
     `tensors` (`columns`, `rows`, `stats`), `unreadable` and `compare`."""
-    text = _report_page(os.fspath(path), "", None if compare is None else os.fspath(compare), stats, bins, atol,
-                        rtol, None if data is None else os.fspath(data), True)
-    return json.loads(text)
+    text = _report_page(_os.fspath(path), "", None if compare is None else _os.fspath(compare), stats, bins, atol,
+                        rtol, None if data is None else _os.fspath(data), True)
+    return _json.loads(text)
 
 
 def load_file(
@@ -496,7 +504,7 @@ def _check_framework(framework: str, device: str) -> None:
         raise UsageError("numpy arrays live on the CPU: use framework='torch' for other devices")
 
 
-def torch_uint8():
+def _torch_uint8():
     import torch
 
     return torch.uint8
@@ -511,28 +519,29 @@ def _as_bytes(name: str, value) -> tuple:
 
         def torch_bytes() -> bytes:
             flat = t.reshape(-1)
-            return flat.view(torch_uint8()).numpy().tobytes() if flat.numel() else b""
+            return flat.view(_torch_uint8()).numpy().tobytes() if flat.numel() else b""
 
         return _dtypes.torch_name(t.dtype), list(t.shape), torch_bytes
-    array = np.asarray(value)
-    if array.dtype.byteorder == ">" or (array.dtype.byteorder == "=" and np.little_endian is False):
+    array = _np.asarray(value)
+    if array.dtype.byteorder == ">" or (array.dtype.byteorder == "=" and _np.little_endian is False):
         array = array.astype(array.dtype.newbyteorder("<"))
-    array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    array = _np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     dtype = _dtypes.numpy_name(array.dtype)
     return dtype, list(array.shape), array.tobytes
 
 
 def save_file(
-    tensors: Mapping,
+    tensors: _Mapping,
     path,
     format: "str | None" = None,  # noqa: A002 (safetensors' spelling)
     compress: "str | None" = None,
     checksum: "str | None" = None,
-    metadata: "Mapping[str, str] | None" = None,
+    metadata: "_Mapping[str, str] | None" = None,
     zt_version: "str | int | None" = None,
 ) -> None:
     """Write `tensors` (name -> numpy array or torch tensor) to `path`, atomically. The
-    format comes from the extension (`.zt`, `.safetensors`, `.ptd`, `.pt`) unless given.
+    format comes from the extension unless given (`formats()` lists those that can be
+    written, with their extensions).
     `.zt` is written as zTensor v0.1, the format of the seed reference, unless `zt_version`
     is 2 (zTensor 2, in canonical form; `format="zt2"` says the same).
     `compress` ("none", "zstd" or "zstd:LEVEL") and `checksum` ("crc32c", "sha256" or
@@ -541,7 +550,7 @@ def save_file(
     them). An option given that the format ignores is named in a `UserWarning`."""
     items = [(name, *_as_bytes(name, value)) for name, value in tensors.items()]
     _write_file(
-        os.fspath(path),
+        _os.fspath(path),
         items,
         format=format,
         compress=compress,
@@ -565,7 +574,7 @@ def convert(
     zt_version: "str | int | None" = None,
     include: "str | list[str] | None" = None,
     exclude: "str | list[str] | None" = None,
-    rename: "Mapping[str, str] | list[tuple[str, str]] | None" = None,
+    rename: "_Mapping[str, str] | list[tuple[str, str]] | None" = None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `src` is a path (a file, a sharded
@@ -591,11 +600,11 @@ def convert(
     "index": path or None, "renamed": {source name: name written}, "filtered_out": n}`."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
-    sources = [os.fspath(p) for p in src] if isinstance(src, (list, tuple)) else [os.fspath(src)]
+    sources = [_os.fspath(p) for p in src] if isinstance(src, (list, tuple)) else [_os.fspath(src)]
     if not sources:
         raise UsageError("src is a path or a list of at least one path")
     options = {
-        "data": None if data is None else os.fspath(data),
+        "data": None if data is None else _os.fspath(data),
         "skip_unsupported": skip_unsupported,
         "compress": compress,
         "checksum": checksum,
@@ -608,7 +617,7 @@ def convert(
         "exclude": _globs(exclude, "exclude"),
         "rename": _renames(rename),
     }
-    done = json.loads(_convert(sources, os.fspath(dst), options))
+    done = _json.loads(_convert(sources, _os.fspath(dst), options))
     return {
         "tensors": done["tensors"],
         "skipped": [s["name"] for s in done["skipped"]],
@@ -635,7 +644,7 @@ def _renames(given) -> "list[tuple[str, str]]":
     """`rename=` as (regex, replacement) pairs, in order."""
     if given is None:
         return []
-    pairs = list(given.items()) if isinstance(given, Mapping) else given
+    pairs = list(given.items()) if isinstance(given, _Mapping) else given
     if isinstance(pairs, (list, tuple)) and all(
         isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs
     ):
