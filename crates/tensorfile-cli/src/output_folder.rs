@@ -4,7 +4,7 @@ use std::path::Path;
 
 /// Make `dir` if it is missing: local only (files are read from URLs, never written to them).
 pub fn create(dir: &Path) -> Result<(), tensorfile::Error> {
-    if tensorfile::source::url_of(dir).is_some() {
+    if tensorfile::io::url_of(dir).is_some() {
         return Err(tensorfile::Error::unsupported(format!(
             "{}: tensorfile reads URLs but writes only local files",
             dir.display()

@@ -30,7 +30,7 @@ pub fn count(n: usize, thing: &str) -> String {
     if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
 }
 
-pub use tensorfile::units::size;
+pub use tensorfile::inspect::size;
 
 /// Lines of `key  value`, the values aligned, each line starting with `indent`.
 pub fn key_values(out: &mut dyn Write, indent: &str, pairs: &[(String, String)]) -> io::Result<()> {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use tensorfile::facts::FileFacts;
-use tensorfile::listing;
+use tensorfile::inspect as listing;
+use tensorfile::inspect::FileFacts;
 use tensorfile::model::MetaValue;
 use tensorfile::stats::{self, StatsOptions, TensorStats};
 use tensorfile::{Access, Depth, TensorFile};

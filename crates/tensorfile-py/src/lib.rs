@@ -24,7 +24,7 @@ use pyo3::prelude::*;
 /// Every format the library knows, as `tensorfile formats --json` lists it, as JSON text.
 #[pyfunction]
 fn formats_json() -> String {
-    serde_json::Value::Array(tensorfile::listing::format_rows()).to_string()
+    serde_json::Value::Array(tensorfile::inspect::format_rows()).to_string()
 }
 
 #[pymodule]

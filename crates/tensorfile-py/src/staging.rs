@@ -1,5 +1,5 @@
 //! Staging a file's tensors through a few buffers owned here on their way to a device
-//! ([`tensorfile::stage`]): the Python side registers the buffers with the driver as pinned
+//! ([`tensorfile::io::stage`]): the Python side registers the buffers with the driver as pinned
 //! memory, asks for each stage to be filled (on all cores, the GIL released) and copies the
 //! stage's pieces to the device, filling a buffer again only once its copies are done.
 
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
-use tensorfile::stage::{Direct, Piece, StageBuffer, StagePlan};
+use tensorfile::io::stage::{Direct, Piece, StageBuffer, StagePlan};
 use tensorfile::{Error, TensorFile};
 
 use crate::errors::IntoPy;

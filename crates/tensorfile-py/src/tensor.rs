@@ -5,8 +5,8 @@ use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
+use tensorfile::io::Bytes;
 use tensorfile::model::{SparseFormat, TensorData, cast};
-use tensorfile::source::Bytes;
 use tensorfile::{DType, Error, TensorFile};
 
 use crate::errors::IntoPy;

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use tensorfile::convert::parse_size;
 use tensorfile::convert::{ConvertJob, Selection};
 use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
+use tensorfile::io::AtomicFile;
+use tensorfile::io::Bytes;
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
-use tensorfile::output::AtomicFile;
-use tensorfile::shards::parse_size;
-use tensorfile::source::Bytes;
 use tensorfile::{DType, Error};
 
 use crate::errors::IntoPy;

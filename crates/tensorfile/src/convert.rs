@@ -20,6 +20,7 @@ pub(crate) use casting::written_bytes;
 pub use job::{Conversion, ConvertJob, Shards};
 pub use plan::{Plan, plan, plan_selected};
 pub use select::Selection;
+pub use shards::{ShardNames, ShardedReport, convert_to_shards, parse_size, split};
 
 /// How to convert.
 #[derive(Debug, Clone)]

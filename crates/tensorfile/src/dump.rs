@@ -30,7 +30,7 @@ pub fn structure_json(file: &TensorFile, byte_limit: Option<usize>) -> Result<Va
 
 /// The decoded delegate payloads of a program as JSON: one object per XNNPACK delegate, in
 /// method and delegate order, `{"method", "delegate", "backend", "graph"}` with the graph of
-/// [`Graph::to_json`](crate::formats::executorch::xnnpack::Graph::to_json), or `"error"`
+/// `Graph::to_json`, or `"error"`
 /// saying why the payload could not be decoded. Delegates of other backends are listed with
 /// their payload's size only. Anything but a `.pte` is a usage error.
 pub fn delegates_json(file: &TensorFile) -> Result<Value> {

@@ -1,12 +1,13 @@
 //! What ExecuTorch files offer beyond reading their tensors: moving a program's constants into
-//! a `.ptd` ([`externalize`]), and their flatbuffers as JSON ([`structure_json`],
-//! [`delegates_json`], what `dump` prints).
+//! a `.ptd` ([`externalize`]), its delegates' payloads ([`delegate_payloads`]), and the
+//! flatbuffers as JSON ([`structure_json`], [`delegates_json`], what `dump` prints).
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
 use crate::formats::executorch::pte::{PteReader, rewrite};
+use crate::source::Bytes;
 
 pub use crate::dump::{delegates_json, structure_json};
 pub use rewrite::Externalized;
@@ -33,4 +34,31 @@ pub fn externalize(programs: &[(&TensorFile, PathBuf)], data: &Path) -> Result<V
         }
     }
     Ok(results)
+}
+
+/// One delegate's payload in a program: the method, the delegate's index in it, the backend's
+/// id (`XnnpackBackend`...) and the payload's bytes.
+#[derive(Debug, Clone)]
+pub struct DelegatePayload {
+    /// The method the delegate belongs to.
+    pub method: String,
+    /// The delegate's index among the method's delegates.
+    pub index: usize,
+    /// The backend's id.
+    pub id: String,
+    /// The payload (a view of the file where it is stored in it).
+    pub bytes: Bytes,
+}
+
+/// Every delegate payload of `file`, in method order; `None` when `file` is not an
+/// ExecuTorch program.
+pub fn delegate_payloads(file: &TensorFile) -> Result<Option<Vec<DelegatePayload>>> {
+    let Some(reader) = file.reader_as::<PteReader>() else { return Ok(None) };
+    let payloads = reader.delegate_payloads().map_err(|e| match file.path() {
+        Some(p) => e.in_file(p),
+        None => e,
+    })?;
+    Ok(Some(
+        payloads.into_iter().map(|(method, index, id, bytes)| DelegatePayload { method, index, id, bytes }).collect(),
+    ))
 }

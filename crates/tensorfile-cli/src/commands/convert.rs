@@ -5,10 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
+use tensorfile::convert::parse_size;
 use tensorfile::convert::{Conversion, ConvertJob, Progress, Selection, Shards};
 use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
-use tensorfile::shards;
 
 use crate::outcome::Outcome;
 use crate::warning::warn;
@@ -99,7 +99,6 @@ impl Args {
     }
 }
 
-
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.paths.len() < 2 {
         return Err(tensorfile::Error::usage("convert takes the files to read and then the file to write").into());
@@ -159,7 +158,7 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     job.variant = args.zt_version.clone();
     // A bad variant, or one for an output that has none, is an error before anything else.
     job.format()?;
-    job.max_shard_size = args.max_shard_size.as_deref().map(shards::parse_size).transpose()?;
+    job.max_shard_size = args.max_shard_size.as_deref().map(parse_size).transpose()?;
     job.request = request;
     job.skip_unsupported = args.skip_unsupported;
     job.verify = !args.no_verify;

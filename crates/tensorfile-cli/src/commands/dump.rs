@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use tensorfile::{TensorFile, dump};
+use tensorfile::TensorFile;
+use tensorfile::executorch as dump;
 
 use crate::outcome::Outcome;
 use crate::render;

@@ -5,10 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tensorfile::export::{numpy_descr, write_npy};
-use tensorfile::formats::executorch::pte::PteReader;
+use tensorfile::executorch::DelegatePayload;
+use tensorfile::inspect::{numpy_descr, write_npy};
+use tensorfile::io::write_atomically;
 use tensorfile::model::{PartSpec, Unreadable};
-use tensorfile::output::write_atomically;
 use tensorfile::{DType, Entry, Error, Kind, TensorData, TensorFile};
 
 use crate::outcome::Outcome;
@@ -115,13 +115,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 
 /// `--delegates`: each delegate payload of a program as a file.
 fn delegates(file: &TensorFile, args: &Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let reader = file
-        .reader_as::<PteReader>()
+    let payloads = tensorfile::executorch::delegate_payloads(file)?
         .ok_or_else(|| Error::usage(format!("{}: --delegates is for ExecuTorch programs", args.file.display())))?;
-    let payloads = reader.delegate_payloads().map_err(|e| e.in_file(&args.file))?;
     crate::output_folder::create(&args.output)?;
     let mut written = Vec::new();
-    for (method, index, id, bytes) in &payloads {
+    for DelegatePayload { method, index, id, bytes } in &payloads {
         let path = args.output.join(format!("{}.delegate{index}.{}.bin", safe_name(method), safe_name(id)));
         write_atomically(&path, |w| Ok(w.write_all(bytes)?)).map_err(|e| e.in_file(&path))?;
         written.push(json!({ "method": method, "index": index, "id": id, "bytes": bytes.len(), "file": path.display().to_string() }));

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use serde_json::Value as Json;
-use tensorfile::listing;
+use tensorfile::inspect as listing;
 
 use crate::outcome::Outcome;
 use crate::render::{self, Table};

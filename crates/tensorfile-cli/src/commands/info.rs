@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use tensorfile::facts::FileFacts;
+use tensorfile::inspect::FileFacts;
 
 use crate::outcome::Outcome;
 use crate::render;

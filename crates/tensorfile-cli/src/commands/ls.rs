@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_json::Value as Json;
-use tensorfile::listing::{self, EntryRow};
+use tensorfile::inspect::{self as listing, EntryRow};
 use tensorfile::{Entry, TensorFile};
 
 use crate::outcome::Outcome;

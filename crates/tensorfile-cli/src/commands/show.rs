@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use tensorfile::show::{self, Extent};
+use tensorfile::inspect::{self as show, Extent};
 
 use crate::outcome::Outcome;
 use crate::render;

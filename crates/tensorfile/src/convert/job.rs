@@ -98,7 +98,11 @@ impl ConvertJob {
         if self.data.is_some() && self.inputs.len() > 1 {
             return Err(Error::usage("the second file of a program goes with a single input"));
         }
-        let src = OpenOptions::new().data(self.data.clone()).open_merged(&self.inputs)?;
+        let mut open = OpenOptions::new();
+        if let Some(data) = &self.data {
+            open.data(data);
+        }
+        let src = open.open_merged(&self.inputs)?;
         let (report, sharded) = match self.max_shard_size {
             None => (convert_file(&src, &self.output, &options, progress)?, None),
             Some(size) => {

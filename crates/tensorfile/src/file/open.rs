@@ -43,9 +43,9 @@ impl OpenOptions {
     }
 
     /// The second file the file is opened with, for a format that keeps data in one (an
-    /// ExecuTorch program's `.ptd` of external tensors); `None` for none.
-    pub fn data(&mut self, data: impl Into<Option<PathBuf>>) -> &mut Self {
-        self.data = data.into();
+    /// ExecuTorch program's `.ptd` of external tensors).
+    pub fn data(&mut self, data: impl Into<PathBuf>) -> &mut Self {
+        self.data = Some(data.into());
         self
     }
 
@@ -80,7 +80,7 @@ impl OpenOptions {
     }
 
     /// Open `paths` merged into one file: every entry of each, in that order, whatever their
-    /// formats; each may be a file, a sharded checkpoint or a URL (see [`MergedSet`]). A name
+    /// formats; each may be a file, a sharded checkpoint or a URL. A name
     /// in two of them is an error naming both. One path opens as [`OpenOptions::open`] opens
     /// it (with the second file given by [`OpenOptions::data`]); a second file goes with one
     /// path only.
@@ -237,7 +237,7 @@ fn from_set(set: Result<ShardSet>, path: Option<&Path>) -> Result<TensorFile> {
 impl TensorFile {
     /// Map `path` and open it. A folder, or the index of a sharded checkpoint
     /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
-    /// (see [`crate::shards`]). A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote
+    /// (see [`crate::convert::convert_to_shards`] for writing one). A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote
     /// object. [`OpenOptions`] says how else to open.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         OpenOptions::new().open(path)
@@ -266,7 +266,11 @@ impl TensorFile {
     /// Open `path`; when it is an ExecuTorch program, `data` is the `.ptd` holding its
     /// external tensors ([`OpenOptions::data`]).
     pub fn open_with_data(path: impl AsRef<Path>, data: Option<&Path>) -> Result<Self> {
-        OpenOptions::new().data(data.map(Path::to_path_buf)).open(path)
+        let mut options = OpenOptions::new();
+        if let Some(data) = data {
+            options.data(data);
+        }
+        options.open(path)
     }
 
     /// Open bytes already in memory ([`OpenOptions::open_bytes`]).

@@ -8,17 +8,19 @@
 //! streaming writer fed one tensor at a time, in the order of the plan it was created with).
 
 mod catalog;
-pub mod executorch;
-pub mod gguf;
-pub mod hdf5;
-pub mod numpy;
-pub mod onnx;
-pub mod pytorch;
 mod registry;
 mod request;
-pub mod safetensors;
 mod unit;
-pub mod ztensor;
+
+// The units: reached through the registry ([`Format`]), each named only by this workspace's
+// tests (feature `internals`).
+internal_modules!(executorch, gguf, hdf5, numpy, onnx, pytorch, safetensors, ztensor);
+
+/// Every limit the readers and writers enforce (sizes, counts, nesting, expansion), in one
+/// place: a file past one is refused with a rule, never read at a cost it chooses.
+pub mod limits {
+    pub use crate::limits::*;
+}
 
 pub use catalog::Catalog;
 pub use registry::Format;

@@ -155,7 +155,7 @@ impl Elements {
     }
 
     /// Append the numbers of the whole groups in `bytes` to `out` (a trailing partial group is
-    /// left out: callers cut pieces on group boundaries, see [`crate::numbers::aligned`]).
+    /// left out: callers cut pieces on group boundaries, see `numbers::aligned`).
     pub fn decode_into(&self, bytes: &[u8], out: &mut Vec<f64>) {
         let whole = bytes.len() / self.group_bytes() * self.group_bytes();
         decode_kind(&self.kind, &bytes[..whole], out);

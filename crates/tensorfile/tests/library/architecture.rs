@@ -42,6 +42,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "stage",
         ],
     ),
+    // What the library shows users of the layers beneath, gathered by subject.
+    ("facades", &["io", "inspect"]),
 ];
 
 /// Modules that only this workspace's tests and fuzz targets see (feature `internals`): they
@@ -352,4 +354,77 @@ fn a_circle_is_found() {
         edges.entry(a.into()).or_default().insert(b.into(), PathBuf::from(format!("{a}.rs")));
     }
     assert_eq!(circles(&edges), vec![vec!["a".to_string(), "b".into(), "c".into()]]);
+}
+
+/// The paths a shell's code names in the library: `tensorfile::a::b...`, their first two
+/// segments (`use tensorfile::{a, b::c}` groups too).
+fn library_paths(code: &str) -> Vec<(String, Option<String>)> {
+    let mut found = Vec::new();
+    let word = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut rest = code;
+    while let Some(at) = rest.find("tensorfile::") {
+        let before = rest[..at].chars().last();
+        rest = &rest[at + "tensorfile::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let heads: Vec<String> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            None => vec![rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect()],
+        };
+        for head in heads {
+            let mut parts = head.split("::");
+            let first = word(parts.next().unwrap_or(""));
+            let second = parts.next().map(word).filter(|s| !s.is_empty());
+            found.push((first, second));
+        }
+    }
+    found
+}
+
+/// The command line and the Python binding reach the library through its curated API only:
+/// its public modules and root re-exports, and of `formats` the registry, never a format's
+/// own module (what a workspace build with the `internals` feature would let them name).
+#[test]
+fn the_shells_use_only_the_curated_api() {
+    let lib = code_of(&std::fs::read_to_string(src_dir("tensorfile").join("lib.rs")).unwrap());
+    let public: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ").map(|m| m.trim_end_matches(['{', ';']).trim().to_string()))
+        // Not the macro's template, nor what only the workspace's own tests see.
+        .filter(|m| m.chars().all(|c| c.is_alphanumeric() || c == '_') && m != "internals")
+        .collect();
+    assert!(public.len() <= 10, "at most 10 public modules at the root: {public:?}");
+    let names = root_names(&src_dir("tensorfile"));
+    let reexported: BTreeSet<&String> = names.iter().filter(|(name, module)| name != module).map(|(n, _)| n).collect();
+    let units: BTreeSet<String> = std::fs::read_dir(src_dir("tensorfile").join("formats"))
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.unwrap();
+            e.file_type().unwrap().is_dir().then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for krate in ["tensorfile-cli", "tensorfile-py"] {
+        let src = src_dir(krate);
+        for file in sources(&src) {
+            let code = code_of(&std::fs::read_to_string(&file).unwrap());
+            for (first, second) in library_paths(&code) {
+                let allowed = public.contains(&first) || reexported.contains(&first);
+                let into_a_unit = first == "formats" && second.as_ref().is_some_and(|s| units.contains(s));
+                if !allowed || into_a_unit {
+                    let path = [Some(first), second].into_iter().flatten().collect::<Vec<_>>().join("::");
+                    problems.push(format!(
+                        "{krate}/src/{}: tensorfile::{path}",
+                        file.strip_prefix(&src).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "beyond the curated API:\n{}", problems.join("\n"));
 }

@@ -52,11 +52,6 @@ impl MergedSet {
         Ok(MergedSet { inputs, starts, catalog: (entries, unreadable).into(), size })
     }
 
-    /// The inputs as they were named, in order.
-    pub fn input_paths(&self) -> impl Iterator<Item = &Path> {
-        self.inputs.iter().map(|(p, _)| p.as_path())
-    }
-
     /// The file holding entry `index`: the input, or the shard of a sharded input.
     pub fn file_of(&self, index: usize) -> Option<&Path> {
         let (path, file, local) = self.locate(index)?;

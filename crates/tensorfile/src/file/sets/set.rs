@@ -123,11 +123,6 @@ impl ShardSet {
         Ok(ShardSet { format, shards, starts, catalog: (entries, unreadable).into(), index_metadata, size })
     }
 
-    /// The shard files, in order.
-    pub fn shard_paths(&self) -> impl Iterator<Item = &Path> {
-        self.shards.iter().map(|s| s.path.as_path())
-    }
-
     /// The shard file holding entry `index`.
     pub fn shard_of(&self, index: usize) -> Option<&Path> {
         self.locate(index).map(|(shard, _)| shard.path.as_path())

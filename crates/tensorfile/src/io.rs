@@ -1,0 +1,14 @@
+//! Bytes in and out: where a file's bytes come from ([`Source`]: a memory map, a buffer, or a
+//! remote object read by range; [`Bytes`]: shared, sliceable views of them), where written
+//! bytes go ([`Output`], atomic files that replace their destination only once complete), and
+//! staging a file's bytes into reused buffers on their way to a device ([`stage`]).
+
+pub use crate::output::{AtomicFile, FileWriter, Output, StagedFile, write_atomically};
+pub use crate::source::{Bytes, REMOTE_SCHEMES, Source, file_is_cached, is_cached, is_url, url_of};
+
+/// Staging a file's bytes for a device: windows of the file read into page-aligned buffers
+/// (`pread` on every core, or `O_DIRECT` when the file is not cached), for a loader to copy
+/// on; packed stages for tensors that must be decoded first.
+pub mod stage {
+    pub use crate::stage::{DEFAULT_CHUNK, Direct, MIN_CHUNK, Piece, StageBuffer, StagePlan};
+}
