@@ -230,6 +230,28 @@ impl DType {
         )
     }
 
+    /// Whether elements are opaque: bits with no value of their own here (float6, torch's
+    /// quantized integers, whose scale lives elsewhere, and raw 16-bit words). The library
+    /// keeps and copies them, never reads them as numbers.
+    pub fn is_opaque(self) -> bool {
+        matches!(
+            self,
+            DType::Float6E2M3Fn
+                | DType::Float6E3M2Fn
+                | DType::QInt8
+                | DType::QUInt8
+                | DType::QInt32
+                | DType::QUInt4x2
+                | DType::QUInt2x4
+                | DType::Bits16
+        )
+    }
+
+    /// Whether elements are packed several to a byte (4- and 2-bit integers, float4).
+    pub fn is_sub_byte(self) -> bool {
+        self.bits() < 8
+    }
+
     /// Whether elements are complex numbers (two floats each).
     pub fn is_complex(self) -> bool {
         matches!(self, DType::Complex32 | DType::Complex64 | DType::Complex128)

@@ -81,14 +81,7 @@ impl Elements {
             DType::Int2 => packed(2, |v| f64::from(v) - if v >= 2 { 4.0 } else { 0.0 }),
             // One element of float4_e2m1fn_x2 is a byte of two fp4 values, low nibble first.
             DType::Float4E2M1Fn | DType::Float4E2M1FnX2 => packed(4, float4_e2m1),
-            DType::Float6E2M3Fn
-            | DType::Float6E3M2Fn
-            | DType::QInt8
-            | DType::QUInt8
-            | DType::QInt32
-            | DType::QUInt4x2
-            | DType::QUInt2x4
-            | DType::Bits16 => {
+            d if d.is_opaque() => {
                 return Err(Error::unsupported(format!("{dtype} elements are not read as numbers")));
             }
         };

@@ -187,23 +187,11 @@ pub fn export_dtype(n: i64) -> Option<DType> {
     })
 }
 
-/// Whether torch has this dtype (for writing `torch.save` files).
+/// Whether torch has this dtype (for writing `torch.save` files): no sub-byte one (torch
+/// packs float4 in pairs, `float4_e2m1fn_x2`), and of the opaque ones only its raw 16-bit
+/// words.
 pub fn torch_has(d: DType) -> bool {
-    !matches!(
-        d,
-        DType::Float4E2M1Fn
-            | DType::UInt4
-            | DType::Int4
-            | DType::UInt2
-            | DType::Int2
-            | DType::Float6E2M3Fn
-            | DType::Float6E3M2Fn
-            | DType::QInt8
-            | DType::QUInt8
-            | DType::QInt32
-            | DType::QUInt4x2
-            | DType::QUInt2x4
-    )
+    !d.is_sub_byte() && (!d.is_opaque() || d == DType::Bits16)
 }
 
 #[cfg(test)]
