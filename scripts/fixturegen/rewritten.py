@@ -1,6 +1,7 @@
 """What the real consumers read back from files tensorfile WRITES: `tensorfile update` of
 committed fixtures (GGUF, ONNX, ExecuTorch `.pte`, `.pt2`, `torch.save`) with deterministic
-replacement weights, and `tensorfile convert` into `.pt` and `.ptd`.
+replacement weights, `tensorfile convert` into `.pt` and `.ptd`, and `tensorfile externalize`
+of ExecuTorch programs (new `.pte` files and their `.ptd`).
 
 The outputs themselves are not committed (tensorfile made them); for each case the record
 `tests/fixtures/rewritten/<case>.record.json` holds the sha256 of every output file, where
@@ -19,7 +20,8 @@ The replacement weights (`<case>.weights.safetensors`, committed) are written by
 numpy writer with `common.sample` seeded by `<case>/<tensor name>`.
 
 Runs in the full environment (torch, executorch 1.5.1, onnx, gguf-py) with the tensorfile
-binary $TENSORFILE_BIN, else target/release/tensorfile, else target/debug/tensorfile:
+binary $TENSORFILE_BIN, else target/release/tensorfile, else target/debug/tensorfile (built
+when missing). A stale binary gives stale records: build it from the tree first.
   PYTHONPATH=scripts python -m fixturegen.rewritten tests/fixtures/rewritten
 """
 
@@ -74,18 +76,29 @@ CONVERTS = [
 ]
 
 
+# (case, input programs, the output (a program, or "" for a folder of programs keeping their
+# names), the .ptd).
+EXTERNALIZES = [
+    ("externalize_one", ["executorch/constants.pte"], "out.pte", "out.ptd"),
+    ("externalize_two", ["executorch/constants.pte", "executorch/two_methods.pte"], "", "shared.ptd"),
+]
+
+
 def sha256(data) -> str:
     return hashlib.sha256(bytes(data)).hexdigest()
 
 
 def binary() -> str:
+    """$TENSORFILE_BIN, else the release or debug binary of this tree, built (debug) if neither
+    is there."""
     if "TENSORFILE_BIN" in os.environ:
         return os.environ["TENSORFILE_BIN"]
     for profile in ["release", "debug"]:
         path = ROOT / "target" / profile / "tensorfile"
         if path.exists():
             return str(path)
-    sys.exit("no tensorfile binary: build it (cargo build -p tensorfile-cli) or set TENSORFILE_BIN")
+    subprocess.run(["cargo", "build", "--locked", "-p", "tensorfile-cli"], check=True, cwd=ROOT)
+    return str(ROOT / "target" / "debug" / "tensorfile")
 
 
 def tensorfile(*args) -> None:
@@ -421,6 +434,40 @@ def convert_case(out: Path, case: str, fixture: str, output: str, arguments: lis
     write(out / f"{case}.record.json", record)
 
 
+def externalize_case(out: Path, case: str, fixtures: list, output: str, data: str) -> None:
+    """`tensorfile externalize`: each new program read with the new .ptd by
+    deserialize_pte_binary, and run with it in ExecuTorch's runtime, where it must compute what
+    the program it came from computes; the .ptd read by FlatTensorSerializer."""
+    import json
+
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
+
+    from .executorch import raw_program, tensor_records
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        ptd = folder / data
+        tensorfile("externalize", *[FIXTURES / f for f in fixtures], "-o", folder / output if output else folder,
+                   "--data", ptd)
+        payload = FlatTensorSerializer().deserialize(ptd.read_bytes())
+        programs = []
+        for fixture in fixtures:
+            program = folder / (output or Path(fixture).name)
+            blob = program.read_bytes()
+            original = json.loads((FIXTURES / f"{fixture}.expected.json").read_text())
+            outcome = run_forward(program, ptd, original["example_input"])
+            assert outcome == original["expected_output_sha256"], f"{case}: {program.name} computes otherwise"
+            tensors = tensor_records(deserialize_pte_binary(blob), raw_program(blob), payload, {})
+            programs.append({"file": program.name, "runtime_forward_sha256": outcome,
+                             "tensors": [{k: t[k] for k in ("name", "dtype", "shape", "layout", "sha256")}
+                                         for t in tensors]})
+        record = {"case": case, "command": "externalize", "inputs": fixtures, "output": output, "data": data,
+                  "consumer": consumer(".pte"), "outputs": outputs_of(folder), "programs": programs,
+                  "tensors": read_back(ptd)}
+    write(out / f"{case}.record.json", record)
+
+
 def write(path: Path, record: dict) -> None:
     path.write_text(pretty_json(record) + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(ROOT)}", flush=True)
@@ -433,6 +480,8 @@ def generate(out: Path) -> None:
         update_case(out, *case)
     for case in CONVERTS:
         convert_case(out, *case)
+    for case in EXTERNALIZES:
+        externalize_case(out, *case)
 
 
 if __name__ == "__main__":

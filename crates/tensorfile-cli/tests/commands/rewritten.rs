@@ -1,4 +1,4 @@
-//! What `update` and `convert` write, against what the real consumers read back from the same
+//! What `update`, `convert` and `externalize` write, against what the real consumers read back from the same
 //! outputs (`tests/fixtures/rewritten/`, made by `scripts/fixturegen/rewritten.py` with torch,
 //! ExecuTorch, onnx and gguf-py; none of them is needed here). For each record the command is
 //! run again and its output must be, byte for byte, the one those tools read:
@@ -74,9 +74,11 @@ fn outputs_match(record: &Json, folder: &Path) {
 
 /// tensorfile reads back every tensor the consumer read, with its dtype, shape and bytes.
 fn read_back_as_recorded(record: &Json, output: &Path) {
-    let case = text(record, "case");
-    let file = TensorFile::open(output).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let tensors = items(record, "tensors");
+    let file = TensorFile::open(output).unwrap_or_else(|e| panic!("{}: {e}", text(record, "case")));
+    tensors_as_recorded(text(record, "case"), &file, items(record, "tensors"));
+}
+
+fn tensors_as_recorded(case: &str, file: &TensorFile, tensors: &[Json]) {
     assert!(!tensors.is_empty(), "{case}: an empty record");
     for t in tensors {
         let name = text(t, "name");
@@ -256,4 +258,40 @@ fn check_convert(record: &Json) {
     ok(&command);
     outputs_match(record, dir.path());
     read_back_as_recorded(record, &output);
+}
+
+#[test]
+fn externalize_writes_programs_and_a_ptd_that_executorch_runs() {
+    let cases = records("externalize");
+    assert!(cases.len() >= 2, "one program and several");
+    let failed: Vec<&str> = cases
+        .iter()
+        .filter(|record| std::panic::catch_unwind(|| check_externalize(record)).is_err())
+        .map(|record| text(record, "case"))
+        .collect();
+    assert!(failed.is_empty(), "cases failing (see their messages above): {failed:?}");
+}
+
+/// One `externalize` case: the programs and the .ptd written again, checked against the
+/// record, each program read back with the .ptd.
+fn check_externalize(record: &Json) {
+    let case = text(record, "case");
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: Vec<PathBuf> = items(record, "inputs").iter().map(|i| fixtures().join(i.as_str().unwrap())).collect();
+    let output = match text(record, "output") {
+        "" => dir.path().to_path_buf(),
+        file => dir.path().join(file),
+    };
+    let data = dir.path().join(text(record, "data"));
+    let mut command: Vec<Arg<'_>> = vec![&"externalize"];
+    command.extend(inputs.iter().map(|i| i as Arg<'_>));
+    command.extend([&"-o" as Arg<'_>, &output, &"--data", &data]);
+    ok(&command);
+    outputs_match(record, dir.path());
+    read_back_as_recorded(record, &data);
+    for program in items(record, "programs") {
+        let path = dir.path().join(text(program, "file"));
+        let file = TensorFile::open_with_data(&path, Some(&data)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        tensors_as_recorded(case, &file, items(program, "tensors"));
+    }
 }
