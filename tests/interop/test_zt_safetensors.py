@@ -241,9 +241,11 @@ def committed_fixtures() -> list:
     one record for the set, beside its index: tests/interop/test_shards.py; the zTensor 1 and 2
     files of zt1/, zt2/ and zt2_canonical/ records of their own: crates/tensorfile/tests/library/zt1.rs,
     zt2.rs and zt2_canonical.rs; the files of diff/, show/ and stats/ are checked against numpy's
-    records of what the commands print; diagnose/ holds files that are not what they are named)."""
+    records of what the commands print; diagnose/ holds files that are not what they are named;
+    rewritten/ holds replacement weights, whose records are of what consumers read from the
+    files `update` makes with them: crates/tensorfile-cli/tests/commands/rewritten.rs)."""
     found = (p for p in FIXTURES.rglob("*") if p.suffix in (".zt", ".safetensors"))
-    skipped = {"sharded", "zt1", "zt2", "zt2_canonical", "diagnose", "diff", "show", "stats"}
+    skipped = {"sharded", "zt1", "zt2", "zt2_canonical", "diagnose", "diff", "show", "stats", "rewritten"}
     return sorted(p for p in found if not skipped & set(p.relative_to(FIXTURES).parts))
 
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::common::*;
-use tensorfile::model::{ByteOrder, Kind, Layout, SparseData, SparseFormat};
+use tensorfile::model::{ByteOrder, Checksum, ChecksumKind, Kind, Layout, SparseData, SparseFormat};
 use tensorfile::source::Bytes;
 use tensorfile::{DType, TensorData, TensorInfo, WriteOptions};
 
@@ -167,11 +167,48 @@ fn extract_delegates_writes_their_payloads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("d");
     ok(&[&"extract", &et_fixture("xnnpack.pte"), &"--delegates", &"-o", &out]);
-    let mut files: Vec<_> =
-        std::fs::read_dir(&out).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
-    files.sort();
+    let files = names_in(&out);
     assert_eq!(files, ["forward.delegate0.XnnpackBackend.bin", "forward.delegate1.XnnpackBackend.bin"]);
-    for f in &files {
-        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0);
+}
+
+/// Every delegate payload `extract --delegates` writes is, byte for byte, the one ExecuTorch's
+/// `deserialize_pte_binary` restores (the records' sha256), in every fixture that has some.
+#[test]
+fn extracted_delegate_payloads_are_the_ones_executorch_reads() {
+    let mut programs = 0;
+    for entry in std::fs::read_dir(et_fixture("")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(program) = name.strip_suffix(".expected.json").filter(|p| p.ends_with(".pte")) else { continue };
+        let record = json_of(&std::fs::read_to_string(&path).unwrap());
+        let delegates = record["delegates"].as_array().unwrap();
+        if delegates.is_empty() {
+            continue;
+        }
+        programs += 1;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("d");
+        ok(&[&"extract", &et_fixture(program), &"--delegates", &"-o", &out]);
+        let file_of = |d: &serde_json::Value| {
+            format!("{}.delegate{}.{}.bin", d["method"].as_str().unwrap(), d["index"], d["id"].as_str().unwrap())
+        };
+        let mut expected: Vec<String> = delegates.iter().map(file_of).collect();
+        expected.sort();
+        assert_eq!(names_in(&out), expected, "{program}");
+        for d in delegates {
+            let file = file_of(d);
+            let bytes = std::fs::read(out.join(&file)).unwrap();
+            assert_eq!(bytes.len() as u64, d["nbytes"].as_u64().unwrap(), "{program}: size of {file}");
+            assert_eq!(sha256(&bytes), d["sha256"].as_str().unwrap(), "{program}: bytes of {file}");
+        }
+    }
+    // xnnpack, xnnpack_external, mobilenet_v2_xnnpack and the four xnnpack_* quantizations.
+    assert!(programs >= 7, "only {programs} programs with delegates");
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    match Checksum::compute(ChecksumKind::Sha256, bytes) {
+        Some(Checksum::Sha256(d)) => d.iter().map(|b| format!("{b:02x}")).collect(),
+        other => panic!("no sha256: {other:?}"),
     }
 }

@@ -17,6 +17,7 @@ mod generate;
 mod info;
 mod ls;
 mod report;
+mod rewritten;
 mod select;
 mod shards;
 mod shells;

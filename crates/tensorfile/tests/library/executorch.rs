@@ -173,8 +173,15 @@ fn delegate_payloads_are_found() {
         let delegates: usize = methods(&record, &what).iter().map(|m| common::array(m, "delegates", &what).len()).sum();
         assert_eq!(payloads.len(), delegates, "{what}");
         found += payloads.len();
-        for (_, _, id, bytes) in payloads {
-            assert!(!bytes.is_empty(), "{what}: empty {id} payload");
+        // Each payload is the one deserialize_pte_binary restores, byte for byte.
+        let recorded = common::array(&record, "delegates", &what);
+        assert_eq!(payloads.len(), recorded.len(), "{what}: delegate records");
+        for ((method, index, id, bytes), r) in payloads.iter().zip(recorded) {
+            let key = (r["method"].as_str().unwrap(), r["index"].as_u64().unwrap() as usize, r["id"].as_str().unwrap());
+            assert_eq!((method.as_str(), *index, id.as_str()), key, "{what}: delegates in file order");
+            assert_eq!(bytes.len() as u64, r["nbytes"].as_u64().unwrap(), "{what}: size of {method} delegate {index}");
+            let digest = hex::encode(Sha256::digest(&bytes[..]));
+            assert_eq!(digest, r["sha256"].as_str().unwrap(), "{what}: bytes of {method} delegate {index} ({id})");
         }
     }
     assert_eq!(programs, PROGRAMS);
