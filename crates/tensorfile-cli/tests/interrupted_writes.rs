@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use tensorfile::io::Bytes;
 use tensorfile::model::{ChecksumKind, TensorInfo};
-use tensorfile::source::Bytes;
 use tensorfile::{Compression, DType, Format, TensorData, TensorFile, WriteOptions};
 
 fn bin() -> &'static str {

@@ -158,7 +158,7 @@ fn a_sharded_checkpoint_against_a_single_file() {
             }
             changed = Some((info.name().to_string(), over));
         }
-        tensors.push((info, tensorfile::TensorData::dense(tensorfile::source::Bytes::from_vec(bytes))));
+        tensors.push((info, tensorfile::TensorData::dense(tensorfile::io::Bytes::from_vec(bytes))));
     }
     let (name, over) = changed.unwrap();
     let dir = tempfile::tempdir().unwrap();

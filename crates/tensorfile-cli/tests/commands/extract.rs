@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::common::*;
+use tensorfile::io::Bytes;
 use tensorfile::model::{ByteOrder, Checksum, ChecksumKind, Kind, Layout, SparseData, SparseFormat};
-use tensorfile::source::Bytes;
 use tensorfile::{DType, TensorData, TensorInfo, WriteOptions};
 
 #[test]

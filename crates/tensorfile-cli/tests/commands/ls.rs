@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::common::*;
 use serde_json::Value as Json;
+use tensorfile::io::Bytes;
 use tensorfile::model::ChecksumKind;
-use tensorfile::source::Bytes;
 use tensorfile::{Compression, DType, Format, WriteOptions};
 
 #[test]
@@ -81,7 +81,7 @@ fn ls_of_many_entries_reads_only_the_header() {
 
     // The work `ls` does is opening the file and listing its entries: counted on the bytes,
     // every range asked for counted (nothing kept), it reads the header once and no data.
-    use tensorfile::source::{SPECULATIVE_READ, Source};
+    use tensorfile::io::{SPECULATIVE_READ, Source};
     let bytes = std::fs::read(&path).unwrap();
     let header = u64::from_le_bytes(bytes[..8].try_into().unwrap());
     let src = Source::counted_exact(Bytes::from_vec(bytes));

@@ -2,8 +2,8 @@
 //! small files made in a temporary folder.
 
 use crate::common::*;
+use tensorfile::io::Bytes;
 use tensorfile::model::ChecksumKind;
-use tensorfile::source::Bytes;
 use tensorfile::{Compression, DType, Format, TensorFile, WriteOptions};
 
 fn zstd_frame(data: &[u8]) -> Vec<u8> {

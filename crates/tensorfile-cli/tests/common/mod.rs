@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use tensorfile::source::Bytes;
+use tensorfile::io::Bytes;
 use tensorfile::{DType, Format, TensorData, TensorInfo, WriteOptions};
 
 pub type Arg<'a> = &'a dyn AsRef<OsStr>;
