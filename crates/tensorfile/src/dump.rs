@@ -9,7 +9,7 @@ use crate::file::TensorFile;
 use crate::flatbuf;
 use crate::formats::executorch::ptd::PtdReader;
 use crate::formats::executorch::pte::PteReader;
-use crate::formats::executorch::{flat_tensor_schema, program_schema};
+use crate::formats::executorch::program_schema;
 
 /// The structure of `file` as JSON: tables as objects of their fields, enums by name, unions
 /// as `<field>_type` beside `<field>`. Byte arrays longer than `byte_limit` are summarised by
@@ -19,7 +19,7 @@ pub fn structure_json(file: &TensorFile, byte_limit: Option<usize>) -> Result<Va
         return Ok(flatbuf::to_json(program_schema(), &pte.program().root, byte_limit));
     }
     if let Some(ptd) = file.reader_as::<PtdReader>() {
-        return Ok(flatbuf::to_json(flat_tensor_schema(), ptd.root(), byte_limit));
+        return Ok(flatbuf::to_json(ptd.schema(), ptd.root(), byte_limit));
     }
     let what = match file.path() {
         Some(p) => format!("{} is a {} file", p.display(), file.format()),

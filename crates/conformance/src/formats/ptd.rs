@@ -1,8 +1,9 @@
 //! ExecuTorch named data (`.ptd`): a real file (a fixture made by ExecuTorch) with one thing
-//! broken, and a flatbuffer laid out by hand whose offsets share a subtree.
+//! broken, a flatbuffer laid out by hand whose offsets share a subtree, and files of
+//! ExecuTorch 0.6's layout (tensors inside segments) built from its schema.
 
-use tensorfile::formats::executorch::flat_tensor_schema;
 use tensorfile::formats::executorch::ptd::{Header, PtdReader};
+use tensorfile::formats::executorch::{flat_tensor_0_6_schema, flat_tensor_schema};
 use tensorfile::internals::flatbuf::{self, Table, Value};
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
@@ -35,6 +36,74 @@ fn edited(base: &[u8], edit: impl FnOnce(&mut Table)) -> Result<Vec<u8>, String>
     Ok(fb)
 }
 
+/// A tensor of ExecuTorch 0.6's `.ptd`: name, scalar type, sizes, offset in segment 0.
+type Tensor0_6<'a> = (&'a str, i64, &'a [i64], u64);
+
+/// A `.ptd` as ExecuTorch 0.6 wrote it (`FlatTensorSerializer`): the FH01 header in the
+/// flatbuffer's gap, `FlatTensor { version: 0, tensor_alignment: 16, tensors, segments: [one],
+/// named_data: [] }`, the flatbuffer padded to 16 and the segment data at a multiple of 128
+/// (the default segment alignment).
+pub fn ptd_0_6(tensors: &[Tensor0_6], segment: &[u8]) -> Result<Vec<u8>, String> {
+    let schema = flat_tensor_0_6_schema();
+    let table = |name: &str, fields: Vec<(&str, Value)>| {
+        let mut t = flatbuf::new_table(schema, name);
+        for (field, value) in fields {
+            t.set(field, Some(value));
+        }
+        Value::Table(t)
+    };
+    let metadata = tensors
+        .iter()
+        .map(|&(name, scalar_type, sizes, offset)| {
+            table(
+                "TensorMetadata",
+                vec![
+                    ("fully_qualified_name", Value::Str(name.into())),
+                    ("scalar_type", Value::Int(scalar_type)),
+                    ("sizes", Value::Vector(sizes.iter().map(|&d| Value::Int(d)).collect())),
+                    ("dim_order", Value::Bytes((0..sizes.len() as u8).collect::<Vec<u8>>().into())),
+                    ("segment_index", Value::UInt(0)),
+                    ("offset", Value::UInt(offset)),
+                ],
+            )
+        })
+        .collect();
+    let segments =
+        vec![table("DataSegment", vec![("offset", Value::UInt(0)), ("size", Value::UInt(segment.len() as u64))])];
+    let Value::Table(root) = table(
+        "FlatTensor",
+        vec![
+            ("version", Value::UInt(0)),
+            ("tensor_alignment", Value::UInt(16)),
+            ("tensors", Value::Vector(metadata)),
+            ("segments", Value::Vector(segments)),
+            ("named_data", Value::Vector(Vec::new())),
+        ],
+    ) else {
+        unreachable!("a table")
+    };
+    let mut fb = flatbuf::encode(schema, &root, 48).map_err(|e| e.to_string())?;
+    let hdr = Header {
+        flatbuffer_offset: 48,
+        flatbuffer_size: fb.len() as u64 - 48,
+        segment_base_offset: (fb.len() as u64).next_multiple_of(16).next_multiple_of(128),
+        segment_data_size: segment.len() as u64,
+    };
+    fb[8..56].copy_from_slice(&hdr.to_bytes());
+    fb.resize(hdr.segment_base_offset as usize, 0);
+    fb.extend_from_slice(segment);
+    Ok(fb)
+}
+
+/// Two float32 tensors of ExecuTorch 0.6's layout in one segment, the second at the tensor
+/// alignment (16): `w` [2, 3] at 0, `b` [3] at 32; `b_offset` and `b_sizes` change `b`.
+pub fn ptd_0_6_sample(b_offset: u64, b_sizes: &[i64]) -> Result<Vec<u8>, String> {
+    let mut segment: Vec<u8> = (0..6).flat_map(|i| (i as f32 + 0.5).to_le_bytes()).collect();
+    segment.resize(32, 0);
+    segment.extend((0..3).flat_map(|i| (-(i as f32) - 1.0).to_le_bytes()));
+    ptd_0_6(&[("w", 6, &[2, 3], 0), ("b", 6, b_sizes, b_offset)], &segment)
+}
+
 fn first<'a>(root: &'a mut Table, field: &str) -> Option<&'a mut Table> {
     match root.vector_mut(field)?.first_mut() {
         Some(Value::Table(t)) => Some(t),
@@ -57,6 +126,26 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         fx.read("executorch/xnnpack_external.ptd")?,
     );
     f.valid("re-encoded", F::Valid, "the external fixture decoded and re-encoded unchanged", edited(&base, |_| {})?);
+    f.valid(
+        "executorch-0.6",
+        F::Valid,
+        "ExecuTorch 0.6's layout: tensors at offsets inside one segment (built from its schema)",
+        ptd_0_6_sample(32, &[3])?,
+    );
+    f.verify(
+        "executorch-0.6-offset-past-segment",
+        F::PastEnd,
+        Rule::OutOfBounds,
+        "ExecuTorch 0.6's layout: tensor b at offset 4096 of a 44-byte segment",
+        ptd_0_6_sample(4096, &[3])?,
+    );
+    f.verify(
+        "executorch-0.6-tensor-past-segment",
+        F::SizeMismatch,
+        Rule::SizeMismatch,
+        "ExecuTorch 0.6's layout: tensor b of sizes [4] at offset 32 of a 44-byte segment",
+        ptd_0_6_sample(32, &[4])?,
+    );
 
     let len = base.len() as u64;
     let tr = Rule::Truncated;

@@ -96,6 +96,16 @@ pub enum Rule {
     /// Protobuf that does not decode (ONNX): a bad wire type or tag, a varint past 10 bytes, a
     /// length past the end of its message, a string that is not UTF-8.
     BadProtobuf,
+    /// A file that the opened file names, and that its format keeps part of its data in, is
+    /// not there (or cannot be opened): a zTensor 2 root's shard, an ONNX model's external
+    /// data, a shard of a sharded checkpoint's index, an ExecuTorch program's `.ptd`. The
+    /// message names the file looked for and how its name was derived. An error of this rule
+    /// is of kind [`ErrorKind::Io`].
+    MissingFile,
+    /// Valid content that this library, or the target format, cannot represent: every error of
+    /// kind [`ErrorKind::Unsupported`] has this rule, so that every refusal and every
+    /// unreadable tensor names one.
+    Unsupported,
 }
 
 impl Rule {
@@ -138,6 +148,8 @@ impl Rule {
             Rule::BadQuantization => "bad-quantization",
             Rule::BadValue => "bad-value",
             Rule::BadProtobuf => "bad-protobuf",
+            Rule::MissingFile => "missing-file",
+            Rule::Unsupported => "unsupported",
         }
     }
 
@@ -147,7 +159,7 @@ impl Rule {
     }
 
     /// Every rule, in declaration order.
-    pub const ALL: [Rule; 36] = [
+    pub const ALL: [Rule; 38] = [
         Rule::Truncated,
         Rule::BadMagic,
         Rule::UnknownFormat,
@@ -184,6 +196,8 @@ impl Rule {
         Rule::BadQuantization,
         Rule::BadValue,
         Rule::BadProtobuf,
+        Rule::MissingFile,
+        Rule::Unsupported,
     ];
 }
 
@@ -262,6 +276,9 @@ pub struct Error {
     path: Option<PathBuf>,
     tensor: Option<String>,
     hint: Option<Hint>,
+    /// The rule of an I/O error that a file's content led to: a file it names that is not
+    /// there ([`Rule::MissingFile`]). Invalid content carries its rule in its kind.
+    io_rule: Option<Rule>,
     /// What the file really is, when it did not open ([`Diagnosis`]).
     diagnosis: Option<Box<Diagnosis>>,
 }
@@ -273,7 +290,7 @@ impl Error {
     /// An error of `kind` that names no file, tensor or hint yet; [`Error::in_file`],
     /// [`Error::for_tensor`] and [`Error::with_hint`] add them.
     pub fn new(kind: ErrorKind) -> Self {
-        Error { kind, path: None, tensor: None, hint: None, diagnosis: None }
+        Error { kind, path: None, tensor: None, hint: None, io_rule: None, diagnosis: None }
     }
 
     /// Attach what the caller can do about this error.
@@ -310,6 +327,31 @@ impl Error {
         Error::new(ErrorKind::Unsupported(what.into()))
     }
 
+    /// This error, from opening `path`, a file that another file names (`how` says how its
+    /// name was derived: "shard \"00001\" of the root's shard table, in the root's folder"):
+    /// an I/O error becomes one of [`Rule::MissingFile`] whose detail names the file and how,
+    /// so that an unreadable tensor's message (which leaves out the file) still says which,
+    /// and it concerns the file that names it (which the caller attaches); another error gets
+    /// `path` attached.
+    pub fn named_by(self, path: &Path, how: impl fmt::Display) -> Self {
+        let ErrorKind::Io(e) = &self.kind else { return self.in_file(path) };
+        let text = format!("{} ({how}): {e}", path.display());
+        let mut error = Error::new(ErrorKind::Io(std::io::Error::new(e.kind(), text)));
+        error.io_rule = Some(Rule::MissingFile);
+        error
+    }
+
+    /// This error seen inside `context` (a record, a key, a part): its detail starts with
+    /// `context: `; invalid content keeps its rule, and an error of any other kind becomes
+    /// invalid content of `otherwise`.
+    pub fn within(self, context: impl fmt::Display, otherwise: Rule) -> Self {
+        let rule = match self.kind {
+            ErrorKind::Invalid { rule, .. } => rule,
+            _ => otherwise,
+        };
+        Error::invalid(rule, format!("{context}: {}", self.detail()))
+    }
+
     /// A request the caller should not have made (a bad option, mismatched data); `what` says
     /// what was wrong with it.
     pub fn usage(what: impl Into<String>) -> Self {
@@ -342,11 +384,15 @@ impl Error {
         &self.kind
     }
 
-    /// The broken rule, when this error is about invalid content.
+    /// The rule this error is of: the broken rule of invalid content, [`Rule::Unsupported`]
+    /// for content the library cannot represent, [`Rule::MissingFile`] for a file another
+    /// names that is not there; `None` for other failures (an I/O error on the file itself, a
+    /// bad request, a tensor not found, a remote failure).
     pub fn rule(&self) -> Option<Rule> {
         match self.kind {
             ErrorKind::Invalid { rule, .. } => Some(rule),
-            _ => None,
+            ErrorKind::Unsupported(_) => Some(Rule::Unsupported),
+            _ => self.io_rule,
         }
     }
 
@@ -377,7 +423,10 @@ impl Error {
             out.push_str(&format!("tensor {t:?}: "));
         }
         match &self.kind {
-            ErrorKind::Io(e) => out.push_str(&e.to_string()),
+            ErrorKind::Io(e) => match self.io_rule {
+                Some(rule) => out.push_str(&format!("{e} [{rule}]")),
+                None => out.push_str(&e.to_string()),
+            },
             // What the file really is leads; "not a format tensorfile recognises" adds nothing.
             ErrorKind::Invalid { rule, detail } => match &self.diagnosis {
                 Some(d) if *rule == Rule::UnknownFormat => out.push_str(&format!("{d} [{rule}]")),
@@ -422,6 +471,7 @@ impl Clone for Error {
             path: self.path.clone(),
             tensor: self.tensor.clone(),
             hint: self.hint,
+            io_rule: self.io_rule,
             diagnosis: self.diagnosis.clone(),
         }
     }
@@ -486,6 +536,8 @@ mod tests {
             Rule::BadQuantization => 33,
             Rule::BadValue => 34,
             Rule::BadProtobuf => 35,
+            Rule::MissingFile => 36,
+            Rule::Unsupported => 37,
         }
     }
 

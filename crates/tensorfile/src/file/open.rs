@@ -206,7 +206,8 @@ fn open_with_companion(path: &Path, data: &Path) -> Result<TensorFile> {
             .collect();
         return Err(Error::usage(format!("{}; {} is not one", takers.join("; "), path.display())));
     };
-    let data_src = Source::open(data).map_err(|e| e.in_file(data))?;
+    let how = format_args!("{}, as given with the program", companion.what());
+    let data_src = Source::open(data).map_err(|e| e.named_by(data, how).in_file(path))?;
     let size = src.len();
     let reader = companion.open_with(src, data_src, path, data)?;
     let mut f = TensorFile::from_reader(reader, size).map_err(|e| e.in_file(path))?;

@@ -188,3 +188,16 @@ fn delegate_payloads_are_found() {
     // xnnpack.pte and xnnpack_external.pte 2 each, mobilenet_v2_xnnpack.pte 1.
     assert!(found >= 5, "only {found} delegate payloads found");
 }
+
+#[test]
+fn a_program_data_file_that_is_not_there_is_named_with_how_it_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = common::fixtures_dir().join("executorch/external.pte");
+    let data = dir.path().join("absent.ptd");
+    let err = tensorfile::OpenOptions::new().data(&data).open(&program).err().expect("opened without its .ptd");
+    assert_eq!(err.rule(), Some(tensorfile::Rule::MissingFile), "{err}");
+    assert_eq!(err.path(), Some(program.as_path()), "{err}");
+    let message = err.message();
+    assert!(message.contains(&data.display().to_string()), "{message}");
+    assert!(message.contains("a .ptd of external tensors, as given with the program"), "{message}");
+}

@@ -30,6 +30,7 @@ mod pytorch;
 mod ranged_reads;
 mod read_rows;
 mod report;
+mod rules_everywhere;
 mod safetensors;
 mod select;
 mod shards;

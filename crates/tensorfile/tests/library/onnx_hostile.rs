@@ -219,8 +219,26 @@ fn external_ranges_are_checked_against_the_data_file() {
     let wrong = external_model(dir.path(), "w.bin", Some(0), Some(12));
     let file = TensorFile::open(&wrong).unwrap();
     assert_eq!(file.unreadable()[0].error().rule(), Some(Rule::SizeMismatch));
-    let missing = external_model(dir.path(), "nothing.bin", None, None);
-    assert!(TensorFile::open(&missing).is_err());
+}
+
+#[test]
+fn a_missing_external_data_file_makes_only_its_tensors_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let inline = pb::raw_f32("inline", &[4], &floats(4));
+    let m = pb::model(&pb::graph(&[], &[pb::external("w", &[4], "nothing.bin", None, None), inline]));
+    let path = dir.path().join("model.onnx");
+    std::fs::write(&path, m).unwrap();
+    let file = TensorFile::open(&path).unwrap();
+    assert_eq!(&file.read("inline").unwrap().as_dense().unwrap()[..], &floats(4)[..], "the rest is read");
+    let [u] = file.unreadable() else { panic!("{:?}", file.unreadable()) };
+    assert_eq!((u.name(), u.error().rule()), ("w", Some(Rule::MissingFile)));
+    let message = u.error().message();
+    let looked_for = dir.path().join("nothing.bin").display().to_string();
+    assert!(message.contains(&looked_for), "{message}");
+    assert!(
+        message.contains("the external data location \"nothing.bin\" of the tensor, in the model's folder"),
+        "{message}"
+    );
 }
 
 #[test]

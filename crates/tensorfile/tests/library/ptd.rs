@@ -189,3 +189,30 @@ fn hostile_tables() {
     };
     assert_eq!(open(rebuilt(&bad_order)).unreadable()[0].error().rule(), Some(Rule::BadField));
 }
+
+/// A `.ptd` of ExecuTorch 0.6's layout (`FlatTensor { version, tensor_alignment, tensors,
+/// segments, named_data }`, each tensor at an offset inside its segment): the conformance
+/// corpus builds it from that schema. Its tensors read with their values; decoded with today's
+/// schema, whose field 1 is the segment list, its tensor alignment would be an offset past the
+/// end, which is how such files used to be refused.
+#[test]
+fn executorch_0_6_named_data_is_read() {
+    let path = common::fixtures_dir().join("../conformance/valid/ptd/executorch-0.6.ptd");
+    let file = TensorFile::open(&path).unwrap();
+    assert!(file.unreadable().is_empty(), "{:?}", file.unreadable());
+    let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let w = file.entry("w").unwrap();
+    assert_eq!((w.info().dtype(), w.info().shape()), (DType::Float32, &[2u64, 3][..]));
+    assert_eq!(&file.read("w").unwrap().as_dense().unwrap()[..], &floats(&[0.5, 1.5, 2.5, 3.5, 4.5, 5.5])[..]);
+    assert_eq!(&file.read("b").unwrap().as_dense().unwrap()[..], &floats(&[-1.0, -2.0, -3.0])[..]);
+    let details = file.summary().details;
+    assert!(
+        details.iter().any(|(k, v)| k == "tensor_alignment" && *v == tensorfile::MetaValue::Int(16)),
+        "{details:?}"
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let h = Header::parse(&bytes).unwrap();
+    let fb = Bytes::from_vec(bytes[..(h.flatbuffer_offset + h.flatbuffer_size) as usize].to_vec());
+    let today = tensorfile::internals::flatbuf::decode(tensorfile::formats::executorch::flat_tensor_schema(), &fb);
+    assert_eq!(today.err().and_then(|e| e.rule()), Some(Rule::OutOfBounds), "the 0.6 layout under today's schema");
+}

@@ -46,7 +46,13 @@ impl ShardSet {
             return Err(Error::invalid(Rule::BadField, "the weight_map is empty: no shard to open"));
         }
         check_count(files.len(), "shards")?;
-        let shards: Vec<Shard> = files.par_iter().map(|file| open_shard(&beside(path, file))).collect::<Result<_>>()?;
+        // A shard that is not there refuses the set, as transformers' loader does: the weight
+        // map names its tensors but not their dtypes or shapes.
+        let open = |file: &&str| {
+            let how = format!("shard {file:?} of the index's weight_map, in the index's folder");
+            open_shard(&beside(path, file), Some(&how))
+        };
+        let shards: Vec<Shard> = files.par_iter().map(open).collect::<Result<_>>()?;
         let holders = holders(&shards)?;
         check_weight_map(&shards, &holders, &index.weight_map, &files)?;
         ShardSet::assemble(shards, index.metadata)
@@ -81,7 +87,7 @@ impl ShardSet {
             return Err(Error::usage("no files to open"));
         }
         check_count(paths.len(), "files")?;
-        let shards: Vec<Shard> = paths.par_iter().map(|p| open_shard(p.as_ref())).collect::<Result<_>>()?;
+        let shards: Vec<Shard> = paths.par_iter().map(|p| open_shard(p.as_ref(), None)).collect::<Result<_>>()?;
         holders(&shards)?;
         ShardSet::assemble(shards, Vec::new())
     }
@@ -222,9 +228,13 @@ fn beside(index: &Path, name: &str) -> PathBuf {
     }
 }
 
-/// Open `path` (or URL), which must be a tensor file.
-fn open_shard(path: &Path) -> Result<Shard> {
-    let src = Source::open(path)?;
+/// Open `path` (or URL), which must be a tensor file; `named` says how its name was derived
+/// when another file names it.
+fn open_shard(path: &Path, named: Option<&str>) -> Result<Shard> {
+    let src = Source::open(path).map_err(|e| match named {
+        Some(how) => e.named_by(path, how),
+        None => e,
+    })?;
     let explain = |e| crate::diagnose::explain(e, &src, Some(path)).in_file(path);
     let format = Format::detect_source(&src).map_err(explain)?;
     let size = src.len();

@@ -37,6 +37,12 @@ pub fn flat_tensor_schema() -> &'static Schema {
     S.get_or_init(|| parse(include_str!("../../../schema/flat_tensor.fbs")))
 }
 
+/// The named-data schema of ExecuTorch 0.6 (`FT01` too; tensors with offsets inside segments).
+pub fn flat_tensor_0_6_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    S.get_or_init(|| parse(include_str!("../../../schema/flat_tensor_0_6.fbs")))
+}
+
 /// The first `n` bytes of `src`, of which `head` (its first bytes) is already in memory: a
 /// slice of `head` when it covers them, of the map for a local file, else `head` and the
 /// rest fetched.

@@ -59,10 +59,7 @@ fn capacity(count: u64, at_hand: usize, least: u64) -> usize {
 /// An error inside a value, said to be of `key`.
 fn in_key(s: Stop, key: &str) -> Stop {
     match s {
-        Stop::Invalid(e) => {
-            let rule = e.rule().unwrap_or(Rule::BadMetadata);
-            Stop::Invalid(Error::invalid(rule, format!("key {key:?}: {}", e.detail())))
-        }
+        Stop::Invalid(e) => Stop::Invalid(e.within(format_args!("key {key:?}"), Rule::BadMetadata)),
         more => more,
     }
 }

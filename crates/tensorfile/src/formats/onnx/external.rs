@@ -80,11 +80,16 @@ pub fn resolve(folder: &Path, location: &str) -> Result<PathBuf> {
         )
     };
     let real_folder = folder.canonicalize().map_err(|e| Error::from(e).in_file(folder))?;
-    let real = path.canonicalize().map_err(|e| Error::from(e).in_file(&path))?;
+    let real = path.canonicalize().map_err(|e| Error::from(e).named_by(&path, how_named(location)))?;
     if !real.starts_with(&real_folder) {
         return Err(outside());
     }
     Ok(path)
+}
+
+/// How the path of external data `location` was found, for an error about that file.
+fn how_named(location: &str) -> String {
+    format!("the external data location {location:?} of the tensor, in the model's folder")
 }
 
 impl Files {
@@ -95,7 +100,7 @@ impl Files {
             Some(i) => i,
             None => {
                 let path = resolve(folder, &d.location)?;
-                let src = Source::map_file(&path)?;
+                let src = Source::map_file(&path).map_err(|e| e.named_by(&path, how_named(&d.location)))?;
                 self.opened.push((d.location.clone(), path, src));
                 self.opened.len() - 1
             }

@@ -312,9 +312,15 @@ impl Builder<'_> {
 }
 
 /// Whether a tensor's problem refuses the whole model rather than that tensor: external data
-/// leaving the folder or its file.
+/// leaving the folder or its file, or a file that cannot be read. An external data file that is
+/// not there makes only the tensors in it unreadable ([`Rule::MissingFile`]): the model
+/// describes each of them, and its other tensors are read.
 fn is_fatal(e: &Error) -> bool {
-    matches!(e.rule(), Some(Rule::UnsafePath | Rule::OutOfBounds)) || matches!(e.kind(), crate::ErrorKind::Io(_))
+    match e.rule() {
+        Some(Rule::MissingFile) => false,
+        Some(Rule::UnsafePath | Rule::OutOfBounds) => true,
+        _ => matches!(e.kind(), crate::ErrorKind::Io(_)),
+    }
 }
 
 impl OnnxReader {

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use super::header::Header;
 use crate::error::{Error, Result, Rule};
-use crate::flatbuf::{self, Table};
-use crate::formats::executorch::{TensorLayout, flat_tensor_schema, prefix};
+use crate::flatbuf::{self, Schema, Table};
+use crate::formats::executorch::{TensorLayout, flat_tensor_0_6_schema, flat_tensor_schema, prefix};
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::{Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo, Unreadable};
 use crate::source::{Bytes, SPECULATIVE_READ, Source};
@@ -21,6 +21,8 @@ pub struct PtdReader {
     flatbuffer: Bytes,
     header: Header,
     root: Table,
+    /// Whether the flatbuffer is of ExecuTorch 0.6's schema ([`flat_tensor_0_6_schema`]).
+    v0_6: bool,
     catalog: Catalog,
     /// Per entry, its stored layout (for dim-ordered tensors).
     layouts: Vec<Option<TensorLayout>>,
@@ -62,7 +64,8 @@ impl PtdReader {
         // Within the file: checked by the header.
         let fb_end = crate::checked::add(header.flatbuffer_offset, header.flatbuffer_size, "flatbuffer region")?;
         let fb = prefix(&src, &head, fb_end)?;
-        let root = flatbuf::decode(flat_tensor_schema(), &fb)?;
+        let v0_6 = is_v0_6(&fb);
+        let root = flatbuf::decode(if v0_6 { flat_tensor_0_6_schema() } else { flat_tensor_schema() }, &fb)?;
         let version = root.uint("version")?;
         if version != 0 {
             return Err(Error::invalid(Rule::BadField, format!("FlatTensor version {version}, expected 0")));
@@ -72,12 +75,16 @@ impl PtdReader {
         let mut entries = Vec::new();
         let mut layouts = Vec::new();
         let mut unreadable = Vec::new();
-        for nd in root.tables("named_data")? {
-            let key = nd.req_str("key")?.to_string();
+        // ExecuTorch 0.6: tensors placed inside segments, then named blobs; today: named data.
+        let tensors = if v0_6 { root.tables("tensors")? } else { Vec::new() };
+        let described = tensors.into_iter().map(|t| (t, "fully_qualified_name", Placed::Within(t)));
+        let named = root.tables("named_data")?.into_iter().map(|nd| (nd, "key", Placed::Whole(nd)));
+        for (table, name_field, placed) in described.chain(named) {
+            let key = table.req_str(name_field)?.to_string();
             if !names.insert(key.clone()) {
                 return Err(Error::invalid(Rule::DuplicateName, format!("key {key:?} appears twice")).for_tensor(key));
             }
-            match entry(nd, &key, &segments) {
+            match entry(table, &key, &segments, placed) {
                 Ok((e, l)) => {
                     entries.push(e);
                     layouts.push(l);
@@ -85,7 +92,12 @@ impl PtdReader {
                 Err(error) => unreadable.push(Unreadable::new(key, String::new(), Vec::new(), error)),
             }
         }
-        Ok(PtdReader { src, flatbuffer: fb, header, root, catalog: (entries, unreadable).into(), layouts })
+        Ok(PtdReader { src, flatbuffer: fb, header, root, v0_6, catalog: (entries, unreadable).into(), layouts })
+    }
+
+    /// The schema the flatbuffer was decoded with: today's, or ExecuTorch 0.6's.
+    pub fn schema(&self) -> &'static Schema {
+        if self.v0_6 { flat_tensor_0_6_schema() } else { flat_tensor_schema() }
     }
 
     /// Where the file's bytes come from.
@@ -104,20 +116,53 @@ impl PtdReader {
     }
 }
 
-/// One named-data entry: a tensor when it has a layout, else a blob.
-fn entry(nd: &Table, key: &str, segments: &[Segment]) -> Result<(Entry, Option<TensorLayout>)> {
-    let index = nd.uint("segment_index")?;
+/// Whether the flatbuffer `fb` is of ExecuTorch 0.6's schema: its root table has more than
+/// the three fields of today's `FlatTensor` (0.6 wrote five: version, tensor_alignment,
+/// tensors, segments, named_data). Both say version 0, so the vtable tells them apart; a
+/// flatbuffer too broken to tell is left to today's schema, whose decoder names the fault.
+fn is_v0_6(fb: &[u8]) -> bool {
+    let u32_at = |at: usize| fb.get(at..at.checked_add(4)?).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let fields = || -> Option<usize> {
+        let table = usize::try_from(u32_at(0)?).ok()?;
+        let back = i64::from(u32_at(table)? as i32);
+        let vtable = usize::try_from(i64::try_from(table).ok()?.checked_sub(back)?).ok()?;
+        let len = fb.get(vtable..vtable.checked_add(2)?)?;
+        Some(usize::from(u16::from_le_bytes([len[0], len[1]])).saturating_sub(4) / 2)
+    };
+    fields().is_some_and(|n| n > 3)
+}
+
+/// Where an entry's bytes are in its segment.
+#[derive(Clone, Copy)]
+enum Placed<'a> {
+    /// The whole segment: a named-data entry, a tensor when it has a `tensor_layout`.
+    Whole(&'a Table),
+    /// At `offset` inside the segment, as many bytes as its layout takes: a tensor of
+    /// ExecuTorch 0.6, whose layout fields are its own.
+    Within(&'a Table),
+}
+
+/// One entry: a tensor when it has a layout, else a blob (the whole of its segment).
+fn entry(t: &Table, key: &str, segments: &[Segment], placed: Placed) -> Result<(Entry, Option<TensorLayout>)> {
+    let index = t.uint("segment_index")?;
     let seg = usize::try_from(index).ok().and_then(|i| segments.get(i)).ok_or_else(|| {
         Error::invalid(Rule::OutOfBounds, format!("segment_index {index} out of range ({} segments)", segments.len()))
     })?;
-    let (info, layout) = match nd.table("tensor_layout")? {
+    let (layout_table, within) = match placed {
+        Placed::Whole(nd) => (nd.table("tensor_layout")?, 0),
+        Placed::Within(tensor) => (Some(tensor), tensor.uint("offset")?),
+    };
+    let room = seg.size.checked_sub(within).ok_or_else(|| {
+        Error::invalid(Rule::OutOfBounds, format!("offset {within} lies past its segment's {} bytes", seg.size))
+    })?;
+    let (info, layout) = match layout_table {
         Some(t) => {
             let l = TensorLayout::from_table(t)?;
             let nbytes = l.nbytes()?;
-            if nbytes > seg.size {
+            if nbytes > room {
                 return Err(Error::invalid(
                     Rule::SizeMismatch,
-                    format!("layout needs {nbytes} bytes, its segment holds {}", seg.size),
+                    format!("layout needs {nbytes} bytes, its segment holds {room} from offset {within}"),
                 ));
             }
             let layout = if l.is_contiguous() { Layout::Dense } else { Layout::DimOrder(l.dim_order.clone()) };
@@ -125,7 +170,7 @@ fn entry(nd: &Table, key: &str, segments: &[Segment]) -> Result<(Entry, Option<T
         }
         None => (TensorInfo::blob(key, seg.size), None),
     };
-    let storage = Storage::new(seg.offset, info.nbytes()?);
+    let storage = Storage::new(seg.offset + within, info.nbytes()?);
     Ok((Entry::new(info, storage)?, layout.filter(|l| !l.is_contiguous())))
 }
 
@@ -138,17 +183,17 @@ impl FormatReader for PtdReader {
         let h = self.header;
         let segments = self.root.vector("segments").map_or(0, <[_]>::len);
         let int = |v: u64| MetaValue::Int(i128::from(v));
-        FileSummary {
-            version: "FT01".into(),
-            metadata: Vec::new(),
-            structure: None,
-            details: vec![
-                ("flatbuffer_bytes".into(), int(h.flatbuffer_size)),
-                ("segment_base_offset".into(), int(h.segment_base_offset)),
-                ("segment_data_bytes".into(), int(h.segment_data_size)),
-                ("segments".into(), int(segments as u64)),
-            ],
+        let mut details = vec![
+            ("flatbuffer_bytes".into(), int(h.flatbuffer_size)),
+            ("segment_base_offset".into(), int(h.segment_base_offset)),
+            ("segment_data_bytes".into(), int(h.segment_data_size)),
+            ("segments".into(), int(segments as u64)),
+        ];
+        if self.v0_6 {
+            details.push(("schema".into(), MetaValue::Text("ExecuTorch 0.6 (tensors inside segments)".into())));
+            details.push(("tensor_alignment".into(), int(self.root.uint("tensor_alignment").unwrap_or(0))));
         }
+        FileSummary { version: "FT01".into(), metadata: Vec::new(), structure: None, details }
     }
 
     fn catalog(&self) -> &Catalog {

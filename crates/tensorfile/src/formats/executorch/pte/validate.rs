@@ -161,7 +161,13 @@ fn method(c: &mut Checker, plan: &Table, segments: usize, inline: usize) {
 fn tensor(c: &mut Checker, t: &Table, what: &str, buffers: &[i64]) {
     let layout = match TensorLayout::from_table(t) {
         Ok(l) => l,
-        Err(e) => return c.fail(e.rule().unwrap_or(Rule::BadField), format!("{what}: {}", e.detail())),
+        Err(e) => {
+            let rule = match e.kind() {
+                crate::error::ErrorKind::Invalid { rule, .. } => *rule,
+                _ => Rule::BadField,
+            };
+            return c.fail(rule, format!("{what}: {}", e.detail()));
+        }
     };
     let storage_offset = t.int("storage_offset").unwrap_or(0);
     if storage_offset != 0 {

@@ -112,8 +112,7 @@ impl PtReader {
     fn open_legacy(bytes: Bytes) -> Result<Self> {
         let mut c = Cursor::new(&bytes);
         let mut next = |what: &str| -> Result<pickle::Loaded> {
-            let l = pickle::load_prefix(c.rest())
-                .map_err(|e| Error::invalid(e.rule().unwrap_or(Rule::BadPickle), format!("{what}: {}", e.detail())))?;
+            let l = pickle::load_prefix(c.rest()).map_err(|e| e.within(what, Rule::BadPickle))?;
             c.skip(l.consumed, what)?;
             Ok(l)
         };

@@ -110,9 +110,7 @@ impl Pt2Reader {
         // directory and `data.pkl` now, its storages when a tensor is read); deflated (an
         // archive rewritten by Python's `zipfile`), it is inflated whole now.
         let region = self.archive.entry_region(e)?;
-        let reader = PtReader::open_region(region).map_err(|err| {
-            Error::invalid(err.rule().unwrap_or(Rule::BadField), format!("{record}: {}", err.detail()))
-        })?;
+        let reader = PtReader::open_region(region).map_err(|err| err.within(record, Rule::BadField))?;
         self.nested.push((record.to_string(), reader));
         Ok(self.nested.len() - 1)
     }

@@ -385,8 +385,8 @@ fn parse_blob(d: &mut Decoder<'_>) -> Result<(u64, u64)> {
 
 /// `e` with the part it concerns named in its detail (errors name a tensor, not a part).
 pub fn in_part(e: Error, part: &str) -> Error {
-    match e.rule() {
-        Some(rule) => Error::invalid(rule, format!("part {part:?}: {}", e.detail())),
-        None => e,
+    match e.kind() {
+        crate::error::ErrorKind::Invalid { rule, .. } => Error::invalid(*rule, format!("part {part:?}: {}", e.detail())),
+        _ => e,
     }
 }

@@ -40,7 +40,11 @@ pub fn open(root: &Source, entry: &ShardEntry) -> Result<Shard> {
         )));
     }
     let path = path_of(location, &entry.name);
-    let src = Source::map_file(&path).map_err(|e| e.in_file(&path))?;
+    let how = format_args!(
+        "shard {:?} of the root's shard table, as <root stem>-<shard>.zt in the root's folder",
+        entry.name
+    );
+    let src = Source::map_file(&path).map_err(|e| e.named_by(&path, how))?;
     check(&src, entry).map_err(|e| e.in_file(&path))?;
     Ok(Shard { path, src })
 }

@@ -73,7 +73,7 @@ fn a_shard_that_is_not_the_one_named_makes_its_tensors_unreadable() {
         u.error().rule()
     };
     assert_eq!(unreadable(Some(1 << 20), Some(&shard)), Some(Rule::ShardMismatch), "another size");
-    assert_eq!(unreadable(None, None), None, "missing: an I/O error");
+    assert_eq!(unreadable(None, None), Some(Rule::MissingFile), "missing");
     let mut version = shard.clone();
     let n = version.len();
     version[n - 16] = 9;
@@ -81,6 +81,25 @@ fn a_shard_that_is_not_the_one_named_makes_its_tensors_unreadable() {
     let mut magic = shard.clone();
     magic[0] = 0;
     assert_eq!(unreadable(None, Some(&magic)), Some(Rule::BadMagic));
+}
+
+#[test]
+fn a_missing_shard_names_the_file_looked_for_and_how_the_name_was_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let shard = data_shard(&[9, 8, 7, 6]);
+    let path = root(dir.path(), &shard, None, None);
+    let file = TensorFile::open(&path).unwrap();
+    assert_eq!(file.read("here").unwrap().as_dense().unwrap().as_ref(), &[1, 2, 3, 4], "the rest is read");
+    let [u] = file.unreadable() else { panic!("{:?}", file.unreadable()) };
+    let e = u.error();
+    assert_eq!(e.rule(), Some(Rule::MissingFile));
+    assert!(matches!(e.kind(), crate::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e:?}");
+    let message = e.message();
+    let looked_for = dir.path().join("model-00001.zt");
+    assert!(message.contains(&looked_for.display().to_string()), "{message}");
+    assert!(message.contains("shard \"00001\" of the root's shard table"), "{message}");
+    assert!(message.contains("in the root's folder"), "{message}");
+    assert!(message.ends_with("[missing-file]"), "{message}");
 }
 
 #[test]
