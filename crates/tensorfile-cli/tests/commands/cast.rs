@@ -2,22 +2,8 @@
 //! them (the record `tests/fixtures/cast/record.json`, made with torch), the others
 //! kept; a dtype that is no cast target is a usage error naming those that are.
 
-use std::path::{Path, PathBuf};
-
 use crate::common::*;
 use tensorfile::TensorFile;
-use tensorfile::model::{Checksum, ChecksumKind};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    match Checksum::compute(ChecksumKind::Sha256, bytes) {
-        Some(Checksum::Sha256(d)) => d.iter().map(|b| format!("{b:02x}")).collect(),
-        other => panic!("no sha256: {other:?}"),
-    }
-}
 
 #[test]
 fn convert_casts_floating_tensors_as_torch_does() {

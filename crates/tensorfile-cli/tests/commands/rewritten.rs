@@ -20,18 +20,6 @@ use serde_json::Value as Json;
 use crate::common::*;
 use plain_readers::{safetensors_tensors, zip_members};
 use tensorfile::TensorFile;
-use tensorfile::model::{Checksum, ChecksumKind};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    match Checksum::compute(ChecksumKind::Sha256, bytes) {
-        Some(Checksum::Sha256(d)) => d.iter().map(|b| format!("{b:02x}")).collect(),
-        other => panic!("no sha256: {other:?}"),
-    }
-}
 
 fn text<'a>(v: &'a Json, key: &str) -> &'a str {
     v[key].as_str().unwrap_or_else(|| panic!("no text {key:?} in {v}"))

@@ -102,3 +102,17 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 pub fn et_fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/executorch").join(name)
 }
+
+/// The repository's fixtures folder.
+pub fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+/// The SHA-256 of `bytes`, as lowercase hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    use tensorfile::model::{Checksum, ChecksumKind};
+    match Checksum::compute(ChecksumKind::Sha256, bytes) {
+        Some(Checksum::Sha256(d)) => d.iter().map(|b| format!("{b:02x}")).collect(),
+        other => panic!("no sha256: {other:?}"),
+    }
+}
