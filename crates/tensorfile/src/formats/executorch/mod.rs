@@ -165,7 +165,7 @@ impl TensorLayout {
     }
 
     /// Row-major bytes rearranged into this layout's dim order.
-    pub fn from_row_major(&self, row_major: &[u8]) -> Vec<u8> {
+    pub fn stored_from_row_major(&self, row_major: &[u8]) -> Vec<u8> {
         permute(row_major, &self.stored_shape(), &self.dim_order, self.element_size(), Direction::ToStored)
     }
 
@@ -235,7 +235,7 @@ mod tests {
         // Logical NCHW [1, 2, 2, 3] stored as NHWC (dim order 0, 2, 3, 1).
         let layout = TensorLayout { dtype: DType::UInt8, shape: vec![1, 2, 2, 3], dim_order: vec![0, 2, 3, 1] };
         let row_major: Vec<u8> = (0..12).collect();
-        let stored = layout.from_row_major(&row_major);
+        let stored = layout.stored_from_row_major(&row_major);
         // Stored element (h, w, c) is logical element (c, h, w) = c*6 + h*3 + w.
         assert_eq!(stored[..4], [0, 6, 1, 7]);
         assert_eq!(layout.to_row_major(&stored), row_major);

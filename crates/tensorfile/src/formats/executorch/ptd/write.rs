@@ -250,7 +250,7 @@ impl FormatWriter for PtdWriter<'_> {
         let permuted = match info.layout() {
             Layout::DimOrder(order) => Some(
                 TensorLayout { dtype: info.dtype(), shape: info.shape().to_vec(), dim_order: order.clone() }
-                    .from_row_major(row_major),
+                    .stored_from_row_major(row_major),
             ),
             _ => None,
         };

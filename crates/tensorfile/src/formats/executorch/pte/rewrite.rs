@@ -57,7 +57,7 @@ pub(crate) fn update(input: &Replacements<'_>, outputs: &mut dyn UpdateOutputs) 
             let data = input.read_new(pair)?;
             let bytes = data.as_dense()?;
             let stored = match layout {
-                Some(l) if !l.is_contiguous() => l.from_row_major(bytes),
+                Some(l) if !l.is_contiguous() => l.stored_from_row_major(bytes),
                 _ => bytes.to_vec(),
             };
             debug_assert_eq!(stored.len() as u64, *len);
