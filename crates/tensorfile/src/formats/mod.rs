@@ -9,6 +9,7 @@
 
 mod catalog;
 pub mod executorch;
+mod extent;
 pub mod gguf;
 pub mod hdf5;
 pub mod numpy;
@@ -23,6 +24,7 @@ pub mod ztensor;
 pub use catalog::Catalog;
 pub use registry::Format;
 pub use request::{Ignored, WriteOption, WriteRequest};
+pub(crate) use unit::Extent;
 pub use unit::{Caps, Companion, FormatUnit, Probe, Replacement, Replacements, UpdateOutputs, Variant};
 pub(crate) use unit::{mismatch, plan_order};
 
