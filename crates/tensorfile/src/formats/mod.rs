@@ -8,6 +8,7 @@
 //! streaming writer fed one tensor at a time, in the order of the plan it was created with).
 
 mod catalog;
+mod extent;
 mod registry;
 mod request;
 mod unit;
@@ -25,6 +26,7 @@ pub mod limits {
 pub use catalog::Catalog;
 pub use registry::Format;
 pub use request::{Ignored, WriteOption, WriteRequest};
+pub(crate) use unit::Extent;
 pub use unit::{Caps, Companion, FormatUnit, Probe, Replacement, Replacements, UpdateOutputs, Variant};
 pub(crate) use unit::{mismatch, plan_order};
 

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
+use super::extent::ZIP_MAGIC;
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
 use super::{executorch, gguf, hdf5, numpy, onnx, pytorch, safetensors, ztensor};
@@ -62,7 +63,8 @@ registry! {
     Npz => numpy::npz::UNIT,
     /// A PyTorch archive (`torch.export.save`, AOTInductor packages).
     Pt2 => pytorch::pt2::UNIT,
-    /// A `torch.save` file: any other zip archive.
+    /// A `torch.save` file: any other zip archive. Last of the units with the zip's magic, so
+    /// that it stands for them when a zip archive cut short cannot tell which it is.
     Pt => pytorch::pt::UNIT,
     /// An ONNX model (protobuf, no magic bytes: recognised last).
     Onnx => onnx::UNIT,
@@ -223,9 +225,6 @@ impl Format {
         }
     }
 }
-
-/// The first bytes of a zip archive (a local file header).
-const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,10 +6,10 @@
 use std::any::Any;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Need, Result};
 use crate::formats::{FormatReader, FormatWriter, Output, WriteOptions};
 use crate::model::{ByteOrder, ChecksumKind, DType, Entry, LayoutKind, TensorData, TensorInfo};
-use crate::source::Source;
+use crate::source::{Sample, Source};
 
 /// What detection has seen of a file: its first bytes and, for a zip archive, its entry names.
 pub struct Probe<'a> {
@@ -133,6 +133,34 @@ pub struct FormatUnit {
     /// program's external tensors in a `.ptd`).
     pub(crate) companion: Option<Companion>,
     pub(crate) caps: Caps,
+    /// How a file of the format that does not open is told and measured (`diagnose`).
+    pub(crate) extent: Extent,
+}
+
+/// What `diagnose` knows of a format's files when one does not open: the bytes they start
+/// with, and how long one should be. `diagnose` names no format: it asks every unit this.
+#[derive(Clone, Copy)]
+pub(crate) struct Extent {
+    /// The bytes a file of the format starts with, any of them (torch.save: a zip archive or
+    /// the legacy pickle). Empty when nothing at the start tells the format: then only a
+    /// file's extension can. Formats that share a magic (every zip-based format has the zip's)
+    /// are told apart by their content when the file is whole, else by the extension, else
+    /// the last registered of them stands for them: the one detection falls back to (torch.save
+    /// takes any zip the others do not). A file of one of them cut short inside a magic is
+    /// measured by the magics of the one standing for them.
+    pub(crate) magics: &'static [&'static [u8]],
+    /// Whether the first bytes hold the format's signature where detection, which looks at
+    /// the start, does not (an HDF5 superblock after a user block).
+    pub(crate) found_further: Option<fn(&[u8]) -> bool>,
+    /// For a format detection falls back to (torch.save, any zip the others do not take):
+    /// whether a file detection gave it is one indeed. One that is not is no file of ours,
+    /// and is named for what it is (a zip archive of no tensor format).
+    pub(crate) confirm: Option<fn(&Sample) -> bool>,
+    /// How many bytes the file needs as far as its own fields tell, read leniently from the
+    /// sample (bounded by it, no allocation sized by the file); `None` when they tell nothing
+    /// (a field that makes no sense, or no more to say). The reader refuses the file with its
+    /// own rule; this only measures it.
+    pub(crate) measure: fn(&Sample) -> Option<Need>,
 }
 
 /// One of several formats written under one extension, told apart by a label the user gives

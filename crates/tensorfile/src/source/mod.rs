@@ -5,6 +5,8 @@
 //! ranges are slices of its map (zero-copy), or a remote object (`http(s)://`, `s3://`,
 //! `gs://`, `az://`), whose ranges are fetched with ranged GETs when asked for. Readers ask
 //! only for what they need: the index when a file is opened, a tensor's bytes when it is read.
+//! A [`Sample`] is a bounded look at a file's two ends, for telling what a file that does not
+//! open really is.
 
 mod bytes;
 pub(crate) mod direct;
@@ -17,6 +19,7 @@ mod mapped;
 mod pool;
 #[cfg(feature = "remote")]
 mod remote;
+pub(crate) mod sample;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +30,7 @@ pub use direct::{file_is_cached, is_cached};
 /// Requests in flight at once for the tensor reads of one remote object.
 #[cfg(feature = "remote")]
 pub use remote::REQUESTS_IN_FLIGHT;
+pub use sample::{SAMPLE_BYTES, Sample};
 
 use crate::error::{Error, Result};
 

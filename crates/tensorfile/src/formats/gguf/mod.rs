@@ -19,6 +19,7 @@
 //! The spec is ggml's `docs/gguf.md`; gguf-py (`GGUFReader`, `GGUFWriter`) and ggml's
 //! `gguf.cpp` are the reference reader and writers.
 
+mod extent;
 mod header;
 mod index;
 mod metadata;
@@ -32,7 +33,7 @@ pub use read::GgufReader;
 pub use write::GgufWriter;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 use crate::model::quant::{GgmlType, Quant};
 use crate::model::{Kind, Layout, LayoutKind, TensorInfo};
 
@@ -65,6 +66,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         typed_metadata: true,
         ..Caps::PLAIN
     },
+    extent: Extent { magics: &[header::MAGIC], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// Whether `bytes` start like a GGUF file (the magic is the same in either byte order).

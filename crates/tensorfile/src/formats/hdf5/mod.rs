@@ -14,6 +14,7 @@ mod btree2;
 mod checksum;
 mod dataset;
 mod dense;
+mod extent;
 mod group;
 mod io;
 mod object_header;
@@ -23,7 +24,7 @@ mod superblock;
 pub use read::Hdf5Reader;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit};
+use crate::formats::{Caps, Extent, FormatUnit};
 use crate::model::{ByteOrder, DType, TensorInfo};
 
 /// The HDF5 unit.
@@ -47,6 +48,13 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         compression: true,
         byte_orders: &[ByteOrder::Little, ByteOrder::Big],
         ..Caps::PLAIN
+    },
+    extent: Extent {
+        magics: &[superblock::SIGNATURE],
+        // After a user block: detection looks at byte 0 only, the reader further.
+        found_further: Some(|head| extent::signature_at(head).is_some()),
+        confirm: None,
+        measure: extent::measure,
     },
 };
 

@@ -43,6 +43,7 @@
 //! ONNX otherwise (no writer).
 
 mod dtypes;
+mod extent;
 mod external;
 mod graph;
 mod proto;
@@ -57,7 +58,7 @@ pub use read::OnnxReader;
 pub use recognise::looks_like;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 use crate::model::{LayoutKind, TensorInfo};
 
 /// The ONNX unit: read and updated, never written from scratch.
@@ -79,6 +80,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         file_metadata: true,
         ..Caps::PLAIN
     },
+    extent: Extent { magics: &[], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// ONNX models are read and updated, not written: the error says so.

@@ -3,6 +3,7 @@
 //! Read with the format's own validation rules (header limit, exact tiling, `__metadata__`
 //! string to string) plus ours: duplicate names refused, unknown dtypes reported per tensor.
 
+mod extent;
 mod header;
 mod read;
 mod write;
@@ -11,7 +12,7 @@ pub use read::SafetensorsReader;
 pub use write::SafetensorsWriter;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit};
+use crate::formats::{Caps, Extent, FormatUnit};
 use crate::model::{DType, Kind, TensorInfo};
 
 const TABLE: [(&str, DType); 22] = [
@@ -53,6 +54,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     variant: None,
     companion: None,
     caps: Caps { holds_dtype: |d| dtype_name(d).is_some(), file_metadata: true, ..Caps::PLAIN },
+    extent: Extent { magics: &[], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// safetensors tiles its data with no padding, so tensors of wider elements go first to keep

@@ -3,6 +3,7 @@
 //! opaque blob; several entries may share one segment. Opening reads the header and the
 //! flatbuffer; an entry's bytes are read by range when it is read.
 
+mod extent;
 mod header;
 mod read;
 #[cfg(test)]
@@ -15,7 +16,7 @@ pub use write::PtdWriter;
 
 use super::{MAX_RANK, scalar_type_of};
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 use crate::model::{Kind, TensorInfo};
 
 /// The ExecuTorch named data unit.
@@ -32,6 +33,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     variant: None,
     companion: None,
     caps: Caps { holds_dtype: |d| scalar_type_of(d).is_some(), blobs: true, ..Caps::PLAIN },
+    extent: Extent { magics: &[], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// Whether `bytes` start like a `.ptd` file: `FT01` at byte 4 and `FH01` at byte 8.

@@ -7,6 +7,7 @@
 //! (externalize) or replace their bytes (update).
 
 mod delegates;
+mod extent;
 mod header;
 mod program;
 mod read;
@@ -24,7 +25,7 @@ pub use read::PteReader;
 
 use super::scalar_type_of;
 use crate::error::Error;
-use crate::formats::{Caps, Companion, FormatUnit, plan_order};
+use crate::formats::{Caps, Companion, Extent, FormatUnit, plan_order};
 use crate::model::LayoutKind;
 
 /// The ExecuTorch program unit: read, and updated in place of its weights; not written from
@@ -54,6 +55,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         blobs: true,
         ..Caps::PLAIN
     },
+    extent: Extent { magics: &[], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// Why tensors cannot be converted into a `.pte`.

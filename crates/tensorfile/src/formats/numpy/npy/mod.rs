@@ -7,6 +7,7 @@
 //! (objects, strings, structured...) make the file's one entry unreadable. Written when a plan
 //! holds exactly one tensor, as `numpy.save` writes it.
 
+mod extent;
 mod read;
 mod write;
 
@@ -15,7 +16,7 @@ pub use write::NpyWriter;
 pub(crate) use write::header_of;
 
 use super::{check_supported, header::has_magic, holds_dtype};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 
 /// The `.npy` unit.
 pub(crate) static UNIT: FormatUnit = FormatUnit {
@@ -31,6 +32,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     variant: None,
     companion: None,
     caps: Caps { holds_dtype, ..Caps::PLAIN },
+    extent: Extent { magics: &[super::MAGIC], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// Whether `bytes` start like an `.npy` file: the magic.

@@ -21,7 +21,8 @@ pub use read::NpzReader;
 pub use write::NpzWriter;
 
 use super::{check_supported, holds_dtype};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::extent::{ZIP_MAGIC, zip_archive};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 
 /// The `.npz` unit.
 pub(crate) static UNIT: FormatUnit = FormatUnit {
@@ -37,6 +38,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     variant: None,
     companion: None,
     caps: Caps { holds_dtype, ..Caps::PLAIN },
+    extent: Extent { magics: &[ZIP_MAGIC], found_further: None, confirm: None, measure: zip_archive },
 };
 
 /// Whether a zip archive's entry names are those of an `.npz`: at least one, all ending in

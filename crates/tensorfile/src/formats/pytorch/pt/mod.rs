@@ -11,10 +11,12 @@ pub use flatten::flatten;
 pub use read::{PtReader, PtTensor, StorageSource, looks_like as looks_like_legacy};
 pub use write::PtWriter;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Need, Result};
+use crate::formats::extent::{ZIP_MAGIC, zip_archive};
 use crate::formats::pytorch::torch_has;
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 use crate::model::TensorInfo;
+use crate::source::Sample;
 
 /// The `torch.save` unit. Any zip archive that is not a `.pt2` (nor an `.npz`, recognised
 /// before it) is taken for one (its reader says what is missing), as is the format before
@@ -35,7 +37,28 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     variant: None,
     companion: None,
     caps: Caps { holds_dtype: torch_has, ..Caps::PLAIN },
+    extent: Extent {
+        magics: &[ZIP_MAGIC, read::LEGACY_MAGIC],
+        found_further: None,
+        confirm: Some(is_checkpoint),
+        measure,
+    },
 };
+
+/// Whether a file detection took for a `torch.save` file is one: a zip archive without a
+/// `data.pkl` is no checkpoint at all (any zip that no other format takes is given this unit).
+fn is_checkpoint(s: &Sample) -> bool {
+    if !s.head().starts_with(ZIP_MAGIC) {
+        return true;
+    }
+    crate::zip::entry_names(s.head()).map_or(true, |names| names.iter().any(|n| n.ends_with("data.pkl")))
+}
+
+/// How long a `torch.save` file should be: a zip archive's entries say; the legacy format's
+/// pickles say nothing until they are parsed.
+fn measure(s: &Sample) -> Option<Need> {
+    if s.head().starts_with(read::LEGACY_MAGIC) { None } else { zip_archive(s) }
+}
 
 /// Whether a `torch.save` file can store `info`: dense, of a dtype torch has; the error says
 /// why not.

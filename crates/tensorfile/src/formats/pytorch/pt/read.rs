@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 /// The start of a pickle written by `torch.save` before PyTorch 1.6 (not a zip): protocol 2
 /// and the magic number 0x1950a86a20f9469cfc6c.
-const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
+pub(super) const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
 
 /// Where a storage's bytes are.
 #[derive(Debug, Clone)]

@@ -25,7 +25,8 @@ pub use read::{Pt2Reader, Pt2Tensor, TensorSource};
 
 use super::torch_has;
 use crate::error::Error;
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::formats::extent::{ZIP_MAGIC, zip_archive};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 use crate::model::LayoutKind;
 
 /// Whether the entry names of a zip are those of a `.pt2` archive.
@@ -54,6 +55,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     variant: None,
     companion: None,
     caps: Caps { holds_dtype: torch_has, layouts: &[LayoutKind::Dense, LayoutKind::Strided], ..Caps::PLAIN },
+    extent: Extent { magics: &[ZIP_MAGIC], found_further: None, confirm: None, measure: zip_archive },
 };
 
 /// Why tensors cannot be converted into a `.pt2`.

@@ -5,6 +5,7 @@
 //! `sparsecoo`/`sparsecsr` form), definite and indefinite CBOR, checksums. Write: streaming,
 //! byte-compatible with the zTensor 0.1 reference for dense tensors.
 
+mod extent;
 mod index;
 pub(super) mod interpret;
 mod read;
@@ -16,7 +17,7 @@ pub use read::ZtReader;
 pub use write::ZtWriter;
 
 use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, Variant, plan_order};
+use crate::formats::{Caps, Extent, FormatUnit, Variant, plan_order};
 use crate::model::{ByteOrder, ChecksumKind, DType, Layout, LayoutKind, TensorInfo};
 
 /// `ZTEN0001`.
@@ -46,6 +47,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         byte_orders: &[ByteOrder::Little, ByteOrder::Big],
         ..Caps::PLAIN
     },
+    extent: Extent { magics: &[MAGIC], found_further: None, confirm: None, measure: extent::measure },
 };
 
 /// Whether `bytes` start like a `.zt` file.

@@ -14,8 +14,8 @@ mod tests;
 
 pub use read::open;
 
-use crate::error::{Error, Result};
-use crate::formats::{Caps, FormatUnit, plan_order};
+use crate::error::{Error, Need, Result};
+use crate::formats::{Caps, Extent, FormatUnit, plan_order};
 use crate::model::{ChecksumKind, LayoutKind, TensorInfo};
 
 /// `ZTEN1000`, at the start of the file and at its end.
@@ -45,6 +45,13 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         checksums: &[ChecksumKind::Crc32c, ChecksumKind::Sha256],
         compression: true,
         ..Caps::PLAIN
+    },
+    extent: Extent {
+        magics: &[MAGIC],
+        found_further: None,
+        confirm: None,
+        // The index and the magic again at the end.
+        measure: |s| (!s.tail().ends_with(MAGIC)).then_some(Need::IndexMissing),
     },
 };
 

@@ -35,8 +35,10 @@ pub(super) mod tests;
 
 pub use read::Zt2Reader;
 
-use crate::formats::{Caps, FormatUnit, Variant};
+use crate::error::Need;
+use crate::formats::{Caps, Extent, FormatUnit, Variant};
 use crate::model::{ChecksumKind, DType, LayoutKind};
+use crate::source::Sample;
 
 pub(crate) use describe::check_supported;
 pub(crate) use write::{write_order, writer};
@@ -80,7 +82,17 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
         checksums: &[ChecksumKind::Xxh3],
         ..Caps::PLAIN
     },
+    extent: Extent { magics: &[MAGIC], found_further: None, confirm: None, measure },
 };
+
+/// How long a zTensor 2 file should be, for `diagnose`: at least its header and footer, and
+/// its footer ends in the magic again.
+fn measure(s: &Sample) -> Option<Need> {
+    if s.len() < 48 {
+        return Some(Need::AtLeast(48));
+    }
+    (!s.tail().ends_with(MAGIC)).then_some(Need::IndexMissing)
+}
 
 /// Whether `bytes` start like a zTensor 2 file.
 pub fn looks_like(bytes: &[u8]) -> bool {
