@@ -11,6 +11,7 @@ mod catalog;
 pub mod executorch;
 pub mod gguf;
 pub mod hdf5;
+pub mod keras;
 pub mod numpy;
 pub mod onnx;
 pub mod pytorch;

@@ -66,7 +66,7 @@ const OURS: &[(&[u8], Format)] = &[
 ];
 
 fn is_zip_format(f: Format) -> bool {
-    matches!(f, Format::Pt | Format::Pt2 | Format::Npz)
+    matches!(f, Format::Pt | Format::Pt2 | Format::Npz | Format::Keras)
 }
 
 /// The format tensorfile reads that the sample is of, and whether only its extension says so
@@ -129,7 +129,7 @@ pub(super) fn need(format: Format, s: &Sample, failure: Option<Rule>) -> Option<
         Format::Zt2 if s.len() < 48 => Some(Need::AtLeast(48)),
         Format::Zt2 => (!s.tail().ends_with(b"\x89ZT2\r\n\x1a\n")).then_some(Need::IndexMissing),
         Format::Pt if head.starts_with(LEGACY_PT) => None,
-        Format::Pt | Format::Pt2 | Format::Npz => measure::zip(s),
+        Format::Pt | Format::Pt2 | Format::Npz | Format::Keras => measure::zip(s),
     };
     match found {
         Some(Need::Data(n) | Need::Header(n) | Need::AtLeast(n)) if n <= s.len() => None,
