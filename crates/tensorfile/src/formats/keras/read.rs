@@ -203,7 +203,7 @@ impl FormatReader for KerasReader {
                 details.push((key.into(), text(&e.message())));
             }
         }
-        let mut metadata = self.metadata.as_ref().map(Clone::clone).unwrap_or_default();
+        let mut metadata = self.metadata.clone().unwrap_or_default();
         metadata.extend(inner.metadata.iter().cloned());
         let structure = self.config.as_ref().ok().map(|(_, model)| {
             let (optimizer_tensors, _) = self.tensors_under("optimizer/");
