@@ -40,7 +40,7 @@ const NPZ_WEIGHTS_MEMBER: &str = "model.weights.npz";
 /// The `.keras` unit.
 pub(crate) static UNIT: FormatUnit = FormatUnit {
     name: "keras",
-    title: "Keras 3 model",
+    title: "Keras",
     extensions: &["keras"],
     recognise: |probe| probe.zip_names().is_some_and(looks_like),
     open: |src| Ok(Box::new(KerasReader::open(src)?)),
