@@ -15,7 +15,7 @@ mod unit;
 
 // The units: reached through the registry ([`Format`]), each named only by this workspace's
 // tests (feature `internals`).
-internal_modules!(executorch, gguf, hdf5, numpy, onnx, pytorch, safetensors, ztensor);
+internal_modules!(executorch, gguf, hdf5, keras, numpy, onnx, pytorch, safetensors, ztensor);
 
 /// Every limit the readers and writers enforce (sizes, counts, nesting, expansion), in one
 /// place: a file past one is refused with a rule, never read at a cost it chooses.

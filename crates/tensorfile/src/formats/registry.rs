@@ -8,7 +8,7 @@ use std::path::Path;
 use super::extent::ZIP_MAGIC;
 use super::unit::{FormatUnit, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
-use super::{executorch, gguf, hdf5, numpy, onnx, pytorch, safetensors, ztensor};
+use super::{executorch, gguf, hdf5, keras, numpy, onnx, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
 use crate::model::TensorInfo;
 use crate::source::Source;
@@ -61,6 +61,9 @@ registry! {
     /// A NumPy archive: a zip whose entries are all `.npy` members (before the other zips:
     /// no `.pt2` or `torch.save` archive is only that).
     Npz => numpy::npz::UNIT,
+    /// A Keras 3 model (`.keras`): a zip holding `config.json`, `metadata.json` and
+    /// `model.weights.h5`; read only.
+    Keras => keras::UNIT,
     /// A PyTorch archive (`torch.export.save`, AOTInductor packages).
     Pt2 => pytorch::pt2::UNIT,
     /// A `torch.save` file: any other zip archive. Last of the units with the zip's magic, so
