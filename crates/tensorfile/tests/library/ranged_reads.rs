@@ -98,15 +98,14 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
         if path.is_dir() {
             fixture_files(&path, out);
         } else {
+            let of_a_format = |ext: &str| tensorfile::Format::ALL.iter().any(|f| f.unit().extensions().contains(&ext));
             match path.extension().and_then(|e| e.to_str()) {
-                Some(
-                    "zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2" | "npy" | "npz" | "h5" | "onnx"
-                    | "keras",
-                ) => out.push(path),
-                // Records, shard indexes (read through their shards' test), notes.
-                Some("json" | "md") => {}
                 // An ONNX model's external data, read through the model.
                 Some("bin") if path.parent().is_some_and(|p| p.ends_with("onnx/external")) => {}
+                // A file with the extension of a format the registry knows.
+                Some(ext) if of_a_format(ext) => out.push(path),
+                // Records, shard indexes (read through their shards' test), notes.
+                Some("json" | "md") => {}
                 _ if path.file_name().is_some_and(|n| n == ".gitattributes") => {}
                 _ => panic!("{}: a fixture of no known format: add it here", path.display()),
             }
