@@ -96,7 +96,7 @@ pub fn ptd_0_6(tensors: &[Tensor0_6], segment: &[u8]) -> Result<Vec<u8>, String>
 }
 
 /// Two float32 tensors of ExecuTorch 0.6's layout in one segment, the second at the tensor
-/// alignment (16): `w` [2, 3] at 0, `b` [3] at 32; `b_offset` and `b_sizes` change `b`.
+/// alignment (16): `w` `[2, 3]` at 0, `b` `[3]` at 32; `b_offset` and `b_sizes` change `b`.
 pub fn ptd_0_6_sample(b_offset: u64, b_sizes: &[i64]) -> Result<Vec<u8>, String> {
     let mut segment: Vec<u8> = (0..6).flat_map(|i| (i as f32 + 0.5).to_le_bytes()).collect();
     segment.resize(32, 0);
