@@ -149,6 +149,7 @@ def main() -> int:
     args = parser.parse_args()
     found = [f for f in sources.files(Path(sys.executable)) if args.only in str(f[2])]
     counts = Counter()
+    entries = Counter()
     by_format = defaultdict(Counter)
     classes = defaultdict(list)  # (outcome, format, class) -> [(file, entry, detail)]
     records = []
@@ -158,6 +159,7 @@ def main() -> int:
         counts[outcome] += 1
         by_format[fmt][outcome] += 1
         for entry_outcome_, what, name, detail in results:
+            entries[entry_outcome_] += 1
             if entry_outcome_ != "exact":
                 classes[(entry_outcome_, fmt, what)].append((shown, name, detail))
         records.append({"file": shown, "outcome": outcome, "format": fmt,
@@ -167,13 +169,16 @@ def main() -> int:
         elif number % 250 == 0:
             print(f"  {number}/{len(found)} files", flush=True)
     (sources.CACHE / "results.json").write_text(json.dumps(records, indent=1))
-    print_summary(len(found), counts, by_format, classes)
+    print_summary(len(found), counts, entries, by_format, classes)
     return 1 if counts["wrong"] or counts["crashed"] else 0
 
 
-def print_summary(total: int, counts: Counter, by_format: dict, classes: dict) -> None:
+def print_summary(total: int, counts: Counter, entries: Counter, by_format: dict, classes: dict) -> None:
     print(f"\nreal files: {total} from {len(sources.SOURCES)} packages (results in {sources.CACHE / 'results.json'})")
-    print("  " + ", ".join(f"{o}: {counts[o]}" for o in reversed(OUTCOMES)))
+    print("  files:   " + ", ".join(f"{o} {counts[o]}" for o in reversed(OUTCOMES)))
+    print("  entries: " + ", ".join(f"{o} {entries[o]}" for o in reversed(OUTCOMES)))
+    print("  (refused: with a reason of the allow-list; gap: refused, unlisted or refused without a rule where the")
+    print("  real reader reads numbers; other format: a format tensorfile does not claim, refused as unknown)")
     for fmt, c in sorted(by_format.items()):
         print(f"  {fmt}: " + ", ".join(f"{o} {c[o]}" for o in reversed(OUTCOMES) if c[o]))
     for outcome in OUTCOMES[:-1]:

@@ -62,7 +62,7 @@ def read(binary: Path, path: Path, out: Path) -> Ours:
         ours.rows[row["name"]] = row
         if row["kind"] == "unreadable":
             ours.refused[row["name"]] = Refusal(row.get("error") or "", row.get("rule"))
-    extracted = run(binary, "extract", path, "-o", out, "--json")
+    extracted = run(binary, "extract", path, "-o", out, "--json", "--dense")
     try:
         report = json.loads(extracted.stdout)
     except json.JSONDecodeError:
