@@ -4,7 +4,8 @@ prints the counts and every class of refusal, gap, wrong value and crash.
 Each entry the real reader gives is, in tensorfile's hands: exact (same dtype, shape and bytes),
 refused for a reason of the allow-list (the reader's value is not a tensor: reading.py; or
 tensorfile names an HDF5 filter it does not decode), a gap (refused, unlisted, or refused
-without a rule where the real reader reads numbers), or wrong. A file is as bad as its worst
+without a rule where the real reader reads numbers), or wrong (other values, or a tensor the
+real reader does not list). A file is as bad as its worst
 entry; a crash (exit status other than 0, 1 or 2, a panic, a timeout) makes the whole file
 crashed. Files in a format tensorfile does not claim (MATLAB v5, netCDF-3, bare ONNX
 TensorProto files) are counted apart when refused as an unknown format.
@@ -92,7 +93,7 @@ def entry_outcome(name: str, want, ours: tool.Ours, path: Path) -> tuple[str, st
             return "refused", "an entry the real reader does not list, unreadable with a rule", refusal.error
         if refusal is not None:
             return "gap", "an entry the real reader does not list, unreadable without a rule", refusal.error
-        return "gap", "a tensor the real reader does not list", ""
+        return "wrong", "a tensor the real reader does not list", ""
     if isinstance(want, NotTensor):
         if refusal is not None and refusal.rule:
             return "refused", f"{want.reason}", refusal.error
