@@ -40,6 +40,8 @@ LIGHT_PACKAGES = [
     "h5py==3.16.0",
 ]
 FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
+# Besides the light set, for `scripts/interop --real` (MATLAB v5 files read with scipy.io.loadmat).
+REAL_PACKAGES = ["scipy"]
 # Wanted by later fixtures; a failure to install them is only warned about.
 OPTIONAL_PACKAGES = ["executorch==1.5.1", "torchvision", "huggingface_hub", "keras"]
 
