@@ -4,8 +4,8 @@ small, and their records as h5py reads them back.
   userblock_1024.h5    h5py with a 1024-byte user block (the signature at 1024)
   matlab_v73.mat       a MATLAB v7.3 MAT-file: HDF5 after a 512-byte user block holding
                        MATLAB's header text, numeric variables stored transposed with their
-                       MATLAB_class attributes (by hdf5storage when it imports, else by h5py
-                       following the same layout); the header's date is fixed
+                       MATLAB_class attributes, by hdf5storage (left as it is when
+                       hdf5storage cannot be imported); the header's date is fixed
   undefined_fill.h5    chunked datasets whose fill value is undefined (H5Pset_fill_value
                        with no value, through the HDF5 library h5py loaded), some chunks
                        never written, their fill value messages rewritten as older HDF5
@@ -26,7 +26,8 @@ other than a numeric array (h5py.Empty, strings) has "refused": true and no dige
 dataset has "enum": {name: value} (h5py's check_enum_dtype); attributes that are not numbers
 or text (references, compounds) are listed by name under "other_attributes".
 
-Run alone (inside an environment with h5py and numpy; netCDF4 and hdf5storage optional):
+hdf5_files.py runs this too (scripts/fixtures). Run alone (inside an environment with h5py and
+numpy; netCDF4 and hdf5storage optional):
   PYTHONPATH=scripts python -m fixturegen.hdf5_wild tests/fixtures/hdf5/wild
 """
 
@@ -57,8 +58,8 @@ def generate(out: Path) -> None:
         f.create_dataset("x", data=sample("ub1024", np.dtype("i4"), (3, 5)))
         f.attrs["note"] = "after a 1024-byte user block"
     record(path)
-    matlab(out / "matlab_v73.mat")
-    record(out / "matlab_v73.mat")
+    if matlab(out / "matlab_v73.mat"):
+        record(out / "matlab_v73.mat")
     undefined_fill(out / "undefined_fill.h5")
     record(out / "undefined_fill.h5")
     huge_attribute(out / "huge_attribute.h5")
@@ -76,7 +77,7 @@ def generate(out: Path) -> None:
         record(out / "netcdf4.nc")
 
 
-def matlab(path: Path) -> None:
+def matlab(path: Path) -> bool:
     """A v7.3 MAT-file with numeric variables; MATLAB (and hdf5storage) store an m-by-n array
     as HDF5 dimensions (n, m): h5py reads the transpose."""
     variables = {
@@ -88,20 +89,10 @@ def matlab(path: Path) -> None:
     }
     try:
         import hdf5storage
-
-        hdf5storage.savemat(str(path), variables, format="7.3", oned_as="row", store_python_metadata=False)
     except ImportError:
-        print("hdf5storage is not installed: matlab_v73.mat written by h5py in MATLAB's layout", flush=True)
-        classes = {"f8": "double", "f4": "single", "i2": "int16", "b1": "logical"}
-        with h5py.File(path, "w", userblock_size=512) as f:
-            for name, value in variables.items():
-                value = np.atleast_2d(value)
-                code = "b1" if value.dtype.kind == "b" else f"{value.dtype.kind}{value.dtype.itemsize}"
-                data = value.astype("u1") if code == "b1" else value
-                ds = f.create_dataset(name, data=np.ascontiguousarray(data.T))
-                ds.attrs["MATLAB_class"] = np.bytes_(classes[code])
-                if code == "b1":
-                    ds.attrs["MATLAB_int_decode"] = np.int32(1)
+        print("hdf5storage is not installed: matlab_v73.mat left as it is", flush=True)
+        return False
+    hdf5storage.savemat(str(path), variables, format="7.3", oned_as="row", store_python_metadata=False)
     with open(path, "r+b") as f:
         head = bytearray(f.read(512))
         head[:116] = MATLAB_HEADER.ljust(116, b" ")
@@ -110,6 +101,7 @@ def matlab(path: Path) -> None:
         head[124:128] = b"\x00\x02IM"
         f.seek(0)
         f.write(bytes(head))
+    return True
 
 
 def hdf5_library():

@@ -3,6 +3,7 @@
 mod gguf;
 mod hdf5;
 mod hdf5_datasets;
+mod hdf5_wild;
 mod npy;
 mod npz;
 mod onnx;
@@ -50,6 +51,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         npz::cases(fx)?,
         hdf5::cases(fx)?,
         hdf5_datasets::cases(fx)?,
+        hdf5_wild::cases(fx)?,
         onnx::cases(fx)?,
         pte::cases(fx)?,
         xnnpack::cases(fx)?,

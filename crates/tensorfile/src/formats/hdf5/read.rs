@@ -255,6 +255,18 @@ impl FormatReader for Hdf5Reader {
         &self.catalog
     }
 
+    /// The attributes that cannot be decoded (the entries that cannot be read are the
+    /// catalog's).
+    fn check(&self) -> Vec<Error> {
+        self.unreadable_attributes
+            .iter()
+            .map(|(object, name, e)| {
+                let at = if name.is_empty() { object.clone() } else { format!("{object}: attribute {name:?}") };
+                e.clone().for_tensor(&at)
+            })
+            .collect()
+    }
+
     fn read(&self, index: usize, _verify: bool) -> Result<TensorData> {
         let entry = self.catalog.get(index)?;
         let d = &self.datasets[index];
