@@ -99,9 +99,10 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
             fixture_files(&path, out);
         } else {
             match path.extension().and_then(|e| e.to_str()) {
-                Some("zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2" | "npy" | "npz" | "h5" | "onnx") => {
-                    out.push(path)
-                }
+                Some(
+                    "zt" | "safetensors" | "gguf" | "pte" | "ptd" | "pt" | "pt2" | "npy" | "npz" | "h5" | "mat" | "nc"
+                    | "onnx",
+                ) => out.push(path),
                 // Records, shard indexes (read through their shards' test), notes.
                 Some("json" | "md") => {}
                 // An ONNX model's external data, read through the model.
