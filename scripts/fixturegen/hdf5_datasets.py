@@ -4,7 +4,8 @@ every storage form of a dataset the tensorfile HDF5 reader handles, and a few it
   dtypes_earliest.h5   libver 'earliest' (datatype message v1, layout v3, dataspace v1):
                        every numeric dtype in both byte orders, bool, complex64/128, a 0-d, an
                        empty, a compact and an unwritten contiguous dataset, and refused ones
-                       (a string, a compound, an enum that is not h5py's bool)
+                       (a string, a compound), an enum that is not h5py's bool (read as
+                       its base int8)
   dtypes_latest.h5     the same with libver 'latest' (object header v2, layout v4, dataspace v2)
   chunked_earliest.h5  chunked datasets (layout v3, B-tree v1 chunk index): plain, gzip,
                        shuffle+gzip, fletcher32, all three, edge chunks, a partly written one
@@ -97,7 +98,7 @@ def dtype_datasets(f: h5py.File) -> None:
     f.create_dataset("refused_vlen_string", data=["one", "two"], dtype=h5py.string_dtype())
     f.create_dataset("refused_compound", data=np.zeros(3, dtype=[("a", "i4"), ("b", "f8")]))
     colors = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 2}, basetype="i1")
-    f.create_dataset("refused_enum", data=np.array([0, 2, 1], dtype="i1"), dtype=colors)
+    f.create_dataset("enum_colors", data=np.array([0, 2, 1], dtype="i1"), dtype=colors)
 
 
 def compact(name: str, f: h5py.File, data: np.ndarray) -> None:

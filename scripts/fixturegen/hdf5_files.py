@@ -34,6 +34,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from . import hdf5_wild
 from .common import pretty_json, row_major_le, sample
 
 RECORD_DTYPES = {
@@ -65,6 +66,8 @@ def generate(out: Path) -> None:
     path = out / "keras3.weights.h5"
     if keras3(path):
         record(path)
+    # Other producers' forms, beside these.
+    hdf5_wild.generate(out.parent / "wild")
 
 
 def attributes(obj) -> None:

@@ -3,6 +3,7 @@
 mod gguf;
 mod hdf5;
 mod hdf5_datasets;
+mod hdf5_wild;
 mod keras;
 mod npy;
 mod npz;
@@ -52,6 +53,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         hdf5::cases(fx)?,
         hdf5_datasets::cases(fx)?,
         keras::cases(fx)?,
+        hdf5_wild::cases(fx)?,
         onnx::cases(fx)?,
         pte::cases(fx)?,
         xnnpack::cases(fx)?,

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 
 use super::extent::ZIP_MAGIC;
-use super::unit::{FormatUnit, Probe};
+use super::unit::{FormatUnit, Further, Probe};
 use super::{FormatReader, FormatWriter, Output, WriteOptions};
 use super::{executorch, gguf, hdf5, keras, numpy, onnx, pytorch, safetensors, ztensor};
 use crate::error::{Error, Result, Rule};
@@ -169,20 +169,25 @@ impl Format {
     }
 
     /// Recognise a format from a file's leading bytes (never from its name); a zip archive
-    /// is told apart by its entry names, so `bytes` should be the whole file then.
+    /// is told apart by its entry names, so `bytes` should be the whole file then. When no
+    /// format recognises the leading bytes, those whose signature may sit further in (HDF5
+    /// after a user block) look there.
     pub fn detect(bytes: &[u8]) -> Result<Format> {
         let names = if bytes.starts_with(ZIP_MAGIC) { Some(crate::zip::entry_names(bytes)?) } else { None };
-        Format::recognise(&Probe { head: bytes, zip_names: names.as_deref() })
+        let probe = |further| Probe { head: bytes, zip_names: names.as_deref(), further };
+        Format::recognise(&probe(Further::None)).or_else(|_| Format::recognise(&probe(Further::Bytes(bytes))))
     }
 
     /// Recognise the format of a file from its first bytes (and, for a zip archive, its entry
     /// names): for a remote file, a read of [`super::DETECT_BYTES`] bytes (and of the
     /// archive's central directory). A small read: the format's reader then reads its index
-    /// where the format keeps it, at the start or at the end.
+    /// where the format keeps it, at the start or at the end. When no format recognises the
+    /// first bytes, those whose signature may sit further in look there (a few small reads).
     pub fn detect_source(src: &Source) -> Result<Format> {
         let head = src.head(super::DETECT_BYTES)?;
         let names = if head.starts_with(ZIP_MAGIC) { Some(crate::zip::entry_names_in(src)?) } else { None };
-        Format::recognise(&Probe { head: &head, zip_names: names.as_deref() })
+        let probe = |further| Probe { head: &head, zip_names: names.as_deref(), further };
+        Format::recognise(&probe(Further::None)).or_else(|_| Format::recognise(&probe(Further::Source(src))))
     }
 
     fn recognise(probe: &Probe<'_>) -> Result<Format> {

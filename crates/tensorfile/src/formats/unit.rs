@@ -11,10 +11,24 @@ use crate::formats::{FormatReader, FormatWriter, Output, WriteOptions};
 use crate::model::{ByteOrder, ChecksumKind, DType, Entry, LayoutKind, TensorData, TensorInfo};
 use crate::source::{Sample, Source};
 
-/// What detection has seen of a file: its first bytes and, for a zip archive, its entry names.
+/// What detection has seen of a file: its first bytes and, for a zip archive, its entry names;
+/// and, once no format has recognised those, the rest of the file for a format whose
+/// signature may sit further in (HDF5 after a user block).
 pub struct Probe<'a> {
     pub(crate) head: &'a [u8],
     pub(crate) zip_names: Option<&'a [String]>,
+    pub(crate) further: Further<'a>,
+}
+
+/// The bytes of a file beyond its head, as detection may read them.
+#[derive(Clone, Copy)]
+pub(crate) enum Further<'a> {
+    /// Not offered: detection's first look, at the head alone.
+    None,
+    /// The whole file in memory.
+    Bytes(&'a [u8]),
+    /// The file read by range.
+    Source(&'a Source),
 }
 
 impl Probe<'_> {
@@ -26,6 +40,35 @@ impl Probe<'_> {
     /// The names of a zip archive's entries; `None` when the file is not a zip archive.
     pub fn zip_names(&self) -> Option<&[String]> {
         self.zip_names
+    }
+
+    /// `len` bytes at `offset`, once detection looks past the head (no format recognised
+    /// it); `None` before then, past the file's end, or when the read fails.
+    pub fn bytes_at(&self, offset: u64, len: u64) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self.further {
+            Further::None => None,
+            Further::Bytes(b) => {
+                let start = usize::try_from(offset).ok()?;
+                let end = start.checked_add(usize::try_from(len).ok()?)?;
+                b.get(start..end).map(std::borrow::Cow::Borrowed)
+            }
+            Further::Source(src) => {
+                let end = offset.checked_add(len)?;
+                if end > src.len() {
+                    return None;
+                }
+                src.range(offset, len).ok().map(|b| std::borrow::Cow::Owned(b.to_vec()))
+            }
+        }
+    }
+
+    /// The file's length, once detection looks past the head; `None` before.
+    pub fn file_len(&self) -> Option<u64> {
+        match self.further {
+            Further::None => None,
+            Further::Bytes(b) => Some(b.len() as u64),
+            Further::Source(src) => Some(src.len()),
+        }
     }
 }
 

@@ -18,7 +18,7 @@ fn records() -> Vec<(PathBuf, Value)> {
     out
 }
 
-/// Open a fixture as HDF5 (a file with a user block is not recognised from its first bytes).
+/// Open a fixture as HDF5.
 fn open(path: &std::path::Path) -> TensorFile {
     let bytes = std::fs::read(path).unwrap();
     TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Hdf5)
@@ -86,12 +86,18 @@ fn soft_and_external_links_are_listed_as_skipped() {
 }
 
 #[test]
-fn a_user_block_is_found_when_hdf5_is_named_but_not_recognised() {
+fn a_user_block_is_recognised_from_content() {
     let path = common::fixtures_dir().join("hdf5/files/userblock.h5");
-    let file = open(&path);
+    assert_eq!(open(&path).entries().len(), 1);
+    let file = TensorFile::open(&path).unwrap();
+    assert_eq!(file.format(), Format::Hdf5);
     assert_eq!(file.entries().len(), 1);
-    let Err(err) = TensorFile::open(&path) else { panic!("a user block recognised from the first bytes") };
-    assert_eq!(err.rule(), Some(Rule::UnknownFormat));
+    // The same bytes in memory, and the signature nowhere a user block may end: not HDF5.
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(Format::detect(&bytes).unwrap(), Format::Hdf5);
+    let mut moved = vec![0u8; 300];
+    moved.extend_from_slice(&bytes[512..]);
+    assert_eq!(Format::detect(&moved).unwrap_err().rule(), Some(Rule::UnknownFormat));
 }
 
 /// The dataset fixtures (`tests/fixtures/hdf5/datasets`) opened whole: every dataset h5py

@@ -19,6 +19,7 @@ mod fuzz_regressions;
 mod gguf;
 mod hdf5_datasets;
 mod hdf5_files;
+mod hdf5_wild;
 mod keras;
 mod layouts;
 mod numpy_fixtures;

@@ -1,10 +1,28 @@
 //! How long an HDF5 file should be, read leniently for `diagnose`, and where its superblock
 //! is when a user block comes first.
 
-use super::superblock::SIGNATURE;
+use super::superblock::{MAX_USER_BLOCK, SIGNATURE};
 use crate::error::Need;
+use crate::formats::Probe;
 use crate::formats::extent::le;
 use crate::source::Sample;
+
+/// Whether the file detection probes is HDF5: the signature at 0, or, once detection looks
+/// past the head, after a user block of 512·2^k bytes (at most [`MAX_USER_BLOCK`]).
+pub(super) fn recognise(probe: &Probe<'_>) -> bool {
+    if probe.head().starts_with(SIGNATURE) {
+        return true;
+    }
+    let Some(len) = probe.file_len() else { return false };
+    let mut at = 512u64;
+    while at <= MAX_USER_BLOCK && at.saturating_add(8) <= len {
+        if probe.bytes_at(at, 8).is_some_and(|b| b[..] == SIGNATURE[..]) {
+            return true;
+        }
+        at *= 2;
+    }
+    false
+}
 
 /// The superblock (at 0 or after a user block of 512·2^k bytes) records the end of the file,
 /// user block included.

@@ -1,4 +1,5 @@
-//! HDF5: the files h5py, Keras and TensorFlow write (`.h5`, `.hdf5`, Keras `.weights.h5`).
+//! HDF5: the files h5py, Keras, TensorFlow, netCDF-4 and MATLAB write (`.h5`, `.hdf5`, Keras
+//! `.weights.h5`, `.nc`, MATLAB v7.3 `.mat`).
 //!
 //! A bounded reader of the subset those producers use, written here: superblock versions 0
 //! to 3, object headers v1 and v2, old-style groups (symbol tables over B-tree v1 nodes and
@@ -31,8 +32,10 @@ use crate::model::{ByteOrder, DType, TensorInfo};
 pub(crate) static UNIT: FormatUnit = FormatUnit {
     name: "hdf5",
     title: "HDF5",
-    extensions: &["h5", "hdf5"],
-    recognise: |probe| looks_like(probe.head()),
+    // MATLAB v7.3 `.mat` files are HDF5 after a 512-byte user block (older `.mat` files are
+    // not HDF5: their content decides).
+    extensions: &["h5", "hdf5", "mat"],
+    recognise: extent::recognise,
     open: |src| Ok(Box::new(Hdf5Reader::open(src)?)),
     writer: None,
     updater: None,
@@ -51,7 +54,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     },
     extent: Extent {
         magics: &[superblock::SIGNATURE],
-        // After a user block: detection looks at byte 0 only, the reader further.
+        // After a user block: detection looks there once nothing recognised the head.
         found_further: Some(|head| extent::signature_at(head).is_some()),
         confirm: None,
         measure: extent::measure,
@@ -80,8 +83,8 @@ fn holds(d: DType) -> bool {
     )
 }
 
-/// Whether `bytes` start with the HDF5 signature. A file with a user block (the signature at
-/// 512, 1024... bytes) is not recognised from its first bytes; it opens when HDF5 is named.
+/// Whether `bytes` start with the HDF5 signature (detection also finds it after a user block,
+/// at 512, 1024... bytes).
 pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.starts_with(superblock::SIGNATURE)
 }

@@ -16,7 +16,7 @@ pub(super) const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
 /// How far into a file (user block sizes 512, 1024, 2048... bytes) the signature is looked
 /// for.
-const MAX_USER_BLOCK: u64 = 1 << 30;
+pub(super) const MAX_USER_BLOCK: u64 = 1 << 30;
 
 /// What the superblock says.
 #[derive(Debug, Clone)]

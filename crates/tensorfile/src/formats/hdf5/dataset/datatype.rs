@@ -2,9 +2,11 @@
 //!
 //! Tensors are fixed-point integers of 1, 2, 4 or 8 bytes, IEEE floats (half, single, double,
 //! and bfloat16 when described bit by bit), h5py's bool (an enum of int8 `FALSE = 0`,
-//! `TRUE = 1`) and h5py's complex numbers (a compound of two floats named `r` and `i`), in
-//! either byte order. Every other class (strings, references, opaque, bitfields, variable
-//! length, arrays, other compounds and enums, VAX floats) is refused with its name.
+//! `TRUE = 1`), other enums as their base integer type (their members are kept by
+//! [`enum_members`]), bitfields as unsigned integers of their size (as h5py reads both), and
+//! h5py's complex numbers (a compound of two floats named `r` and `i`), in either byte order.
+//! Every other class (strings, references, opaque, variable length, arrays, other compounds,
+//! VAX floats) is refused with its name.
 
 use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
@@ -71,8 +73,9 @@ fn parse_at(c: &mut Cursor<'_>, depth: usize) -> Result<Element> {
     match class {
         0 => fixed_point(c, bits, size),
         1 => floating_point(c, bits, size),
+        4 => bitfield(c, bits, size),
         6 => compound(c, bits, size, version, depth),
-        8 => enumeration(c, bits, size, version, depth),
+        8 => enumeration(c, bits, size, version, depth).map(|(e, _)| e),
         _ => Err(refuse(format!(
             "HDF5 {} datatype: not a tensor element",
             CLASS_NAMES.get(usize::from(class)).copied().unwrap_or("unknown-class")
@@ -82,6 +85,26 @@ fn parse_at(c: &mut Cursor<'_>, depth: usize) -> Result<Element> {
 
 fn byte_order(bits: [u8; 3]) -> bool {
     bits[0] & 1 == 1
+}
+
+/// A bitfield: h5py reads one as the unsigned integer of its size.
+fn bitfield(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> {
+    let offset = c.u16_le("bitfield bit offset")?;
+    let precision = c.u16_le("bitfield bit precision")?;
+    let dtype = match size {
+        1 => DType::UInt8,
+        2 => DType::UInt16,
+        4 => DType::UInt32,
+        8 => DType::UInt64,
+        _ => return Err(refuse(format!("HDF5 bitfield datatype of {size} bytes"))),
+    };
+    if offset != 0 || u64::from(precision) != size * 8 {
+        return Err(refuse(format!(
+            "HDF5 bitfield of {size} bytes using bits {offset}..{}: only whole-width bitfields are tensors",
+            u32::from(offset) + u32::from(precision)
+        )));
+    }
+    Ok(Element { dtype, size, big_endian: byte_order(bits) })
 }
 
 fn fixed_point(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> {
@@ -219,21 +242,76 @@ fn offset_width(size: u64) -> usize {
     }
 }
 
-/// h5py's bool: an enum of int8 with exactly `FALSE = 0` and `TRUE = 1`.
-fn enumeration(c: &mut Cursor<'_>, bits: [u8; 3], size: u64, version: u8, depth: usize) -> Result<Element> {
+/// The most members an enum's listing keeps.
+const MAX_MEMBERS: u16 = 4096;
+
+/// An enum: its base integer type, and its members (name, value) in the order stored. h5py's
+/// bool (int8 with exactly `FALSE = 0`, `TRUE = 1`) is a bool; any other enum is its base type.
+fn enumeration(
+    c: &mut Cursor<'_>,
+    bits: [u8; 3],
+    size: u64,
+    version: u8,
+    depth: usize,
+) -> Result<(Element, Vec<(String, i128)>)> {
     let members = u16::from_le_bytes([bits[0], bits[1]]);
     let base = parse_at(c, depth + 1)?;
-    let refused = || refuse(format!("HDF5 enumerated datatype of {members} members: only h5py's bool is a tensor"));
-    if members != 2 || base.dtype != DType::Int8 || size != 1 {
-        return Err(refused());
+    use DType::*;
+    let integer = matches!(base.dtype, UInt8 | Int8 | UInt16 | Int16 | UInt32 | Int32 | UInt64 | Int64);
+    if !integer || base.size != size {
+        return Err(refuse(format!(
+            "HDF5 enumerated datatype of {size} bytes over {} of {} bytes: only integer enums are tensors",
+            base.dtype.name(),
+            base.size
+        )));
     }
-    let first = name(c, version)?.to_vec();
-    let second = name(c, version)?.to_vec();
-    let values = c.take(2, "enumeration values")?;
-    if first != b"FALSE" || second != b"TRUE" || values != [0, 1] {
-        return Err(refused());
+    if members > MAX_MEMBERS {
+        return Err(Error::invalid(
+            Rule::TooManyEntries,
+            format!("HDF5 enumerated datatype of {members} members (at most {MAX_MEMBERS})"),
+        ));
     }
-    Ok(Element { dtype: DType::Bool, size: 1, big_endian: false })
+    let mut names = Vec::with_capacity(usize::from(members));
+    for _ in 0..members {
+        let name = name(c, version)?;
+        names.push(String::from_utf8_lossy(name).into_owned());
+    }
+    let signed = matches!(base.dtype, Int8 | Int16 | Int32 | Int64);
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let raw = c.take(size as usize, "enumeration value")?;
+        let mut le = [0u8; 8];
+        le[..raw.len()].copy_from_slice(raw);
+        if base.big_endian {
+            le[..raw.len()].reverse();
+        }
+        let unsigned = u64::from_le_bytes(le);
+        let shift = 64 - 8 * size as u32;
+        let value = if signed { i128::from(((unsigned << shift) as i64) >> shift) } else { i128::from(unsigned) };
+        out.push((name, value));
+    }
+    let bool_like = base.dtype == DType::Int8
+        && out.len() == 2
+        && out[0] == ("FALSE".to_string(), 0)
+        && out[1] == ("TRUE".to_string(), 1);
+    if bool_like {
+        return Ok((Element { dtype: DType::Bool, size: 1, big_endian: false }, out));
+    }
+    Ok((base, out))
+}
+
+/// The members of an enum dataset's datatype (name, value, in the order stored); `None` for
+/// any other datatype, h5py's bool included.
+pub(in crate::formats::hdf5) fn enum_members(body: &[u8]) -> Result<Option<Vec<(String, i128)>>> {
+    let mut c = Cursor::new(body);
+    let head = c.u8("datatype class and version")?;
+    if head & 0x0f != 8 {
+        return Ok(None);
+    }
+    let bits = c.array::<3>("datatype class bit fields")?;
+    let size = u64::from(c.u32_le("datatype size")?);
+    let (element, members) = enumeration(&mut c, bits, size, head >> 4, 0)?;
+    Ok((element.dtype != DType::Bool).then_some(members))
 }
 
 #[cfg(test)]

@@ -49,3 +49,55 @@ fn integers_and_refusals() {
     assert_eq!(parse(&message(0, 9, [0; 3], 4, &[0; 4])).unwrap_err().rule(), Some(Rule::BadField));
     assert_eq!(parse(&int(4, true, 32)[..9]).unwrap_err().rule(), Some(Rule::Truncated));
 }
+
+/// A version-3 enum of `members` (name, value) over a base integer of `size` bytes.
+fn enum_message(size: u32, signed: bool, big: bool, members: &[(&str, i64)]) -> Vec<u8> {
+    let mut p = vec![0, 0];
+    p.extend_from_slice(&(size as u16 * 8).to_le_bytes());
+    let mut base = message(0, 1, [u8::from(big) | if signed { 0x08 } else { 0 }, 0, 0], size, &p);
+    for (name, _) in members {
+        base.extend_from_slice(name.as_bytes());
+        base.push(0);
+    }
+    for (_, v) in members {
+        let b = v.to_le_bytes();
+        let mut b = b[..size as usize].to_vec();
+        if big {
+            b.reverse();
+        }
+        base.extend_from_slice(&b);
+    }
+    let n = members.len() as u16;
+    message(8, 3, [n as u8, (n >> 8) as u8, 0], size, &base)
+}
+
+#[test]
+fn enums_are_their_base_integers_with_their_members() {
+    let m = enum_message(2, true, true, &[("LOW", -1), ("HIGH", 900)]);
+    let e = parse(&m).unwrap();
+    assert_eq!((e.dtype, e.size, e.big_endian), (DType::Int16, 2, true));
+    let members = enum_members(&m).unwrap().unwrap();
+    assert_eq!(members, vec![("LOW".to_string(), -1), ("HIGH".to_string(), 900)]);
+    // h5py's bool stays a bool, without members.
+    let b = enum_message(1, true, false, &[("FALSE", 0), ("TRUE", 1)]);
+    assert_eq!(parse(&b).unwrap().dtype, DType::Bool);
+    assert_eq!(enum_members(&b).unwrap(), None);
+    assert_eq!(enum_members(&float(4, false, 23, 8, 23, 127)).unwrap(), None);
+    // Values cut short.
+    let short = enum_message(4, false, false, &[("A", 1), ("B", 2)]);
+    assert_eq!(parse(&short[..short.len() - 2]).unwrap_err().rule(), Some(Rule::Truncated));
+}
+
+#[test]
+fn bitfields_are_unsigned_integers_of_their_size() {
+    let bits = |size: u32, big: bool, precision: u16| {
+        let mut p = vec![0, 0];
+        p.extend_from_slice(&precision.to_le_bytes());
+        message(4, 1, [u8::from(big), 0, 0], size, &p)
+    };
+    let e = parse(&bits(4, true, 32)).unwrap();
+    assert_eq!((e.dtype, e.size, e.big_endian), (DType::UInt32, 4, true));
+    assert_eq!(parse(&bits(1, false, 8)).unwrap().dtype, DType::UInt8);
+    assert_eq!(parse(&bits(2, false, 12)).unwrap_err().rule(), Some(Rule::UnknownDType));
+    assert_eq!(parse(&bits(3, false, 24)).unwrap_err().rule(), Some(Rule::UnknownDType));
+}

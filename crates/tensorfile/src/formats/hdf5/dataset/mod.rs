@@ -48,6 +48,8 @@ pub(super) struct Dataset {
     filters: Vec<Filter>,
     /// The fill value in stored byte order; `None`: zeros.
     fill: Option<Vec<u8>>,
+    /// An enum's members (name, value), for a dataset read as its base integer type.
+    enum_members: Option<Vec<(String, i128)>>,
 }
 
 /// What a dataset's messages say of its type and shape, in words, even when it is not a
@@ -74,7 +76,9 @@ fn required(messages: &[Message], kind: u16, what: &str) -> Result<Bytes> {
 impl Dataset {
     /// The dataset the messages of its object header describe, or why it is not a tensor.
     pub(super) fn from_messages(io: &H5Io, messages: &[Message]) -> Result<Dataset> {
-        let element = datatype::parse(&required(messages, kind::DATATYPE, "datatype")?)?;
+        let datatype = required(messages, kind::DATATYPE, "datatype")?;
+        let element = datatype::parse(&datatype)?;
+        let enum_members = datatype::enum_members(&datatype)?;
         if find(messages, EXTERNAL_FILES).is_some() {
             // Its bytes are in other files, which a reader of this one does not open.
             return Err(Error::unsupported("HDF5 dataset stored in external files"));
@@ -114,7 +118,7 @@ impl Dataset {
         let new = find(messages, kind::FILL_VALUE).map(|m| &m.body[..]);
         let old = find(messages, kind::FILL_VALUE_OLD).map(|m| &m.body[..]);
         let fill = fill::parse(new, old, element.size)?;
-        let d = Dataset { element, space, storage, filters, fill };
+        let d = Dataset { element, space, storage, filters, fill, enum_members };
         d.stored_len()?;
         Ok(d)
     }
@@ -122,6 +126,12 @@ impl Dataset {
     /// The tensor's dtype.
     pub(super) fn dtype(&self) -> DType {
         self.element.dtype
+    }
+
+    /// An enum dataset's members (name, value, in the order stored): h5py's enum mapping of a
+    /// dataset read as its base integer type.
+    pub(super) fn enum_members(&self) -> Option<&[(String, i128)]> {
+        self.enum_members.as_deref()
     }
 
     /// The tensor's shape (empty for a scalar).

@@ -1,14 +1,18 @@
 //! Fractal heaps (`FRHP`): where new-style groups keep their link messages and objects their
 //! attributes once there are too many for the header. An object is named by a heap ID: a
 //! managed object by its offset and length in the heap's doubling table of direct blocks
-//! (`FHDB`) under indirect blocks (`FHIB`), a tiny object by the bytes of the ID itself. Huge
-//! objects (kept outside the table) and filtered heaps are refused.
+//! (`FHDB`) under indirect blocks (`FHIB`), a tiny object by the bytes of the ID itself, a huge
+//! object (larger than the heap's managed objects, stored on its own) by its address and
+//! length, in the ID itself when it has room for them, else in the heap's B-tree v2 of huge
+//! objects under the key the ID holds. Filtered heaps are refused.
+
+use std::sync::OnceLock;
 
 use crate::checked;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
-use crate::formats::hdf5::checksum;
 use crate::formats::hdf5::io::{H5Io, uint};
+use crate::formats::hdf5::{btree2, checksum};
 use crate::source::Bytes;
 
 /// The deepest chain of indirect blocks followed.
@@ -29,7 +33,15 @@ pub(in crate::formats::hdf5) struct FractalHeap {
     len_size: u8,
     root: u64,
     root_rows: u64,
+    /// The B-tree v2 of huge objects (undefined when there are none).
+    huge_tree: u64,
+    /// Its records once read: (key, address, length), by key.
+    huge: OnceLock<Vec<(u64, u64, u64)>>,
 }
+
+/// The B-tree v2 record types of a fractal heap's huge objects: keyed by ID, not filtered (1)
+/// and filtered (2); addressed from the ID itself, not filtered (3) and filtered (4).
+const HUGE_KEYED: u8 = 1;
 
 fn bad(addr: u64, what: impl std::fmt::Display) -> Error {
     Error::invalid(Rule::BadField, format!("fractal heap at {addr}: {what}"))
@@ -69,7 +81,7 @@ impl FractalHeap {
         // space, allocated space, the allocation iterator, managed count, huge size and count,
         // tiny size and count: none needed to find an object.
         io.length(&mut c)?;
-        io.offset(&mut c)?;
+        let huge_tree = io.offset(&mut c)?;
         io.length(&mut c)?;
         io.offset(&mut c)?;
         for _ in 0..8 {
@@ -98,7 +110,19 @@ impl FractalHeap {
         let direct_len_size = max_log.div_ceil(8) as u8;
         let managed_len_size = (63 - max_managed.max(1).leading_zeros()) / 8 + 1;
         let len_size = direct_len_size.min(managed_len_size as u8);
-        Ok(FractalHeap { addr, id_len, width, start_block, max_direct_block, off_size, len_size, root, root_rows })
+        Ok(FractalHeap {
+            addr,
+            id_len,
+            width,
+            start_block,
+            max_direct_block,
+            off_size,
+            len_size,
+            root,
+            root_rows,
+            huge_tree,
+            huge: OnceLock::new(),
+        })
     }
 
     /// The length of this heap's IDs.
@@ -119,7 +143,7 @@ impl FractalHeap {
                 let len = uint(&mut c, self.len_size, "heap object length")?;
                 self.managed(io, offset, len)
             }
-            1 => Err(Error::unsupported(format!("a huge object of the fractal heap at {}", self.addr))),
+            1 => self.huge_object(io, &id[1..]),
             2 => {
                 let (len, from) = if self.id_len <= 18 {
                     (usize::from(first & 0x0f) + 1, 1)
@@ -137,6 +161,54 @@ impl FractalHeap {
             }
             t => Err(bad(self.addr, format!("heap ID type {t}"))),
         }
+    }
+
+    /// The huge object whose ID (after its first byte) is `key`: its address and length, when
+    /// the ID has room for them, else a key into the heap's B-tree v2 of huge objects.
+    fn huge_object(&self, io: &H5Io, key: &[u8]) -> Result<Bytes> {
+        let (o, l) = (io.offset_size(), io.length_size());
+        let stored = self.id_len.saturating_sub(1);
+        let mut c = Cursor::new(key);
+        let (addr, len) = if stored >= usize::from(o) + usize::from(l) {
+            (uint(&mut c, o, "huge object address")?, uint(&mut c, l, "huge object length")?)
+        } else {
+            let wanted = uint(&mut c, stored.min(8) as u8, "huge object ID")?;
+            let records = self.huge_records(io)?;
+            let at = records.binary_search_by_key(&wanted, |r| r.0).map_err(|_| {
+                Error::invalid(
+                    Rule::OutOfBounds,
+                    format!("huge object {wanted} is not in the B-tree of the fractal heap at {}", self.addr),
+                )
+            })?;
+            (records[at].1, records[at].2)
+        };
+        io.read_what(addr, len, "huge object of a fractal heap")
+    }
+
+    /// The records of the huge objects' B-tree (type 1), read once: (key, address, length),
+    /// by key.
+    fn huge_records(&self, io: &H5Io) -> Result<&[(u64, u64, u64)]> {
+        if let Some(records) = self.huge.get() {
+            return Ok(records);
+        }
+        if io.is_undefined(self.huge_tree) {
+            return Err(bad(self.addr, "a huge object ID but no B-tree of huge objects"));
+        }
+        let tree = btree2::records(io, self.huge_tree)?;
+        if tree.kind != HUGE_KEYED {
+            return Err(bad(self.addr, format!("B-tree of huge objects of type {} (1 expected)", tree.kind)));
+        }
+        let (o, l) = (io.offset_size(), io.length_size());
+        let mut records = Vec::with_capacity(tree.records.len());
+        for r in &tree.records {
+            let mut c = Cursor::new(r);
+            let addr = uint(&mut c, o, "huge object address")?;
+            let len = uint(&mut c, l, "huge object length")?;
+            let key = uint(&mut c, l, "huge object ID")?;
+            records.push((key, addr, len));
+        }
+        records.sort_unstable_by_key(|r| r.0);
+        Ok(self.huge.get_or_init(|| records))
     }
 
     /// The size of the blocks of row `row` of the doubling table: the starting size for rows
