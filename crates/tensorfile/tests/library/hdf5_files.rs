@@ -4,6 +4,7 @@
 //! h5py reports, in the order of h5py's `visititems`, and every attribute has h5py's value.
 
 use crate::common;
+use crate::common::h5py;
 
 use std::path::PathBuf;
 
@@ -25,16 +26,6 @@ fn open(path: &std::path::Path) -> TensorFile {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Whether `got` is h5py's `want`: numbers compared as numbers (an f32 attribute prints
-/// exactly in JSON either way).
-fn same(got: &Value, want: &Value) -> bool {
-    match (got, want) {
-        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
-        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
-        (a, b) => a == b,
-    }
-}
-
 #[test]
 fn every_dataset_and_attribute_reads_as_h5py_recorded() {
     for (path, record) in records() {
@@ -46,30 +37,9 @@ fn every_dataset_and_attribute_reads_as_h5py_recorded() {
         let want: Vec<&str> = datasets.iter().map(|d| common::text(d, "name", &what)).collect();
         assert_eq!(names, want, "{what}: datasets in visititems order");
         for d in datasets {
-            let name = common::text(d, "name", &what);
-            let entry = file.entry(name).unwrap();
-            assert_eq!(entry.info().dtype().name(), common::text(d, "dtype", &what), "{what}: {name}");
-            let shape: Vec<u64> = common::array(d, "shape", &what).iter().map(|v| v.as_u64().unwrap()).collect();
-            assert_eq!(entry.info().shape(), shape, "{what}: {name}");
-            let data = file.read(name).unwrap_or_else(|e| panic!("{what}: {e}"));
-            let digest = hex::encode(Sha256::digest(data.as_dense().unwrap()));
-            assert_eq!(digest, common::text(d, "sha256", &what), "{what}: bytes of {name}");
+            h5py::assert_dataset(&file, d, &what);
         }
-        let summary = file.summary();
-        for (object, attrs) in record["attributes"].as_object().unwrap() {
-            for (key, want) in attrs.as_object().unwrap() {
-                let got = if object.is_empty() {
-                    summary.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v.to_json())
-                } else if let Some(entry) = file.entry(object) {
-                    entry.info().extra().iter().find(|(k, _)| k == key).map(|(_, v)| v.to_json())
-                } else {
-                    let full = format!("{object}/{key}");
-                    summary.metadata.iter().find(|(k, _)| *k == full).map(|(_, v)| v.to_json())
-                };
-                let got = got.unwrap_or_else(|| panic!("{what}: no attribute {key:?} of {object:?}"));
-                assert!(same(&got, want), "{what}: attribute {key} of {object:?}: {got} != {want}");
-            }
-        }
+        h5py::assert_attributes(&file, &record, &what);
     }
 }
 

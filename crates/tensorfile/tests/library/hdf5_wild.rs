@@ -6,11 +6,11 @@
 //! no numeric array, is unreadable with a rule; every attribute has h5py's value.
 
 use crate::common;
+use crate::common::h5py;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tensorfile::{Format, Rule, TensorFile};
 
 fn records() -> Vec<(PathBuf, Value)> {
@@ -28,28 +28,6 @@ fn open(path: &Path) -> TensorFile {
     let file = TensorFile::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(file.format(), Format::Hdf5, "{}", path.display());
     file
-}
-
-/// Whether `got` is h5py's `want`: numbers compared as numbers.
-fn same(got: &Value, want: &Value) -> bool {
-    match (got, want) {
-        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
-        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
-        (a, b) => a == b,
-    }
-}
-
-/// An attribute of `object` ('' for the root) as the file gives it.
-fn attribute(file: &TensorFile, object: &str, key: &str) -> Option<Value> {
-    let summary = file.summary();
-    if object.is_empty() {
-        summary.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v.to_json())
-    } else if let Some(entry) = file.entry(object) {
-        entry.info().extra().iter().find(|(k, _)| k == key).map(|(_, v)| v.to_json())
-    } else {
-        let full = format!("{object}/{key}");
-        summary.metadata.iter().find(|(k, _)| *k == full).map(|(_, v)| v.to_json())
-    }
 }
 
 #[test]
@@ -72,29 +50,18 @@ fn every_dataset_and_attribute_reads_as_h5py_recorded() {
                 assert!(u.error().rule().is_some(), "{what}: {name} unreadable without a rule");
                 continue;
             }
-            let entry = file.entry(name).unwrap_or_else(|| panic!("{what}: {name} not readable"));
-            assert_eq!(entry.info().dtype().name(), common::text(d, "dtype", &what), "{what}: {name}");
-            let shape: Vec<u64> = common::array(d, "shape", &what).iter().map(|v| v.as_u64().unwrap()).collect();
-            assert_eq!(entry.info().shape(), shape, "{what}: {name}");
-            let data = file.read(name).unwrap_or_else(|e| panic!("{what}: {name}: {e}"));
-            let digest = hex::encode(Sha256::digest(data.as_dense().unwrap()));
-            assert_eq!(digest, common::text(d, "sha256", &what), "{what}: bytes of {name}");
+            h5py::assert_dataset(&file, d, &what);
+            let entry = file.entry(name).unwrap();
             let members = entry.info().extra().iter().find(|(k, _)| k == "hdf5_enum").map(|(_, v)| v.to_json());
             assert_eq!(members.as_ref(), d.get("enum"), "{what}: enum members of {name}");
         }
-        for (object, attrs) in record["attributes"].as_object().unwrap() {
-            for (key, want) in attrs.as_object().unwrap() {
-                let got = attribute(&file, object, key);
-                let got = got.unwrap_or_else(|| panic!("{what}: no attribute {key:?} of {object:?}"));
-                assert!(same(&got, want), "{what}: attribute {key} of {object:?}: {got} != {want}");
-            }
-        }
+        h5py::assert_attributes(&file, &record, &what);
         // References and compounds (netCDF-4's dimension lists) are described, not lost;
         // h5py.Empty is null.
         for (object, keys) in record["other_attributes"].as_object().unwrap() {
             for key in keys.as_array().unwrap() {
                 let key = key.as_str().unwrap();
-                let got = attribute(&file, object, key);
+                let got = h5py::attribute(&file, object, key);
                 assert!(got.is_some_and(|v| v.is_string() || v.is_null()), "{what}: attribute {key} of {object:?}");
             }
         }

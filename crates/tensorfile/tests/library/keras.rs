@@ -47,13 +47,7 @@ fn every_tensor_reads_as_keras_recorded() {
         let want: Vec<&str> = datasets.iter().map(|d| common::text(d, "name", &what)).collect();
         assert_eq!(names, want, "{what}: tensors named and ordered as the weights file's datasets");
         for d in datasets {
-            let name = common::text(d, "name", &what);
-            let entry = file.entry(name).unwrap();
-            assert_eq!(entry.info().dtype().name(), common::text(d, "dtype", &what), "{what}: {name}");
-            let shape: Vec<u64> = common::array(d, "shape", &what).iter().map(|v| v.as_u64().unwrap()).collect();
-            assert_eq!(entry.info().shape(), shape, "{what}: {name}");
-            let data = file.read_verified(file.index_of(name).unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_eq!(sha256(data.as_dense().unwrap()), common::text(d, "sha256", &what), "{what}: bytes of {name}");
+            crate::common::h5py::assert_dataset(&file, d, &what);
         }
         // Every variable Keras loaded is one of them.
         assert!(datasets.iter().filter(|d| d.get("variable").is_some()).count() >= 9, "{what}");

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod h5py;
+
 use tensorfile::TensorFile;
 use tensorfile::formats::{Compression, Format, WriteOptions};
 use tensorfile::model::{ByteOrder, ChecksumKind, TensorData, TensorInfo};
