@@ -107,6 +107,9 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
     // (object header v1: no checksum).
     let at = find(&arrays, &[0x2a, 0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0])?;
     let mut b = arrays.clone();
+    b[at] = 0x1a;
+    f.valid("array-datatype-v1", F::Valid, "an array datatype message of version 1, as HDF5 1.4 wrote it", b);
+    let mut b = arrays.clone();
     b[at + 4] = 16;
     f.verify("array-size-mismatch", F::SizeMismatch, Rule::SizeMismatch, "an array of 3 floats of 16 bytes", b);
     let mut b = arrays.clone();

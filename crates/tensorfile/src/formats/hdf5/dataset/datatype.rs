@@ -255,13 +255,12 @@ fn compound(c: &mut Cursor<'_>, bits: [u8; 3], size: u64, version: u8, depth: us
     Ok(Element::scalar(dtype, size, re.big_endian))
 }
 
-/// An array datatype (version 2: rank, 3 reserved bytes, dimensions, a permutation; version
-/// 3: rank, dimensions), then its base datatype: the base element, with the array's dimensions
-/// (after any of a nested array's own), as h5py reads it.
+/// An array datatype (versions 1 and 2: rank, 3 reserved bytes, dimensions, a permutation;
+/// version 3 on: rank, dimensions), then its base datatype: the base element, with the array's
+/// dimensions (after any of a nested array's own), as h5py reads it. The specification names
+/// version 2 as the first with arrays, but HDF5 1.4 wrote them as version 1 (old PyTables
+/// files), and the HDF5 library reads those with version 2's layout: so does this.
 fn array(c: &mut Cursor<'_>, size: u64, version: u8, depth: usize) -> Result<Element> {
-    if version < 2 {
-        return Err(Error::invalid(Rule::BadField, format!("HDF5 array datatype of message version {version}")));
-    }
     let rank = c.u8("array datatype rank")?;
     if rank == 0 || rank > MAX_ARRAY_RANK {
         return Err(Error::invalid(
@@ -269,14 +268,14 @@ fn array(c: &mut Cursor<'_>, size: u64, version: u8, depth: usize) -> Result<Ele
             format!("HDF5 array datatype of rank {rank} (1 to {MAX_ARRAY_RANK})"),
         ));
     }
-    if version == 2 {
+    if version < 3 {
         c.skip(3, "array datatype reserved bytes")?;
     }
     let mut dims = Vec::with_capacity(usize::from(rank));
     for _ in 0..rank {
         dims.push(u64::from(c.u32_le("array datatype dimension")?));
     }
-    if version == 2 {
+    if version < 3 {
         // The permutation, which HDF5 has never used: the dimensions are in row-major order.
         c.skip(4 * usize::from(rank), "array datatype permutation")?;
     }
