@@ -17,6 +17,13 @@ small, and their records as h5py reads them back.
                        (one big-endian)
   null_dataspace.h5    a dataset and an attribute of null dataspace (h5py.Empty) beside a
                        plain dataset
+  array_dtype.h5       datasets of HDF5 array datatypes (h5py reads each element as extra
+                       trailing dimensions): float32[3] over (4,), big-endian int16[2,3]
+                       over (5,) chunked and deflated, a scalar float64[2,2], complex64[2]
+                       over (2,)
+  unrepresentable.h5   what stays refused, beside a plain dataset: an array datatype of
+                       fixed-length strings, and NumPy's long double (x87 80-bit extended
+                       precision in 16 bytes; written where numpy's longdouble is that)
   netcdf4.nc           a netCDF-4 file by the netCDF4 package (when it imports): coordinate
                        variables, a compressed variable over an unlimited dimension, a
                        dimension with no variable, global and variable attributes
@@ -73,6 +80,10 @@ def generate(out: Path) -> None:
         f["plain"].attrs["empty"] = h5py.Empty("i4")
         f["plain"].attrs["kept"] = np.int32(5)
     record(path)
+    array_dtype(out / "array_dtype.h5")
+    record(out / "array_dtype.h5")
+    unrepresentable(out / "unrepresentable.h5")
+    record(out / "unrepresentable.h5")
     if netcdf4(out / "netcdf4.nc"):
         record(out / "netcdf4.nc")
 
@@ -174,6 +185,33 @@ def enum_bitfield(path: Path) -> None:
             dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, data, mtype=ftype)
 
 
+def array_dtype(path: Path) -> None:
+    with h5py.File(path, "w") as f:
+        for name, data, element, shape, chunks in [
+            ("vec3", sample("arr_vec3", np.dtype("f4"), (4, 3)), "<f4", (4,), None),
+            ("grid_be", sample("arr_grid", np.dtype("i2"), (5, 2, 3)), ">i2", (5,), (2,)),
+            ("scalar", sample("arr_scalar", np.dtype("f8"), (2, 2)), "<f8", (), None),
+            ("pairs", sample("arr_pairs", np.dtype("c8"), (2, 2)), "<c8", (2,), None),
+        ]:
+            dtype = np.dtype((element, data.shape[len(shape):]))
+            ds = f.create_dataset(name, shape=shape, dtype=dtype, chunks=chunks,
+                                  compression="gzip" if chunks else None)
+            ds[...] = data
+
+
+def unrepresentable(path: Path) -> None:
+    with h5py.File(path, "w") as f:
+        f.create_dataset("kept", data=np.arange(4, dtype="<i4"))
+        words = f.create_dataset("words", shape=(3,), dtype=np.dtype(("S2", (2,))))
+        words[...] = np.array([[b"ab", b"cd"]] * 3, dtype="S2")
+        if np.dtype(np.longdouble).itemsize == 16:
+            thirds = np.arange(3, dtype=np.longdouble) / 3
+            # The 6 padding bytes after the 80 bits are whatever memory held: zeroed, so that
+            # a second run gives the same file.
+            thirds.view(np.uint8).reshape(3, 16)[:, 10:] = 0
+            f.create_dataset("longdouble", data=thirds)
+
+
 def netcdf4(path: Path) -> bool:
     try:
         import netCDF4
@@ -263,8 +301,13 @@ def record(path: Path) -> None:
                 continue
             data = np.asarray(data)
             code = "b1" if data.dtype.kind == "b" else f"{data.dtype.kind}{data.dtype.itemsize}"
+            if code not in RECORD_DTYPES:  # float128 (long double): no tensor dtype holds it
+                entry["refused"] = True
+                datasets.append(entry)
+                continue
             entry["dtype"] = RECORD_DTYPES[code]
-            entry["shape"] = [int(d) for d in ds.shape]
+            # An array datatype's dimensions follow the dataset's.
+            entry["shape"] = [int(d) for d in data.shape]
             entry["sha256"] = hashlib.sha256(row_major_le(data)).hexdigest()
             mapping = h5py.check_enum_dtype(ds.dtype)
             if mapping is not None:

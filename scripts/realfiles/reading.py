@@ -16,6 +16,10 @@ NOT_TENSOR_REASONS = (
     "reference",
     "opaque",
     "null dataspace",
+    # x87 80-bit extended precision (NumPy's longdouble, float128 / complex256; HDF5's
+    # H5T_NATIVE_LDOUBLE): no tensor dtype holds its 64-bit mantissa, and converting it to
+    # float64 would be a different tensor, so tensorfile refuses it by name.
+    "long double",
     "the real reader cannot read it",
 )
 
@@ -62,4 +66,6 @@ def numeric(array) -> "np.ndarray | NotTensor":
         return NotTensor("object array")
     if kind == "V":
         return NotTensor("opaque", str(array.dtype))
+    if (kind == "f" and array.dtype.itemsize > 8) or (kind == "c" and array.dtype.itemsize > 16):
+        return NotTensor("long double", str(array.dtype))
     return array

@@ -3,7 +3,10 @@
 //! attributes, enum and bitfield datasets, netCDF-4; and one broken file per rule these
 //! structures add: a user block of no allowed size, a huge object missing from its B-tree or
 //! past the end, a huge objects' B-tree of the wrong type, a fill value both undefined and
-//! defined, an enum of too many members, a bitfield of part of its bytes, a null dataspace.
+//! defined, an enum of too many members, a bitfield of part of its bytes, a null dataspace;
+//! array datatypes (read as trailing dimensions) and the ones that break their rules (a size
+//! that is not the array's, a rank of 0, a dimension of 0); a long double and an array of
+//! strings (refused: no tensor dtype holds them).
 
 use tensorfile::formats::hdf5::lookup3;
 use tensorfile::{Format, Rule};
@@ -37,6 +40,7 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         ("huge-attributes", "hdf5/wild/huge_attribute.h5", "attributes stored as huge fractal-heap objects (h5py)"),
         ("enum-bitfield", "hdf5/wild/enum_bitfield.h5", "enum datasets of int16 and uint8, bitfields (h5py)"),
         ("netcdf4", "hdf5/wild/netcdf4.nc", "a netCDF-4 file: dimension scales, a deflated variable (netCDF4)"),
+        ("array-datatypes", "hdf5/wild/array_dtype.h5", "array datatypes of floats, big-endian ints, complex (h5py)"),
     ] {
         f.valid(stem, F::Valid, what, fx.read(path)?);
     }
@@ -97,6 +101,31 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
     let at = find(&b, &[0x14, 0, 0, 0, 2, 0, 0, 0, 0, 0, 16, 0])?;
     b[at + 10] = 12;
     f.verify("bitfield-partial", F::BadField, Rule::UnknownDType, "a bitfield of 12 of its 16 bits", b);
+
+    let arrays = fx.read("hdf5/wild/array_dtype.h5")?;
+    // `vec3`'s datatype: class 10 version 2, size 12, rank 1, 3 reserved bytes, dimension 3
+    // (object header v1: no checksum).
+    let at = find(&arrays, &[0x2a, 0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0])?;
+    let mut b = arrays.clone();
+    b[at] = 0x1a;
+    f.valid("array-datatype-v1", F::Valid, "an array datatype message of version 1, as HDF5 1.4 wrote it", b);
+    let mut b = arrays.clone();
+    b[at + 4] = 16;
+    f.verify("array-size-mismatch", F::SizeMismatch, Rule::SizeMismatch, "an array of 3 floats of 16 bytes", b);
+    let mut b = arrays.clone();
+    b[at + 8] = 0;
+    f.verify("array-rank-0", F::BadField, Rule::BadField, "an array datatype of rank 0", b);
+    let mut b = arrays;
+    b[at + 12] = 0;
+    f.verify("array-dimension-0", F::BadField, Rule::BadField, "an array datatype of dimension 0", b);
+    let b = fx.read("hdf5/wild/unrepresentable.h5")?;
+    f.verify(
+        "long-double-and-string-array",
+        F::BadField,
+        Rule::UnknownDType,
+        "an 80-bit long double and an array of strings beside an int32 dataset (h5py)",
+        b,
+    );
 
     let b = fx.read("hdf5/wild/null_dataspace.h5")?;
     f.verify("null-dataspace", F::BadField, Rule::Unsupported, "a dataset of null dataspace (h5py.Empty)", b);

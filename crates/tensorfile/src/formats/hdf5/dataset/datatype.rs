@@ -5,22 +5,34 @@
 //! `TRUE = 1`), other enums as their base integer type (their members are kept by
 //! [`enum_members`]), bitfields as unsigned integers of their size (as h5py reads both), and
 //! h5py's complex numbers (a compound of two floats named `r` and `i`), in either byte order.
-//! Every other class (strings, references, opaque, variable length, arrays, other compounds,
-//! VAX floats) is refused with its name.
+//! An array datatype of one of these is its base element with the array's dimensions after the
+//! dataset's, as h5py reads it. Every other class (strings, references, opaque, variable
+//! length, other compounds, VAX floats, long doubles) is refused with its name.
 
+use crate::checked;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
 use crate::model::DType;
 
 /// The element type of a dataset as stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::formats::hdf5) struct Element {
-    /// What the element is, once in little-endian order.
+    /// What the element is, once in little-endian order (an array datatype's base element).
     pub dtype: DType,
-    /// Bytes per element.
+    /// Bytes per stored element (an array datatype's whole array).
     pub size: u64,
     /// Whether stored elements (each part of a complex number) are big-endian.
     pub big_endian: bool,
+    /// An array datatype's dimensions, which follow the dataset's in the tensor's shape;
+    /// empty for any other datatype.
+    pub array_dims: Vec<u64>,
+}
+
+impl Element {
+    /// A scalar element (no array dimensions).
+    fn scalar(dtype: DType, size: u64, big_endian: bool) -> Element {
+        Element { dtype, size, big_endian, array_dims: Vec::new() }
+    }
 }
 
 /// The HDF5 datatype classes, by number.
@@ -51,8 +63,11 @@ pub(in crate::formats::hdf5) fn parse(body: &[u8]) -> Result<Element> {
     parse_at(&mut c, 0)
 }
 
-/// How deep datatypes may nest (a complex's members, an enum's base).
-const MAX_DEPTH: usize = 2;
+/// How deep datatypes may nest (an array's base, a complex's members, an enum's base).
+const MAX_DEPTH: usize = 3;
+
+/// The most dimensions of an array datatype (HDF5's own limit on a dataspace's rank).
+const MAX_ARRAY_RANK: u8 = 32;
 
 fn refuse(what: impl Into<String>) -> Error {
     Error::invalid(Rule::UnknownDType, what.into())
@@ -76,6 +91,7 @@ fn parse_at(c: &mut Cursor<'_>, depth: usize) -> Result<Element> {
         4 => bitfield(c, bits, size),
         6 => compound(c, bits, size, version, depth),
         8 => enumeration(c, bits, size, version, depth).map(|(e, _)| e),
+        10 => array(c, size, version, depth),
         _ => Err(refuse(format!(
             "HDF5 {} datatype: not a tensor element",
             CLASS_NAMES.get(usize::from(class)).copied().unwrap_or("unknown-class")
@@ -104,7 +120,7 @@ fn bitfield(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> {
             u32::from(offset) + u32::from(precision)
         )));
     }
-    Ok(Element { dtype, size, big_endian: byte_order(bits) })
+    Ok(Element::scalar(dtype, size, byte_order(bits)))
 }
 
 fn fixed_point(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> {
@@ -128,7 +144,7 @@ fn fixed_point(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Element> 
             u32::from(offset) + u32::from(precision)
         )));
     }
-    Ok(Element { dtype, size, big_endian: byte_order(bits) })
+    Ok(Element::scalar(dtype, size, byte_order(bits)))
 }
 
 /// The bit layout of an IEEE-style float: (size, exponent location, exponent size, mantissa
@@ -169,7 +185,11 @@ fn floating_point(c: &mut Cursor<'_>, bits: [u8; 3], size: u64) -> Result<Elemen
             && normalization == 2
     });
     match found {
-        Some(f) => Ok(Element { dtype: f.5, size, big_endian }),
+        Some(f) => Ok(Element::scalar(f.5, size, big_endian)),
+        // x87's 80-bit extended precision (NumPy's longdouble), padded to 12 or 16 bytes.
+        None if exp_size == 15 && bias == 16383 => Err(refuse(format!(
+            "HDF5 extended-precision float (long double) of {size} bytes, {precision} bits: no tensor dtype holds it"
+        ))),
         None => Err(refuse(format!(
             "HDF5 float of {size} bytes (sign bit {sign}, exponent {exp_size} bits at {exp_loc}, mantissa \
              {mant_size} bits at {mant_loc}, bias {bias}): not an IEEE half, single, double or bfloat16"
@@ -221,6 +241,9 @@ fn compound(c: &mut Cursor<'_>, bits: [u8; 3], size: u64, version: u8, depth: us
         parts.push((member, offset, element));
     }
     let [(r, r_at, re), (i, i_at, im)] = [parts[0].clone(), parts[1].clone()];
+    if !re.array_dims.is_empty() {
+        return Err(refused());
+    }
     let dtype = match re.dtype {
         DType::Float32 => DType::Complex64,
         DType::Float64 => DType::Complex128,
@@ -229,7 +252,52 @@ fn compound(c: &mut Cursor<'_>, bits: [u8; 3], size: u64, version: u8, depth: us
     if r != b"r" || i != b"i" || re != im || r_at != 0 || i_at != re.size || size != 2 * re.size {
         return Err(refused());
     }
-    Ok(Element { dtype, size, big_endian: re.big_endian })
+    Ok(Element::scalar(dtype, size, re.big_endian))
+}
+
+/// An array datatype (versions 1 and 2: rank, 3 reserved bytes, dimensions, a permutation;
+/// version 3 on: rank, dimensions), then its base datatype: the base element, with the array's
+/// dimensions (after any of a nested array's own), as h5py reads it. The specification names
+/// version 2 as the first with arrays, but HDF5 1.4 wrote them as version 1 (old PyTables
+/// files), and the HDF5 library reads those with version 2's layout: so does this.
+fn array(c: &mut Cursor<'_>, size: u64, version: u8, depth: usize) -> Result<Element> {
+    let rank = c.u8("array datatype rank")?;
+    if rank == 0 || rank > MAX_ARRAY_RANK {
+        return Err(Error::invalid(
+            Rule::BadField,
+            format!("HDF5 array datatype of rank {rank} (1 to {MAX_ARRAY_RANK})"),
+        ));
+    }
+    if version < 3 {
+        c.skip(3, "array datatype reserved bytes")?;
+    }
+    let mut dims = Vec::with_capacity(usize::from(rank));
+    for _ in 0..rank {
+        dims.push(u64::from(c.u32_le("array datatype dimension")?));
+    }
+    if version < 3 {
+        // The permutation, which HDF5 has never used: the dimensions are in row-major order.
+        c.skip(4 * usize::from(rank), "array datatype permutation")?;
+    }
+    if dims.contains(&0) {
+        return Err(Error::invalid(Rule::BadField, format!("HDF5 array datatype of dimensions {dims:?}")));
+    }
+    let base = parse_at(c, depth + 1).map_err(|e| match e.rule() {
+        Some(Rule::UnknownDType) => refuse(format!("HDF5 array datatype of dimensions {dims:?} over {}", e.detail())),
+        _ => e,
+    })?;
+    let whole = checked::mul(checked::numel(&dims)?, base.size, "HDF5 array datatype size")?;
+    if whole != size {
+        return Err(Error::invalid(
+            Rule::SizeMismatch,
+            format!(
+                "HDF5 array datatype of {size} bytes holding {dims:?} elements of {} bytes ({whole} bytes)",
+                base.size
+            ),
+        ));
+    }
+    dims.extend_from_slice(&base.array_dims);
+    Ok(Element { dtype: base.dtype, size, big_endian: base.big_endian, array_dims: dims })
 }
 
 /// Bytes of a version-3 compound member's offset: as few as hold the compound's size.
@@ -295,7 +363,7 @@ fn enumeration(
         && out[0] == ("FALSE".to_string(), 0)
         && out[1] == ("TRUE".to_string(), 1);
     if bool_like {
-        return Ok((Element { dtype: DType::Bool, size: 1, big_endian: false }, out));
+        return Ok((Element::scalar(DType::Bool, 1, false), out));
     }
     Ok((base, out))
 }

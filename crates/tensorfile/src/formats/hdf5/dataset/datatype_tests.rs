@@ -101,3 +101,72 @@ fn bitfields_are_unsigned_integers_of_their_size() {
     assert_eq!(parse(&bits(2, false, 12)).unwrap_err().rule(), Some(Rule::UnknownDType));
     assert_eq!(parse(&bits(3, false, 24)).unwrap_err().rule(), Some(Rule::UnknownDType));
 }
+
+/// An array datatype message of `version` (1 to 3) over `base`, of `size` bytes.
+fn array_message(version: u8, size: u32, dims: &[u32], base: &[u8]) -> Vec<u8> {
+    let mut p = vec![dims.len() as u8];
+    if version < 3 {
+        p.extend_from_slice(&[0; 3]);
+    }
+    for d in dims {
+        p.extend_from_slice(&d.to_le_bytes());
+    }
+    if version < 3 {
+        for i in 0..dims.len() as u32 {
+            p.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    p.extend_from_slice(base);
+    message(10, version, [0; 3], size, &p)
+}
+
+#[test]
+fn arrays_are_their_base_element_with_trailing_dimensions() {
+    let f4 = float(4, false, 23, 8, 23, 127);
+    // Version 1 as HDF5 1.4 wrote it (old PyTables files), 2 and 3 as the specification says.
+    for version in [1, 2, 3] {
+        let e = parse(&array_message(version, 24, &[2, 3], &f4)).unwrap();
+        assert_eq!((e.dtype, e.size, e.big_endian), (DType::Float32, 24, false));
+        assert_eq!(e.array_dims, [2, 3]);
+    }
+    let be = float(8, true, 52, 11, 52, 1023);
+    let e = parse(&array_message(3, 16, &[2], &be)).unwrap();
+    assert_eq!((e.dtype, e.big_endian, e.array_dims), (DType::Float64, true, vec![2]));
+    // An array of arrays: the outer dimensions first, as numpy nests subarrays.
+    let inner = array_message(3, 8, &[2], &f4);
+    let e = parse(&array_message(3, 24, &[3], &inner)).unwrap();
+    assert_eq!((e.dtype, e.size, e.array_dims), (DType::Float32, 24, vec![3, 2]));
+    // Other elements are not.
+    assert_eq!(parse(&float(4, false, 23, 8, 23, 127)).unwrap().array_dims, Vec::<u64>::new());
+}
+
+#[test]
+fn arrays_that_break_their_rules() {
+    let f4 = float(4, false, 23, 8, 23, 127);
+    let rule = |m: Vec<u8>| parse(&m).unwrap_err().rule();
+    assert_eq!(rule(array_message(3, 16, &[3], &f4)), Some(Rule::SizeMismatch));
+    assert_eq!(rule(array_message(3, 0, &[], &f4)), Some(Rule::BadField));
+    assert_eq!(rule(array_message(3, 0, &[0], &f4)), Some(Rule::BadField));
+    assert_eq!(rule(array_message(3, 4, &[1; 33], &f4)), Some(Rule::BadField));
+    // Dimensions whose product overflows.
+    assert_eq!(rule(array_message(3, 4, &[u32::MAX; 3], &f4)), Some(Rule::ShapeOverflow));
+    // An array of strings stays refused, naming both.
+    let err = parse(&array_message(3, 6, &[3], &message(3, 1, [0, 0, 0], 2, &[]))).unwrap_err();
+    assert_eq!(err.rule(), Some(Rule::UnknownDType));
+    assert!(err.detail().contains("array datatype") && err.detail().contains("string"), "{err}");
+    let cut = array_message(3, 12, &[3], &f4);
+    assert_eq!(rule(cut[..cut.len() - 3].to_vec()), Some(Rule::Truncated));
+}
+
+#[test]
+fn long_doubles_are_named() {
+    // x87 extended precision in 16 bytes, as HDF5 describes NumPy's longdouble: 80 bits,
+    // sign at 79, exponent 15 bits at 64, mantissa 64 bits at 0, bias 16383.
+    let mut p = vec![0, 0];
+    p.extend_from_slice(&80u16.to_le_bytes());
+    p.extend_from_slice(&[64, 15, 0, 64]);
+    p.extend_from_slice(&16383u32.to_le_bytes());
+    let err = parse(&message(1, 1, [0x20, 79, 0], 16, &p)).unwrap_err();
+    assert_eq!(err.rule(), Some(Rule::UnknownDType));
+    assert!(err.detail().contains("long double"), "{err}");
+}

@@ -50,17 +50,24 @@ pub(super) struct Dataset {
     fill: Option<Vec<u8>>,
     /// An enum's members (name, value), for a dataset read as its base integer type.
     enum_members: Option<Vec<(String, i128)>>,
+    /// The tensor's shape: the dataspace's dimensions, then an array datatype's.
+    shape: Vec<u64>,
 }
 
 /// What a dataset's messages say of its type and shape, in words, even when it is not a
 /// tensor: for listing a refused dataset.
 pub(super) fn describe(io: &H5Io, messages: &[Message]) -> (String, Vec<u64>) {
-    let dtype = find(messages, kind::DATATYPE).map(|m| match datatype::parse(&m.body) {
+    let element = find(messages, kind::DATATYPE).map(|m| datatype::parse(&m.body).map_err(|_| m));
+    let dtype = element.as_ref().map(|e| match e {
         Ok(e) => e.dtype.name().to_string(),
-        Err(_) => format!("hdf5 {}", datatype::class_name(&m.body)),
+        Err(m) => format!("hdf5 {}", datatype::class_name(&m.body)),
     });
-    let shape = find(messages, kind::DATASPACE).and_then(|m| dataspace::parse(&m.body, io.length_size()).ok());
-    (dtype.unwrap_or_else(|| "unknown".to_string()), shape.map(|s| s.dims).unwrap_or_default())
+    let space = find(messages, kind::DATASPACE).and_then(|m| dataspace::parse(&m.body, io.length_size()).ok());
+    let mut shape = space.map(|s| s.dims).unwrap_or_default();
+    if let Some(Ok(e)) = &element {
+        shape.extend_from_slice(&e.array_dims);
+    }
+    (dtype.unwrap_or_else(|| "unknown".to_string()), shape)
 }
 
 fn find(messages: &[Message], kind: u16) -> Option<&Message> {
@@ -118,7 +125,9 @@ impl Dataset {
         let new = find(messages, kind::FILL_VALUE).map(|m| &m.body[..]);
         let old = find(messages, kind::FILL_VALUE_OLD).map(|m| &m.body[..]);
         let fill = fill::parse(new, old, element.size)?;
-        let d = Dataset { element, space, storage, filters, fill, enum_members };
+        let mut shape = space.dims.clone();
+        shape.extend_from_slice(&element.array_dims);
+        let d = Dataset { element, space, storage, filters, fill, enum_members, shape };
         d.stored_len()?;
         Ok(d)
     }
@@ -134,9 +143,10 @@ impl Dataset {
         self.enum_members.as_deref()
     }
 
-    /// The tensor's shape (empty for a scalar).
+    /// The tensor's shape (empty for a scalar): an array datatype's dimensions follow the
+    /// dataspace's, as h5py reads them.
     pub(super) fn shape(&self) -> &[u64] {
-        &self.space.dims
+        &self.shape
     }
 
     /// Bytes of the tensor once read.
