@@ -13,10 +13,8 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::limits::MAX_VALUE_FILE_BYTES;
 use crate::model::{MetaValue, Number, TypedArray};
-
-/// The longest text a value read from a file may have (a chat template is a few KiB).
-pub const MAX_VALUE_FILE_BYTES: u64 = 64 << 20;
 
 /// A value's type, as `KEY:TYPE=VALUE` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,8 +149,7 @@ impl Assignment {
         Ok(Assignment { key: key.to_string(), ty, given })
     }
 
-    /// The value's text: as given, or read from its file (UTF-8, at most
-    /// [`MAX_VALUE_FILE_BYTES`]).
+    /// The value's text: as given, or read from its file (UTF-8, at most 64 MiB).
     pub fn text(&self) -> Result<String> {
         match &self.given {
             Given::Text(t) => Ok(t.clone()),
