@@ -1,7 +1,7 @@
 //! `tensorfile._native`: the Rust side of the Python package `tensorfile`. It opens files,
 //! describes tensors to numpy through the array interface (`__array_interface__`: the address,
 //! dtype and shape of read-only memory, the memory map itself when the file stores the tensor
-//! raw and little-endian), and writes and converts files; the Python side
+//! raw and little-endian), and writes, converts and edits the metadata of files; the Python side
 //! (`python/tensorfile/`) turns tensors into numpy arrays and torch tensors.
 //!
 //! The crate has no `unsafe` code: an address handed to numpy is only an integer here, and the
@@ -13,6 +13,7 @@
 mod compare;
 mod errors;
 mod file;
+mod meta;
 mod opened;
 mod report;
 mod staging;
@@ -40,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(staging::stage_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_page, m)?)?;
+    m.add_function(wrap_pyfunction!(meta::edit_metadata, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

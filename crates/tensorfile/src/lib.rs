@@ -86,6 +86,7 @@ internal_modules!(
 mod ahead;
 mod error;
 mod file;
+mod meta;
 mod swap;
 
 pub mod compare;
@@ -115,5 +116,6 @@ pub use convert::{Conversion, ConvertJob};
 pub use error::{Diagnosis, Error, ErrorKind, Hint, Result, Rule};
 pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Caps, Compression, Format, WriteOptions};
+pub use meta::{Assignment, Given, MetaChange, MetaEdit, MetaReport, MetaType, edit_metadata};
 pub use model::{DType, Entry, Kind, Layout, MetaValue, TensorData, TensorInfo};
 pub use update::{UpdateOptions, UpdateReport, update};

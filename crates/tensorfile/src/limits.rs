@@ -62,3 +62,7 @@ pub const MAX_SHARDS: usize = 99_999;
 /// zeros cost nothing to store), above a floor of [`MAX_VIEW_EXPANSION`]: a small file cannot
 /// make a conversion allocate terabytes.
 pub const MAX_DENSE_EXPANSION: u64 = 1024;
+
+/// The longest text a metadata value read from a file (`meta --set KEY=@PATH`) may have: a
+/// chat template is a few KiB.
+pub const MAX_VALUE_FILE_BYTES: u64 = 64 << 20;

@@ -88,7 +88,7 @@ pub fn update(
 /// Open the written file again and verify it whole (every tensor decoded): its first problem
 /// is the update's error. Tensors the original file already held unreadable (an ONNX string
 /// tensor...) stay so and are no problem of the update's.
-fn reopen_and_verify(original: &TensorFile, dest: &Path) -> Result<()> {
+pub(crate) fn reopen_and_verify(original: &TensorFile, dest: &Path) -> Result<()> {
     let known = |e: &Error| e.tensor().is_some_and(|t| original.unreadable().iter().any(|u| u.name() == t));
     match TensorFile::open(dest)?.verify().into_iter().find(|e| !known(e)) {
         Some(problem) => Err(problem),

@@ -13,6 +13,7 @@ mod generate;
 mod info;
 mod input;
 mod ls;
+mod meta;
 mod report;
 mod show;
 mod stats;
@@ -63,6 +64,7 @@ pub enum Command {
     Show(show::Args),
     Externalize(externalize::Args),
     Update(update::Args),
+    Meta(meta::Args),
     Formats(formats::Args),
     Completions(generate::CompletionsArgs),
     Man(generate::ManArgs),
@@ -84,6 +86,7 @@ impl Command {
             Command::Show(args) => show::run(args, out),
             Command::Externalize(args) => externalize::run(args, out),
             Command::Update(args) => update::run(args, out),
+            Command::Meta(args) => meta::run(args, out),
             Command::Formats(args) => formats::run(args, out),
             Command::Completions(args) => generate::completions(args, out),
             Command::Man(args) => generate::man(args, out),

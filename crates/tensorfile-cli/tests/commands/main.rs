@@ -16,6 +16,7 @@ mod extract;
 mod generate;
 mod info;
 mod ls;
+mod meta;
 mod report;
 mod rewritten;
 mod select;

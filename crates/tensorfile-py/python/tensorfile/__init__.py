@@ -39,12 +39,14 @@ from ._native import __version__
 from ._native import convert as _convert
 from ._native import diff_json as _diff_json
 from ._native import report_page as _report_page
+from ._native import edit_metadata as _edit_metadata
 from ._native import formats_json as _formats_json
 from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
-    "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "formats", "load_file", "open",
+    "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "edit_metadata", "formats", "load_file",
+    "open",
     "release_staging", "report", "report_data", "save_file", "stats", "__version__",
 ]
 
@@ -627,6 +629,45 @@ def convert(
         "renamed": {r["from"]: r["to"] for r in done["renamed"]},
         "filtered_out": done["filtered_out"],
     }
+
+
+def edit_metadata(path, out, set=None, delete=None) -> dict:  # noqa: A002 (the CLI's word)
+    """Write `out`: the file at `path` (GGUF, safetensors) with metadata keys set and deleted,
+    every tensor's bytes copied as they are, atomically (`out` may be `path`: it is replaced
+    once the new file is complete); what `tensorfile meta` writes. `set` maps keys to values,
+    or is a list of `"KEY=VALUE"` texts; a key may name a type, `"KEY:TYPE"` (`str`, `bool`,
+    `u8`..`u64`, `i8`..`i64`, `f32`, `f64`, `[TYPE]` for an array). A value is text read as
+    the command line reads it (`"@PATH"` a file's text), or a bool, int, float or list, given
+    as that text. Its type is the one named, else the existing key's, else its own (an int an
+    `i32`, a float an `f32`, a list an array of its elements' type). safetensors keeps text
+    only. `delete` is a key or a list of keys. Returns `{"output": path, "changes": [{"key",
+    "action" ("set" or "delete"), "old", "new"}]}`, each value `{"type", "value"}` or None."""
+    if set is None:
+        given = []
+    elif isinstance(set, _Mapping):
+        given = [f"{k}={_meta_text(v)}" for k, v in set.items()]
+    elif isinstance(set, (list, tuple)):
+        given = [_meta_text(s) for s in set]
+    else:
+        raise UsageError(f"set is a mapping of keys to values or a list of 'KEY=VALUE', not {set!r}")
+    deleted = [delete] if isinstance(delete, str) else list(delete or [])
+    options = {"set": given, "delete": deleted}
+    return _json.loads(_edit_metadata(_os.fspath(path), _os.fspath(out), options))
+
+
+def _meta_text(value) -> str:
+    """A value as the command line's text: bools `true`/`false`, lists as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return _json.dumps([_meta_element(v) for v in value])
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise UsageError(f"a metadata value is text, a bool, a number or a list, not {value!r}")
+
+
+def _meta_element(value):
+    return value if isinstance(value, (bool, int, float, str)) else _meta_text(value)
 
 
 def _globs(given, keyword: str) -> "list[str]":

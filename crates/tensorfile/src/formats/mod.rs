@@ -27,7 +27,7 @@ pub use catalog::Catalog;
 pub use registry::Format;
 pub use request::{Ignored, WriteOption, WriteRequest};
 pub(crate) use unit::Extent;
-pub use unit::{Caps, Companion, FormatUnit, Probe, Replacement, Replacements, UpdateOutputs, Variant};
+pub use unit::{Caps, Companion, FormatUnit, MetaEdits, Probe, Replacement, Replacements, UpdateOutputs, Variant};
 pub(crate) use unit::{mismatch, plan_order};
 
 pub use crate::output::Output;

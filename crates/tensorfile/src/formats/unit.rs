@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::error::{Error, Need, Result};
 use crate::formats::{FormatReader, FormatWriter, Output, WriteOptions};
-use crate::model::{ByteOrder, ChecksumKind, DType, Entry, LayoutKind, TensorData, TensorInfo};
+use crate::model::{ByteOrder, ChecksumKind, DType, Entry, LayoutKind, MetaValue, TensorData, TensorInfo};
 use crate::source::{Sample, Source};
 
 /// What detection has seen of a file: its first bytes and, for a zip archive, its entry names;
@@ -83,6 +83,27 @@ pub(crate) type WriterFn =
 /// operation above it (`update`) makes the outputs atomic and opens the result again to
 /// verify it.
 pub(crate) type UpdateFn = fn(&Replacements<'_>, &mut dyn UpdateOutputs) -> Result<()>;
+
+/// Rewrites a file with other metadata, keeping every tensor's bytes: given the file's reader
+/// and the metadata as it is to be (every key, in order), it writes the new file into the
+/// output. The operation above it (`edit_metadata`) makes the output atomic and opens the
+/// result again to verify it.
+pub(crate) type MetaEditFn = fn(&MetaEdits<'_>, &mut dyn Output) -> Result<()>;
+
+/// What a metadata editor is given: the file, and its metadata as it is to be.
+pub struct MetaEdits<'a> {
+    /// The file being edited.
+    pub file: &'a dyn FormatReader,
+    /// Every key/value the new file holds, in order.
+    pub metadata: &'a [(String, MetaValue)],
+}
+
+impl MetaEdits<'_> {
+    /// The file's reader as the format's own type, when it is one.
+    pub(crate) fn file_as<R: 'static>(&self) -> Option<&R> {
+        self.file.as_any().downcast_ref::<R>()
+    }
+}
 
 /// One tensor of the file being updated and the tensor of the weights that takes its place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +186,8 @@ pub struct FormatUnit {
     pub(crate) open: OpenFn,
     pub(crate) writer: Option<WriterFn>,
     pub(crate) updater: Option<UpdateFn>,
+    /// Rewrites a file's metadata (`meta`), when the format can.
+    pub(crate) meta_editor: Option<MetaEditFn>,
     /// Whether a tensor can be stored in a file of this format; the error says why not.
     pub(crate) check_supported: fn(&TensorInfo) -> Result<()>,
     /// The order in which its writer best stores a plan (indices into it).
@@ -301,6 +324,11 @@ impl FormatUnit {
     /// Whether an existing file of this format can have tensors replaced (`update`).
     pub fn can_update(&self) -> bool {
         self.updater.is_some()
+    }
+
+    /// Whether an existing file of this format can have its metadata edited (`meta`).
+    pub fn can_edit_metadata(&self) -> bool {
+        self.meta_editor.is_some()
     }
 }
 

@@ -95,12 +95,13 @@ pub(crate) fn write_hashing(out: &mut dyn Output, piece: &Bytes, hash: impl FnOn
 const COPY_PIECE: u64 = 64 << 20;
 
 /// Copy bytes `from..to` of `src` into `out`, a piece at a time (memory bounded by the piece,
-/// whatever the range): what an updater keeps of the old file around what it replaces.
-pub(crate) fn copy_range(src: &Source, from: u64, to: u64, out: &mut dyn Write) -> Result<()> {
+/// whatever the range; a mapped piece copied in the kernel by [`Output::write_bytes`]): what
+/// an updater keeps of the old file around what it replaces.
+pub(crate) fn copy_range(src: &Source, from: u64, to: u64, out: &mut dyn Output) -> Result<()> {
     let mut at = from;
     while at < to {
         let n = (to - at).min(COPY_PIECE);
-        out.write_all(&src.range(at, n)?)?;
+        out.write_bytes(&src.range(at, n)?)?;
         at += n;
     }
     Ok(())

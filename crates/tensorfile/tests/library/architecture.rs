@@ -36,6 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "convert",
             "shards",
             "update",
+            "meta",
             "report",
             "dump",
             "executorch",

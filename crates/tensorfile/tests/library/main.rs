@@ -22,6 +22,7 @@ mod hdf5_files;
 mod hdf5_wild;
 mod keras;
 mod layouts;
+mod meta;
 mod numpy_fixtures;
 mod onnx_fixtures;
 mod onnx_hostile;

@@ -26,6 +26,7 @@ mod metadata;
 mod read;
 #[cfg(test)]
 mod tests;
+mod edit;
 mod update;
 mod write;
 
@@ -55,6 +56,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(GgufReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(GgufWriter::new(out, plan, options)?))),
     updater: Some(update::update),
+    meta_editor: Some(edit::edit),
     check_supported,
     write_order: plan_order,
     variant: None,

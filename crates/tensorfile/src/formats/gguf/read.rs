@@ -150,6 +150,11 @@ impl GgufReader {
     pub(super) fn source(&self) -> &Source {
         &self.src
     }
+
+    /// Every tensor info in file order, with its byte size when its type is known.
+    pub(super) fn declared(&self) -> &[(Declared, Option<u64>)] {
+        &self.declared
+    }
 }
 
 /// Where the data of `d` starts in the file: its offset must be a multiple of the alignment.

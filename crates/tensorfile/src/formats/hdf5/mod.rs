@@ -39,6 +39,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(Hdf5Reader::open(src)?)),
     writer: None,
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order: crate::formats::plan_order,
     variant: None,

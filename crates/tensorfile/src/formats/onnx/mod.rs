@@ -70,6 +70,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(OnnxReader::open(src)?)),
     writer: None,
     updater: Some(update::update),
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: None,

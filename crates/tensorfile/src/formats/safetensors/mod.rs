@@ -5,6 +5,7 @@
 
 mod extent;
 mod header;
+mod edit;
 mod read;
 mod write;
 
@@ -49,6 +50,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(SafetensorsReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(SafetensorsWriter::new(out, plan, options)?))),
     updater: None,
+    meta_editor: Some(edit::edit),
     check_supported,
     write_order,
     variant: None,

@@ -138,6 +138,16 @@ fn check_tiling(declared: &[Declared], data_len: u64) -> Result<()> {
 }
 
 impl SafetensorsReader {
+    /// The file, to read again (`meta` copies its data region).
+    pub(super) fn source(&self) -> &Source {
+        &self.src
+    }
+
+    /// The length of the JSON header (after the 8 bytes that state it).
+    pub(super) fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
     /// Open a safetensors file. Only its header is read (for a remote file: one speculative
     /// read of its start, and a second when the header is longer); tensors are read when asked
     /// for.

@@ -28,6 +28,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(PtdReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(PtdWriter::new(out, plan, options)?))),
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: None,

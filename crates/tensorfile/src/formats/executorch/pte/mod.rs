@@ -38,6 +38,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(PteReader::open(src, None)?)),
     writer: None,
     updater: Some(rewrite::update),
+    meta_editor: None,
     check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
     write_order: plan_order,
     variant: None,

@@ -27,6 +27,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(NpyReader::open(src)?)),
     writer: Some(|out, plan, _| Ok(Box::new(NpyWriter::new(out, plan)?))),
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: None,

@@ -33,6 +33,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(NpzReader::open(src)?)),
     writer: Some(|out, plan, _| Ok(Box::new(NpzWriter::new(out, plan)?))),
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: None,

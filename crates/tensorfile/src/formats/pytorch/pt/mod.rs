@@ -32,6 +32,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(PtReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(PtWriter::new(out, plan, options)?))),
     updater: Some(crate::formats::pytorch::pt2::update::update),
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: None,

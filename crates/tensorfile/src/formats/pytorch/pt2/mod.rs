@@ -50,6 +50,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(Pt2Reader::open(src)?)),
     writer: None,
     updater: Some(update::update),
+    meta_editor: None,
     check_supported: |_| Err(Error::unsupported(NOT_A_CONTAINER)),
     write_order: plan_order,
     variant: None,

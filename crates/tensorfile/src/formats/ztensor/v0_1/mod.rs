@@ -34,6 +34,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(ZtReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(ZtWriter::new(out, plan, options)?))),
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: Some(Variant { family: "zTensor", label: "0.1" }),

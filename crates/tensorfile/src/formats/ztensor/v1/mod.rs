@@ -32,6 +32,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(read::open(src)?)),
     writer: None,
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order: plan_order,
     variant: None,

@@ -61,6 +61,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(Zt2Reader::open(src)?)),
     writer: Some(writer),
     updater: None,
+    meta_editor: None,
     check_supported,
     write_order,
     variant: Some(Variant { family: "zTensor", label: "2" }),

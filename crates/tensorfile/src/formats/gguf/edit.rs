@@ -1,0 +1,85 @@
+//! Other metadata for a GGUF file: the header with the new key/value count, the key/values
+//! as gguf-py's writer lays them out, the tensor infos as they were, the padding to the
+//! alignment, and the data region copied byte for byte. When the edits change
+//! `general.alignment`, the tensors are laid out again in the order of their infos, each
+//! padded to the new alignment (as gguf-py writes them); their bytes are still copied as
+//! they are.
+
+use super::GgufReader;
+use super::header::MAGIC;
+use super::index::Declared;
+use super::metadata::{encode_all, string};
+use super::read::alignment_of;
+use crate::checked;
+use crate::error::{Error, Result};
+use crate::formats::{MetaEdits, Output};
+use crate::model::ByteOrder;
+use crate::output::copy_range;
+
+/// The unit's metadata editor.
+pub(crate) fn edit(input: &MetaEdits<'_>, out: &mut dyn Output) -> Result<()> {
+    let reader = input.file_as::<GgufReader>().ok_or_else(|| Error::usage("this edit is for GGUF files"))?;
+    if reader.byte_order() == ByteOrder::Big {
+        return Err(Error::unsupported("editing the metadata of a big-endian GGUF file"));
+    }
+    let alignment = alignment_of(input.metadata).map_err(|e| Error::usage(e.detail()))?;
+    let declared = reader.declared();
+    let same_layout = alignment == reader.alignment();
+    // Where each tensor's data goes, from the start of the data region.
+    let mut offsets = Vec::with_capacity(declared.len());
+    let mut next = 0u64;
+    for (d, nbytes) in declared {
+        if same_layout {
+            offsets.push(d.offset);
+            continue;
+        }
+        let n = nbytes.ok_or_else(|| {
+            Error::unsupported(format!(
+                "a new alignment for a file whose tensor {:?} is of a type this library does not know",
+                d.name
+            ))
+        })?;
+        offsets.push(next);
+        next = checked::align_up(checked::add(next, n, "data size")?, alignment)?;
+    }
+    let mut head = MAGIC.to_vec();
+    head.extend_from_slice(&reader.version().to_le_bytes());
+    head.extend_from_slice(&(declared.len() as u64).to_le_bytes());
+    head.extend_from_slice(&(input.metadata.len() as u64).to_le_bytes());
+    head.extend_from_slice(&encode_all(input.metadata)?);
+    for ((d, _), offset) in declared.iter().zip(&offsets) {
+        info(&mut head, d, *offset);
+    }
+    out.write_all(&head)?;
+    if declared.is_empty() {
+        return Ok(());
+    }
+    pad(out, head.len() as u64, alignment)?;
+    let src = reader.source();
+    if same_layout {
+        return copy_range(src, reader.data_offset(), src.len(), out);
+    }
+    for (d, nbytes) in declared {
+        let n = nbytes.unwrap_or(0);
+        let from = checked::add(reader.data_offset(), d.offset, "tensor offset")?;
+        copy_range(src, from, checked::add(from, n, "tensor end")?, out)?;
+        pad(out, n, alignment)?;
+    }
+    Ok(())
+}
+
+/// A tensor info: name, dimension count, `ne`, ggml type, offset.
+fn info(head: &mut Vec<u8>, d: &Declared, offset: u64) {
+    string(head, &d.name);
+    head.extend_from_slice(&(d.ne.len() as u32).to_le_bytes());
+    d.ne.iter().for_each(|n| head.extend_from_slice(&n.to_le_bytes()));
+    head.extend_from_slice(&d.ggml_type.to_le_bytes());
+    head.extend_from_slice(&offset.to_le_bytes());
+}
+
+/// Zeros from `len` to the next multiple of `alignment`.
+fn pad(out: &mut dyn Output, len: u64, alignment: u64) -> Result<()> {
+    let n = checked::align_up(len, alignment)? - len;
+    std::io::copy(&mut std::io::Read::take(std::io::repeat(0), n), out)?;
+    Ok(())
+}
