@@ -35,7 +35,14 @@ def h5py_arrays(path: Path) -> dict:
     out = {}
 
     def visit(name, obj):
-        if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "biufc" and obj.shape is not None:
+        if not isinstance(obj, h5py.Dataset) or obj.shape is None:
+            return
+        # An HDF5 array datatype is a numpy subarray dtype: h5py reads it as trailing
+        # dimensions of its base type. Long doubles (float128, complex256) have no tensor
+        # dtype: tensorfile refuses them with a rule.
+        base = obj.dtype.base
+        long_double = (base.kind == "f" and base.itemsize > 8) or (base.kind == "c" and base.itemsize > 16)
+        if base.kind in "biufc" and not long_double:
             out[name] = np.asarray(obj[()])
 
     with h5py.File(path, "r") as f:
