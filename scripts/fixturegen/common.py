@@ -146,3 +146,16 @@ def pretty_json(value, indent: int = 0) -> str:
         items = [f"{pad}  {pretty_json(v, indent + 2)}" for v in value]
         return "[\n" + ",\n".join(items) + f"\n{pad}]"
     return json.dumps(value, ensure_ascii=False)
+
+
+def value(v):
+    """An HDF5 attribute as JSON: numbers, lists, text (bytes decoded as UTF-8)."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8")
+    if isinstance(v, np.ndarray):
+        return [value(x) for x in v.tolist()] if v.dtype.kind not in "SO" else [value(x) for x in v.ravel().tolist()]
+    if isinstance(v, list):
+        return [value(x) for x in v]
+    if isinstance(v, np.generic):
+        return value(v.item())
+    return v

@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 
 from . import hdf5_wild
-from .common import pretty_json, row_major_le, sample
+from .common import pretty_json, row_major_le, sample, value
 
 RECORD_DTYPES = {
     "b1": "bool", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16", "i4": "int32",
@@ -139,19 +139,6 @@ def keras3(path: Path) -> bool:
     model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(4, activation="relu"), keras.layers.LayerNormalization(), keras.layers.Dense(2)])
     model.save_weights(str(path))
     return True
-
-
-def value(v):
-    """An attribute as JSON: numbers, lists, text (bytes decoded as UTF-8)."""
-    if isinstance(v, bytes):
-        return v.decode("utf-8")
-    if isinstance(v, np.ndarray):
-        return [value(x) for x in v.tolist()] if v.dtype.kind not in "SO" else [value(x) for x in v.ravel().tolist()]
-    if isinstance(v, list):
-        return [value(x) for x in v]
-    if isinstance(v, np.generic):
-        return value(v.item())
-    return v
 
 
 def record(path: Path) -> None:

@@ -46,7 +46,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .common import pretty_json, row_major_le, sample
+from .common import pretty_json, row_major_le, sample, value
 
 RECORD_DTYPES = {
     "b1": "bool", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16", "i4": "int32",
@@ -240,19 +240,6 @@ def netcdf4(path: Path) -> bool:
         counts = nc.createVariable("counts", "u2", ("lat",))
         counts[:] = [1, 2, 3]
     return True
-
-
-def value(v):
-    """An attribute as JSON: numbers, lists, text (bytes decoded as UTF-8)."""
-    if isinstance(v, bytes):
-        return v.decode("utf-8")
-    if isinstance(v, np.ndarray):
-        return [value(x) for x in v.tolist()] if v.dtype.kind not in "SO" else [value(x) for x in v.ravel().tolist()]
-    if isinstance(v, list):
-        return [value(x) for x in v]
-    if isinstance(v, np.generic):
-        return value(v.item())
-    return v
 
 
 def plain_attribute(v) -> bool:
