@@ -34,10 +34,11 @@ pub enum Family {
     BadSparse,
     BadCompressedData,
     MalformedProtobuf,
+    SplitParts,
 }
 
 impl Family {
-    pub const ALL: [Family; 29] = [
+    pub const ALL: [Family; 30] = [
         Family::Valid,
         Family::Truncation,
         Family::PastEnd,
@@ -67,6 +68,7 @@ impl Family {
         Family::BadSparse,
         Family::BadCompressedData,
         Family::MalformedProtobuf,
+        Family::SplitParts,
     ];
 
     pub fn id(self) -> &'static str {
@@ -100,6 +102,7 @@ impl Family {
             Family::BadSparse => "bad-sparse",
             Family::BadCompressedData => "bad-compressed-data",
             Family::MalformedProtobuf => "malformed-protobuf",
+            Family::SplitParts => "split-parts",
         }
     }
 
@@ -148,6 +151,10 @@ impl Family {
             }
             Family::BadCompressedData => "compressed data that does not decode",
             Family::MalformedProtobuf => "protobuf that does not decode: wire types, tags, lengths, varints",
+            Family::SplitParts => {
+                "the parts of a split GGUF model that do not fit together: missing, misnamed, numbered or \
+                 counted otherwise, holding other tensors than they count"
+            }
         }
     }
 }
@@ -183,6 +190,9 @@ pub struct Case {
     pub family: Family,
     pub description: String,
     pub bytes: Vec<u8>,
+    /// For a case opened by its path (a part of a split model): the other files beside it
+    /// (name, bytes), written into the same folder; `None` for a case opened from its bytes.
+    pub beside: Option<Vec<(String, Vec<u8>)>>,
 }
 
 impl Case {
@@ -190,6 +200,13 @@ impl Case {
     pub fn path(&self) -> String {
         let kind = if self.expect.is_some() { "invalid" } else { "valid" };
         format!("{kind}/{}/{}", self.folder, self.name)
+    }
+
+    /// The paths of the files beside it, relative to the corpus root.
+    pub fn beside_paths(&self) -> Vec<String> {
+        let folder = self.path();
+        let folder = &folder[..folder.rfind('/').unwrap_or(0)];
+        self.beside.iter().flatten().map(|(name, _)| format!("{folder}/{name}")).collect()
     }
 }
 
@@ -215,7 +232,25 @@ impl Folder {
             family,
             description: desc.to_string(),
             bytes,
+            beside: None,
         });
+    }
+
+    /// A file opened by its path, with `beside` (file names and bytes) in the same folder:
+    /// valid when `expect` is `None`, else refused at open with the rule.
+    pub fn by_path(
+        &mut self,
+        stem: &str,
+        family: Family,
+        expect: Option<Rule>,
+        desc: &str,
+        bytes: Vec<u8>,
+        beside: Vec<(String, Vec<u8>)>,
+    ) {
+        self.push(stem, family, expect.map(|r| (r, Stage::Open)), desc, bytes);
+        if let Some(case) = self.cases.last_mut() {
+            case.beside = Some(beside);
+        }
     }
 
     /// A file that must open, verify clean and read every entry.
@@ -257,8 +292,15 @@ pub fn manifest(cases: &[&Case]) -> String {
                 Some((rule, stage)) => (rule.id(), stage.id()),
                 None => ("valid", "verify"),
             };
+            let beside = match &c.beside {
+                None => String::new(),
+                Some(_) => {
+                    let paths: Vec<String> = c.beside_paths().iter().map(|p| quoted(p)).collect();
+                    format!(", \"open\": \"path\", \"beside\": [{}]", paths.join(", "))
+                }
+            };
             format!(
-                "    {{\"file\": {}, \"format\": {}, \"family\": {}, \"expect\": {}, \"stage\": {}, \"description\": {}}}",
+                "    {{\"file\": {}, \"format\": {}, \"family\": {}, \"expect\": {}, \"stage\": {}, \"description\": {}{beside}}}",
                 quoted(&c.path()),
                 quoted(c.format.name()),
                 quoted(c.family.id()),

@@ -68,6 +68,11 @@ fn generate(root: &Path) -> Result<BTreeMap<String, Vec<u8>>, String> {
         if files.insert(c.path(), c.bytes.clone()).is_some() {
             return Err(format!("two cases are named {}", c.path()));
         }
+        for (path, (_, bytes)) in c.beside_paths().into_iter().zip(c.beside.iter().flatten()) {
+            if files.insert(path.clone(), bytes.clone()).is_some() {
+                return Err(format!("two files are named {path}"));
+            }
+        }
     }
     let mut sorted: Vec<&Case> = cases.iter().collect();
     sorted.sort_by_key(|c| c.path());

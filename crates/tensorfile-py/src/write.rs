@@ -134,8 +134,9 @@ fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 /// Convert `src` (one path, or several merged in order) into `dst` (format from its
 /// extension), as the library's [`ConvertJob`] does with `options` (a dict of the package's
 /// keyword arguments, each already in the form the job takes: `data`, `skip_unsupported`,
-/// `compress`, `checksum`, `big_endian`, `verify`, `max_shard_size` (text), `dtype` (a name),
-/// `zt_version` (text), `include`, `exclude` (lists of globs), `rename` (a list of pairs)).
+/// `compress`, `checksum`, `big_endian`, `verify`, `max_shard_size` (text), `split_max_tensors`
+/// (a count), `no_tensor_first_split`, `dtype` (a name), `zt_version` (text), `include`,
+/// `exclude` (lists of globs), `rename` (a list of pairs)).
 /// Options the output format ignores are named in a `UserWarning` first. Returns the
 /// conversion's report as JSON text ([`tensorfile::convert::Conversion::to_json`]).
 #[pyfunction]
@@ -157,6 +158,8 @@ const CONVERT_OPTIONS: &[&str] = &[
     "big_endian",
     "verify",
     "max_shard_size",
+    "split_max_tensors",
+    "no_tensor_first_split",
     "dtype",
     "zt_version",
     "include",
@@ -191,6 +194,8 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     job.request = WriteRequest::parse(compress.as_deref(), checksum.as_deref()).py()?;
     job.request.byte_order = get::<bool>(options, "big_endian")?.unwrap_or(false).then_some(ByteOrder::Big);
     job.max_shard_size = get::<String>(options, "max_shard_size")?.as_deref().map(parse_size).transpose().py()?;
+    job.split_max_tensors = get(options, "split_max_tensors")?;
+    job.no_tensor_first_split = get(options, "no_tensor_first_split")?.unwrap_or(false);
     job.data = get(options, "data")?;
     job.skip_unsupported = get(options, "skip_unsupported")?.unwrap_or(false);
     job.verify = get(options, "verify")?.unwrap_or(true);

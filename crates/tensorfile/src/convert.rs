@@ -10,6 +10,7 @@ use crate::model::{DType, MetaValue, TensorData, TensorInfo, cast};
 use crate::output::{AtomicFile, StagedFile};
 
 mod casting;
+mod gguf_split;
 mod job;
 mod plan;
 mod select;

@@ -28,3 +28,54 @@ pub fn exercise(data: &[u8], format: Option<Format>) {
         }
     }
 }
+
+/// Cut `data` into parts before each `GGUF` magic (after its first byte) and open them, in
+/// order, as the parts of one split GGUF model named `fuzz-0000K-of-0000N.gguf`. Errors are
+/// fine; panics are bugs. When the parts are accepted (the result says whether), they hold as
+/// many entries as the first part's `split.tensors.count` says, and every entry that decodes
+/// has exactly its declared size.
+pub fn exercise_split_gguf(data: &[u8]) -> bool {
+    use crate::formats::FormatReader;
+    use crate::formats::gguf::split::{self, split_keys_of};
+
+    let mut starts: Vec<usize> =
+        data.windows(4).enumerate().filter(|(i, w)| *i > 0 && w == b"GGUF").map(|(i, _)| i).collect();
+    starts.insert(0, 0);
+    starts.truncate(16);
+    let count = starts.len();
+    let Ok(count16) = u16::try_from(count) else { return false };
+    let parts: Vec<_> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &start)| {
+            let end = starts.get(k + 1).copied().unwrap_or(data.len());
+            let name = split::part_name("fuzz", k as u16, count16);
+            (std::path::PathBuf::from(name), Bytes::from_vec(data[start..end].to_vec()))
+        })
+        .collect();
+    let Ok(set) = crate::file::sets::ShardSet::split_model_of_bytes(parts) else { return false };
+    let first = set.files().next().map(std::path::Path::to_path_buf);
+    let _ = set.summary();
+    let _ = set.check();
+    let declared = set.entries().len() + set.unreadable().len();
+    if let Some(first) = first {
+        let reopened = Bytes::from_vec(data[..starts.get(1).copied().unwrap_or(data.len())].to_vec());
+        let keys = Format::Gguf
+            .open(crate::source::Source::local(reopened))
+            .ok()
+            .and_then(|r| split_keys_of(r.as_ref()).ok().flatten());
+        let expected = keys.and_then(|k| k.tensors);
+        assert_eq!(
+            expected.map(i64::from),
+            Some(declared as i64),
+            "{}: a split model of another tensor count",
+            first.display()
+        );
+    }
+    for (i, entry) in set.entries().iter().enumerate() {
+        if let Ok(d) = set.read(i, true) {
+            assert_eq!(d.len(), entry.nbytes(), "entry {:?} decoded to a different size", entry.info().name());
+        }
+    }
+    true
+}

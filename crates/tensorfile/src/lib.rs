@@ -105,7 +105,7 @@ pub mod update;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::fuzzing::exercise;
+    pub use crate::fuzzing::{exercise, exercise_split_gguf};
     pub use crate::{checked, cursor, flatbuf, pickle, zip};
 }
 

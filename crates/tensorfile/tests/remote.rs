@@ -813,3 +813,49 @@ fn a_remote_file_that_does_not_open_says_what_it_is() {
         }
     });
 }
+
+/// Any part of a split GGUF model (the parts `llama-gguf-split` made, committed in
+/// `tests/fixtures/gguf-split`) opens by URL as the whole model: the parts beside it fetched,
+/// every tensor as the local parts read it, the first part's metadata; a part that is not
+/// there is an error naming its URL.
+#[test]
+fn a_split_gguf_model_opens_from_any_remote_part() {
+    on_each_server("split gguf", |files, server, checks| {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gguf-split");
+        let parts: Vec<String> = (1..=4).map(|k| format!("model-{k:05}-of-00004.gguf")).collect();
+        // Served as they are, and the first part alone under another model's name.
+        let mut served: Vec<(String, PathBuf)> = parts.iter().map(|p| (p.clone(), fixtures.join(p))).collect();
+        served.push(("alone-00001-of-00004.gguf".into(), fixtures.join(&parts[0])));
+        for (name, from) in &served {
+            match server {
+                Server::Http(_) => drop(std::fs::copy(from, files.dir.join(name)).unwrap()),
+                Server::S3 { s3, .. } => s3._moto.upload(BUCKET, name, from),
+            }
+        }
+        let local = TensorFile::open(fixtures.join(&parts[0])).unwrap();
+        let bytes = |file: &TensorFile, i: usize| {
+            file.read_index(i).map(|d| d.parts().iter().flat_map(|p| p.bytes().to_vec()).collect::<Vec<u8>>())
+        };
+        for name in &parts {
+            let Some(remote) = TensorFile::open(server.url(name))
+                .map_err(|e| checks.check(false, format!("[{}] {name}: {e}", server.name())))
+                .ok()
+            else {
+                continue;
+            };
+            let n = local.entries().len();
+            let equal = remote.entries().len() == n
+                && (0..n).all(|i| bytes(&remote, i).ok() == bytes(&local, i).ok())
+                && remote.summary().metadata == local.summary().metadata;
+            checks.check(equal, format!("[{}] {name}: the whole model, {n} tensors as locally", server.name()));
+        }
+        let missing = server.url("alone-00002-of-00004.gguf");
+        match TensorFile::open(server.url("alone-00001-of-00004.gguf")) {
+            Ok(_) => checks.check(false, format!("[{}] a model of one part in four opened", server.name())),
+            Err(e) => checks.check(
+                e.rule() == Some(tensorfile::Rule::MissingFile) && e.to_string().contains(&missing),
+                format!("[{}] a missing part names its URL: {e}", server.name()),
+            ),
+        }
+    });
+}

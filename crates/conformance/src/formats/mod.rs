@@ -1,6 +1,7 @@
 //! The cases, one module per folder of the corpus.
 
 mod gguf;
+mod gguf_split;
 mod hdf5;
 mod hdf5_datasets;
 mod hdf5_wild;
@@ -48,6 +49,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         zt1::cases(fx)?,
         safetensors::cases(fx)?,
         gguf::cases(fx)?,
+        gguf_split::cases(),
         npy::cases(fx)?,
         npz::cases(fx)?,
         hdf5::cases(fx)?,

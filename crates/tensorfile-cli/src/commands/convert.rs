@@ -20,8 +20,10 @@ use crate::{progress, render};
 ///
 /// Tensors are streamed one at a time; the output is written atomically (an interrupted
 /// conversion leaves any existing output untouched). The input can be a sharded checkpoint
-/// (its index file or its folder), and --max-shard-size writes one. Several inputs, of any
-/// formats, merge into one output; --include, --exclude and --rename pick and rename tensors.
+/// (its index file or its folder), and --max-shard-size writes one. Any part of a split GGUF
+/// model (model-00001-of-00003.gguf) reads as the whole model; converted to one .gguf, it is
+/// merged as llama-gguf-split --merge merges it. Several inputs, of any formats, merge into one
+/// output; --include, --exclude and --rename pick and rename tensors.
 #[derive(clap::Args)]
 #[command(override_usage = "tensorfile convert [OPTIONS] <INPUT>... <OUTPUT>")]
 pub struct Args {
@@ -62,10 +64,21 @@ pub struct Args {
     /// 1024; 123456: bytes) named after OUTPUT, as huggingface_hub names them:
     /// out/model.safetensors gives out/model-00001-of-00003.safetensors... and the index
     /// out/model.safetensors.index.json. When every tensor fits in one shard, OUTPUT alone is
-    /// written, with no index. Nothing is in place until every file is written; files of an
-    /// earlier sharded write to OUTPUT (shards of another count, the index, OUTPUT) are removed.
-    #[arg(long, value_name = "SIZE")]
+    /// written, with no index. A .gguf OUTPUT is written as the parts of a split model, as
+    /// llama-gguf-split --split-max-size writes them (5GB is its 5G): out/model.gguf gives
+    /// out/model-00001-of-00003.gguf... with no index (one part too, when everything fits).
+    /// Nothing is in place until every file is written; files of an earlier sharded write to
+    /// OUTPUT (shards of another count, the index, OUTPUT) are removed.
+    #[arg(long, value_name = "SIZE", conflicts_with = "split_max_tensors")]
     max_shard_size: Option<String>,
+    /// For a .gguf OUTPUT: write the parts of a split model of at most N tensors each, as
+    /// llama-gguf-split --split-max-tensors writes them.
+    #[arg(long, value_name = "N")]
+    split_max_tensors: Option<u64>,
+    /// For a split .gguf OUTPUT (--max-shard-size or --split-max-tensors): the first part holds
+    /// the metadata alone, as llama-gguf-split --no-tensor-first-split writes it.
+    #[arg(long)]
+    no_tensor_first_split: bool,
     /// Keep only the tensors whose name matches GLOB (repeatable: any of them). `*` matches
     /// any run of characters, dots included (model.layers.*.mlp.*), `?` one character,
     /// [abc], [a-z] and [!abc] one of a set or not; the whole name must match.
@@ -159,6 +172,8 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     // A bad variant, or one for an output that has none, is an error before anything else.
     job.format()?;
     job.max_shard_size = args.max_shard_size.as_deref().map(parse_size).transpose()?;
+    job.split_max_tensors = args.split_max_tensors;
+    job.no_tensor_first_split = args.no_tensor_first_split;
     job.request = request;
     job.skip_unsupported = args.skip_unsupported;
     job.verify = !args.no_verify;
@@ -194,6 +209,11 @@ fn print_report(args: &Args, done: &Conversion, out: &mut dyn Write) -> std::io:
     let (path, shards) = match &done.sharded {
         Some(Shards { index: Some(index), files, .. }) => {
             (index.as_path(), format!("{}, ", render::count(files.len(), "shard")))
+        }
+        // The parts of a split model: named after OUTPUT, with no index.
+        Some(Shards { files, .. }) if files.as_slice() != [args.output()] => {
+            let first = files.first().map_or(args.output(), PathBuf::as_path);
+            (first, format!("{} (no index), ", render::count(files.len(), "part")))
         }
         Some(_) => (args.output(), "one shard (no index), ".to_string()),
         None => (args.output(), String::new()),

@@ -14,6 +14,7 @@ mod exit_codes;
 mod externalize;
 mod extract;
 mod generate;
+mod gguf_split;
 mod info;
 mod ls;
 mod meta;

@@ -577,6 +577,8 @@ def convert(
     include: "str | list[str] | None" = None,
     exclude: "str | list[str] | None" = None,
     rename: "_Mapping[str, str] | list[tuple[str, str]] | None" = None,
+    split_max_tensors: "int | None" = None,
+    no_tensor_first_split: bool = False,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `src` is a path (a file, a sharded
@@ -594,7 +596,12 @@ def convert(
     them, little-endian); one given that the format ignores is named in a `UserWarning`. With
     `max_shard_size` (bytes, or text such as "5GB" or "500MiB"), as shards of at most that
     many tensor bytes named after `dst` (`model-00001-of-00003.safetensors`...) plus their
-    index (`model.safetensors.index.json`), all committed together. With `dtype` ("float32",
+    index (`model.safetensors.index.json`), all committed together. A `.gguf` `dst` is written
+    as the parts of a split model instead (`model-00001-of-00003.gguf`..., no index), as
+    `llama-gguf-split --split` writes them: cut by `max_shard_size` or by `split_max_tensors`
+    (tensors per part), the first part holding the metadata alone with `no_tensor_first_split`.
+    Any part of a split GGUF model reads as the whole model; converted to one `.gguf` it is
+    merged as `llama-gguf-split --merge` merges it. With `dtype` ("float32",
     "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"; or a torch or numpy dtype of those),
     floating tensors are cast to it exactly as torch's `Tensor.to()` casts them, quantized
     tensors dequantized first; integer, bool and complex tensors are written as they are.
@@ -602,6 +609,10 @@ def convert(
     "index": path or None, "renamed": {source name: name written}, "filtered_out": n}`."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
+    if split_max_tensors is not None and (
+        isinstance(split_max_tensors, bool) or not isinstance(split_max_tensors, int) or split_max_tensors < 0
+    ):
+        raise UsageError(f"split_max_tensors is a number of tensors, not {split_max_tensors!r}")
     sources = [_os.fspath(p) for p in src] if isinstance(src, (list, tuple)) else [_os.fspath(src)]
     if not sources:
         raise UsageError("src is a path or a list of at least one path")
@@ -613,6 +624,8 @@ def convert(
         "big_endian": big_endian,
         "verify": verify,
         "max_shard_size": None if max_shard_size is None else str(max_shard_size),
+        "split_max_tensors": split_max_tensors,
+        "no_tensor_first_split": bool(no_tensor_first_split),
         "dtype": None if dtype is None else _dtypes.name_of(dtype),
         "zt_version": None if zt_version is None else str(zt_version),
         "include": _globs(include, "include"),

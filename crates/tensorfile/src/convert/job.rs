@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value as Json, json};
 
+use super::gguf_split;
 use super::shards::convert_to_shards;
 use super::{ConvertOptions, ConvertReport, Progress, Selection, convert_file};
 use crate::error::{Error, Result};
@@ -50,7 +51,15 @@ pub struct ConvertJob {
     /// Which entries are written, and under which names.
     pub select: Selection,
     /// Write shards of at most this many tensor bytes, named after the output, and their index.
+    /// For a `.gguf` output: the parts of a split model (`model-00001-of-00003.gguf`..., no
+    /// index), as `llama-gguf-split --split-max-size` cuts and writes them.
     pub max_shard_size: Option<u64>,
+    /// For a `.gguf` output: write the parts of a split model of at most this many tensors
+    /// each, as `llama-gguf-split --split-max-tensors` does (not with `max_shard_size`).
+    pub split_max_tensors: Option<u64>,
+    /// For a split `.gguf` output: the first part holds the metadata alone, no tensor
+    /// (`llama-gguf-split --no-tensor-first-split`).
+    pub no_tensor_first_split: bool,
 }
 
 impl ConvertJob {
@@ -67,6 +76,8 @@ impl ConvertJob {
             dtype: None,
             select: Selection::default(),
             max_shard_size: None,
+            split_max_tensors: None,
+            no_tensor_first_split: false,
         }
     }
 
@@ -92,6 +103,7 @@ impl ConvertJob {
             format: Some(format),
             select: self.select.clone(),
         };
+        gguf_split::split_asked(self, format)?;
         if self.inputs.is_empty() {
             return Err(Error::usage("a conversion needs at least one file to read"));
         }
@@ -104,6 +116,7 @@ impl ConvertJob {
         }
         let src = open.open_merged(&self.inputs)?;
         let (report, sharded) = match self.max_shard_size {
+            _ if format == Format::Gguf => gguf_split::write_gguf(self, &src, &options, progress)?,
             None => (convert_file(&src, &self.output, &options, progress)?, None),
             Some(size) => {
                 let s = convert_to_shards(&src, &self.output, size, &options, progress)?;

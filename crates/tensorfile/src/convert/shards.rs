@@ -9,10 +9,13 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use super::gguf_split;
 use crate::convert::{self, ConvertOptions, ConvertReport, Progress, Tally};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
 use crate::file::sets::ShardIndex;
+use crate::formats::Format;
+use crate::formats::gguf::split::SplitBy;
 use crate::limits::MAX_SHARDS;
 use crate::output::AtomicFile;
 
@@ -40,6 +43,11 @@ impl ShardNames {
         };
         let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(ShardNames { dir, stem: stem.to_string(), extension: extension.to_string() })
+    }
+
+    /// The output's file name without its extension (`model`).
+    pub(crate) fn stem(&self) -> &str {
+        &self.stem
     }
 
     /// Shard `number` (from 1) of `count`.
@@ -145,7 +153,9 @@ pub struct ShardedReport {
 }
 
 /// Convert `src` into shards of at most `max_shard_size` tensor bytes named after `dest`
-/// (whose extension picks the format), plus their index, all atomically.
+/// (whose extension picks the format), plus their index, all atomically. A GGUF `dest` is
+/// written as the parts of a split model instead, with no index, as llama.cpp's
+/// `llama-gguf-split --split-max-size` cuts and writes them.
 pub fn convert_to_shards(
     src: &TensorFile,
     dest: &Path,
@@ -156,8 +166,14 @@ pub fn convert_to_shards(
     if max_shard_size == 0 {
         return Err(Error::usage("a shard must hold at least one byte"));
     }
+    let format = options.output_format(dest)?;
+    if format == Format::Gguf {
+        let by = SplitBy::Size(max_shard_size);
+        let (conversion, files, removed) = gguf_split::convert_to_split_model(src, dest, by, false, options, progress)?;
+        return Ok(ShardedReport { conversion, files, index: None, removed });
+    }
     let names = ShardNames::of(dest)?;
-    let prepared = convert::prepare(src, options.output_format(dest)?, options)?;
+    let prepared = convert::prepare(src, format, options)?;
     let tensors = &prepared.plan.tensors;
     let sizes: Vec<u64> = tensors.iter().map(|(i, info)| convert::written_bytes(src, *i, info)).collect();
     let runs = split(&sizes, max_shard_size);
@@ -201,7 +217,7 @@ pub fn convert_to_shards(
 
 /// Remove the files of an earlier write to the same destination that this one did not
 /// overwrite; what cannot be removed stays.
-fn remove_replaced(names: &ShardNames, written: &[PathBuf], index: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn remove_replaced(names: &ShardNames, written: &[PathBuf], index: Option<&Path>) -> Vec<PathBuf> {
     let dir = if names.dir.as_os_str().is_empty() { Path::new(".") } else { names.dir.as_path() };
     let Ok(listing) = std::fs::read_dir(dir) else { return Vec::new() };
     let kept: HashSet<OsString> =

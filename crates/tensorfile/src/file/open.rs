@@ -9,6 +9,7 @@ use super::sets::{self, MergedSet, ShardSet};
 use super::{Access, TensorFile};
 use crate::diagnose::{self, Sample};
 use crate::error::{Error, Result, Rule};
+use crate::formats::gguf::split::split_keys_of;
 use crate::formats::{DETECT_BYTES, Format};
 use crate::source::{self, Bytes, Source};
 
@@ -59,7 +60,8 @@ impl OpenOptions {
     /// Open `path`: a file (mapped), a folder or the index of a sharded checkpoint
     /// (`model.safetensors.index.json`: one file holding every tensor of its shards), or a URL
     /// (`https://`, `s3://`, `gs://`, `az://`: only the index is fetched, a tensor's bytes when
-    /// it is read).
+    /// it is read). A part of a split GGUF model (`model-00002-of-00003.gguf`, any part) opens
+    /// as the whole model: every part's tensors, the first part's metadata.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<TensorFile> {
         let path = path.as_ref();
         if let Some(data) = &self.data {
@@ -94,7 +96,11 @@ impl OpenOptions {
         }
         use rayon::prelude::*;
         let opened = paths.par_iter().map(|p| Ok((p.as_ref().to_path_buf(), self.open(p)?)));
-        let inputs: Vec<(PathBuf, TensorFile)> = opened.collect::<Result<_>>()?;
+        let mut inputs: Vec<(PathBuf, TensorFile)> = opened.collect::<Result<_>>()?;
+        once_per_split_model(&mut inputs);
+        if inputs.len() == 1 {
+            return Ok(inputs.remove(0).1);
+        }
         let remote = inputs.iter().any(|(_, f)| f.remote);
         let merged = MergedSet::new(inputs)?;
         let size = merged.size();
@@ -158,10 +164,38 @@ fn open_local(path: &Path, access: Access) -> Result<TensorFile> {
     };
     let src = Source::local(bytes).at(path);
     let explain = |e| diagnose::explain(e, &src, Some(path)).in_file(path);
-    TensorFile::from_source_as(src.clone(), format).map_err(explain).map(|mut f| {
-        f.path = Some(path.to_path_buf());
-        f
-    })
+    let mut file = TensorFile::from_source_as(src.clone(), format).map_err(explain)?;
+    file.path = Some(path.to_path_buf());
+    whole_model(file, path)
+}
+
+/// `file`, opened from `path` (a local path or a URL); when it is a part of a split GGUF
+/// model, the whole model, every part opened.
+fn whole_model(file: TensorFile, path: &Path) -> Result<TensorFile> {
+    let Some(keys) = split_keys_of(file.reader()).map_err(|e| e.in_file(path))? else {
+        return Ok(file);
+    };
+    let TensorFile { reader, size, remote, .. } = file;
+    let mut whole = from_set(ShardSet::open_split_model(path, reader, size, keys), Some(path))?;
+    whole.remote = remote;
+    Ok(whole)
+}
+
+/// Inputs that are the same split model (the same first part), given by several of its parts,
+/// kept once: where the first of them is.
+fn once_per_split_model(inputs: &mut Vec<(PathBuf, TensorFile)>) {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    inputs.retain(|(_, file)| {
+        let Some(set) = file.reader_as::<ShardSet>().filter(|s| s.is_split_model()) else { return true };
+        let Some(first) = set.files().next() else { return true };
+        // `./m-00001-of-00002.gguf` and `m-00001-of-00002.gguf` are one file.
+        let first = std::fs::canonicalize(first).unwrap_or_else(|_| first.to_path_buf());
+        if seen.contains(&first) {
+            return false;
+        }
+        seen.push(first);
+        true
+    });
 }
 
 /// A remote object by URL. Only its index is fetched (the header of a safetensors file, the
@@ -192,7 +226,7 @@ fn open_url(url: &str) -> Result<TensorFile> {
     let mut file = open().map_err(|e| diagnose::explain(e, &src, Some(Path::new(url))).in_file(url))?;
     file.path = Some(PathBuf::from(url));
     file.remote = true;
-    Ok(file)
+    whole_model(file, Path::new(url))
 }
 
 /// `path` with the second file its format keeps data in (`data`): the format's companion.

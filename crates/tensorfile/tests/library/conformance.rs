@@ -9,8 +9,10 @@ use serde_json::Value;
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 
-/// The folders of the corpus: one per format, and `pickle` (pickles inside `.pt` files).
-const FOLDERS: [&str; 11] = ["zt", "zt2", "zt1", "safetensors", "gguf", "onnx", "pte", "ptd", "pt", "pt2", "pickle"];
+/// The folders of the corpus: one per format, `gguf-split` (split GGUF models, each case a part
+/// opened by its path) and `pickle` (pickles inside `.pt` files).
+const FOLDERS: [&str; 12] =
+    ["zt", "zt2", "zt1", "safetensors", "gguf", "gguf-split", "onnx", "pte", "ptd", "pt", "pt2", "pickle"];
 
 /// The families of attacks the corpus must cover, at least one case each.
 const REQUIRED_FAMILIES: [&str; 20] = [
@@ -46,10 +48,17 @@ struct Case {
     family: String,
     /// `None` for a valid file.
     expect: Option<(Rule, String)>,
+    /// For a file opened by its path: the files beside it (the other parts of its split
+    /// model); `None` for a file opened from its bytes.
+    beside: Option<Vec<String>>,
 }
 
 fn text<'a>(v: &'a Value, key: &str, what: &str) -> &'a str {
     v[key].as_str().unwrap_or_else(|| panic!("{what}: no string {key:?}"))
+}
+
+fn text_of(v: &Value, what: &str) -> String {
+    v.as_str().unwrap_or_else(|| panic!("{what}: a file beside it is not a string")).to_string()
 }
 
 fn manifest() -> (Vec<Case>, BTreeSet<String>) {
@@ -73,7 +82,8 @@ fn manifest() -> (Vec<Case>, BTreeSet<String>) {
                 id => Some((Rule::from_id(id).unwrap_or_else(|| panic!("{file}: unknown rule {id:?}")), stage)),
             };
             let family = text(c, "family", &file).to_string();
-            Case { file, format, family, expect }
+            let beside = c["beside"].as_array().map(|b| b.iter().map(|p| text_of(p, &file)).collect());
+            Case { file, format, family, expect, beside }
         })
         .collect();
     (cases, families)
@@ -85,7 +95,10 @@ fn check(c: &Case) -> Result<String, String> {
     let data = std::fs::read(corpus().join(&c.file)).map_err(|e| format!("missing: {e}"))?;
     // Whatever the format says, no file may panic any reader.
     tensorfile::internals::exercise(&data, None);
-    let opened = TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), c.format);
+    let opened = match &c.beside {
+        None => TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), c.format),
+        Some(_) => TensorFile::open(corpus().join(&c.file)),
+    };
     let rule_of = |e: &tensorfile::Error| e.rule().map_or_else(|| format!("no rule ({e})"), |r| r.id().to_string());
     match &c.expect {
         None => {
@@ -168,7 +181,8 @@ fn the_manifest_covers_every_folder_and_family() {
             }
         }
     }
-    let listed: BTreeSet<&str> = cases.iter().map(|c| c.file.as_str()).collect();
+    let beside = cases.iter().flat_map(|c| c.beside.iter().flatten().map(String::as_str));
+    let listed: BTreeSet<&str> = cases.iter().map(|c| c.file.as_str()).chain(beside).collect();
     for f in &on_disk {
         assert!(listed.contains(f.as_str()), "{f} is not in the manifest");
     }

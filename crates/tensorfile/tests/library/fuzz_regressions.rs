@@ -69,5 +69,22 @@ fn fuzz_findings_and_fixtures_never_panic() {
         let _ = tensorfile::internals::pickle::load(&data);
         // The xnnpack_payload target.
         tensorfile::formats::executorch::xnnpack::exercise(&data);
+        // The split_gguf target.
+        let _ = tensorfile::internals::exercise_split_gguf(&data);
+    }
+}
+
+#[test]
+fn the_split_gguf_seeds_are_what_they_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut seeds: Vec<PathBuf> = at_least(&root, "", 1);
+    seeds.retain(|p| p.extension().is_some_and(|e| e == "ggufsplit"));
+    assert!(seeds.len() >= 5, "{} split_gguf seeds", seeds.len());
+    for seed in seeds {
+        let data = std::fs::read(&seed).unwrap();
+        let name = seed.file_name().unwrap().to_string_lossy().into_owned();
+        // A valid set is accepted as one model, a broken one refused.
+        let valid = ["split-model", "split-meta-first", "split-llama"].iter().any(|v| name.starts_with(v));
+        assert_eq!(tensorfile::internals::exercise_split_gguf(&data), valid, "{name}");
     }
 }

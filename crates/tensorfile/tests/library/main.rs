@@ -17,6 +17,7 @@ mod executorch;
 mod fixtures;
 mod fuzz_regressions;
 mod gguf;
+mod gguf_split;
 mod hdf5_datasets;
 mod hdf5_files;
 mod hdf5_wild;

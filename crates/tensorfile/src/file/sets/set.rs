@@ -14,10 +14,10 @@ use crate::model::{Chunks, MetaValue, TensorData, Unreadable};
 use crate::source::{self, Bytes, Source};
 
 /// One opened shard.
-struct Shard {
-    path: PathBuf,
-    reader: Box<dyn FormatReader>,
-    size: u64,
+pub(super) struct Shard {
+    pub(super) path: PathBuf,
+    pub(super) reader: Box<dyn FormatReader>,
+    pub(super) size: u64,
 }
 
 /// Several files of one format read as one: their entries in shard order, each read from the
@@ -30,6 +30,8 @@ pub struct ShardSet {
     catalog: Catalog,
     /// The index's metadata, when the set comes from one.
     index_metadata: Vec<(String, MetaValue)>,
+    /// The parts of a split GGUF model: the metadata is the first part's alone.
+    split_model: bool,
     size: u64,
 }
 
@@ -93,7 +95,7 @@ impl ShardSet {
     }
 
     /// The set of `shards`, which are of one format and share no tensor name.
-    fn assemble(shards: Vec<Shard>, index_metadata: Vec<(String, MetaValue)>) -> Result<ShardSet> {
+    pub(super) fn assemble(shards: Vec<Shard>, index_metadata: Vec<(String, MetaValue)>) -> Result<ShardSet> {
         let format = shards[0].reader.format();
         if let Some(other) = shards.iter().find(|s| s.reader.format() != format) {
             return Err(Error::invalid(
@@ -126,7 +128,14 @@ impl ShardSet {
             size = size.saturating_add(shard.size);
         }
         starts.push(entries.len());
-        Ok(ShardSet { format, shards, starts, catalog: (entries, unreadable).into(), index_metadata, size })
+        let catalog = (entries, unreadable).into();
+        Ok(ShardSet { format, shards, starts, catalog, index_metadata, split_model: false, size })
+    }
+
+    /// The set as the parts of a split model: its metadata is the first part's alone.
+    pub(super) fn into_split_model(mut self) -> ShardSet {
+        self.split_model = true;
+        self
     }
 
     /// The shard file holding entry `index`.
@@ -137,6 +146,16 @@ impl ShardSet {
     /// Bytes of every shard file together.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The shard files, in order.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.shards.iter().map(|s| s.path.as_path())
+    }
+
+    /// Whether the set is the parts of a split GGUF model (`model-00001-of-00003.gguf`...).
+    pub fn is_split_model(&self) -> bool {
+        self.split_model
     }
 
     /// The shard holding entry `index`, and the entry's index in it.
@@ -157,11 +176,12 @@ impl FormatReader for ShardSet {
     }
 
     /// The index's metadata, then each shard's keys not seen before (the first shard's value
-    /// wins); details: the number of shards.
+    /// wins; a split model's metadata is its first part's alone); details: the number of shards.
     fn summary(&self) -> FileSummary {
         let mut metadata = self.index_metadata.clone();
         let mut version = String::new();
-        for (k, shard) in self.shards.iter().enumerate() {
+        let read = if self.split_model { 1 } else { self.shards.len() };
+        for (k, shard) in self.shards.iter().take(read).enumerate() {
             let summary = shard.reader.summary();
             if k == 0 {
                 version = summary.version;
@@ -212,7 +232,7 @@ impl FormatReader for ShardSet {
     }
 }
 
-fn check_count(n: usize, what: &str) -> Result<()> {
+pub(super) fn check_count(n: usize, what: &str) -> Result<()> {
     if n > MAX_SHARDS {
         return Err(Error::invalid(Rule::TooManyEntries, format!("more than {MAX_SHARDS} {what}")));
     }
@@ -221,7 +241,7 @@ fn check_count(n: usize, what: &str) -> Result<()> {
 
 /// The file called `name` in the folder of `index` (a local path or a URL: the shards of a
 /// remote index are remote objects beside it).
-fn beside(index: &Path, name: &str) -> PathBuf {
+pub(super) fn beside(index: &Path, name: &str) -> PathBuf {
     match source::url_of(index) {
         Some(url) => PathBuf::from(format!("{}/{name}", &url[..url.rfind('/').unwrap_or(url.len())])),
         None => index.parent().unwrap_or(Path::new("")).join(name),
@@ -230,7 +250,7 @@ fn beside(index: &Path, name: &str) -> PathBuf {
 
 /// Open `path` (or URL), which must be a tensor file; `named` says how its name was derived
 /// when another file names it.
-fn open_shard(path: &Path, named: Option<&str>) -> Result<Shard> {
+pub(super) fn open_shard(path: &Path, named: Option<&str>) -> Result<Shard> {
     let src = Source::open(path).map_err(|e| match named {
         Some(how) => e.named_by(path, how),
         None => e,
@@ -265,7 +285,7 @@ fn names(shard: &Shard) -> impl Iterator<Item = &str> {
 }
 
 /// Which shard holds each name; a name in two shards is an error naming both.
-fn holders(shards: &[Shard]) -> Result<HashMap<&str, usize>> {
+pub(super) fn holders(shards: &[Shard]) -> Result<HashMap<&str, usize>> {
     let mut holder: HashMap<&str, usize> = HashMap::new();
     for (k, shard) in shards.iter().enumerate() {
         for name in names(shard) {

@@ -10,6 +10,7 @@ use super::header::MAGIC;
 use super::index::Declared;
 use super::metadata::{encode_all, string};
 use super::read::alignment_of;
+use super::split;
 use crate::checked;
 use crate::error::{Error, Result};
 use crate::formats::{MetaEdits, Output};
@@ -18,7 +19,7 @@ use crate::output::copy_range;
 
 /// The unit's metadata editor.
 pub(crate) fn edit(input: &MetaEdits<'_>, out: &mut dyn Output) -> Result<()> {
-    let reader = input.file_as::<GgufReader>().ok_or_else(|| Error::usage("this edit is for GGUF files"))?;
+    let reader = input.file_as::<GgufReader>().ok_or_else(|| split::not_one_file("its metadata edited"))?;
     if reader.byte_order() == ByteOrder::Big {
         return Err(Error::unsupported("editing the metadata of a big-endian GGUF file"));
     }

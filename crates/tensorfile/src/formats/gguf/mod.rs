@@ -15,6 +15,8 @@
 //! their types (module `metadata` says how untyped values are typed). No `general.architecture` is
 //! added: readers do not need one (llama.cpp's model loader does, to pick a model).
 //! Updated: tensors replaced in place, same type and shape, every other byte kept.
+//! Split models (`model-00001-of-00003.gguf`..., llama.cpp's `llama-gguf-split`): the facts in
+//! `split`; read as one file by `file::sets`, written and merged by `convert`.
 //!
 //! The spec is ggml's `docs/gguf.md`; gguf-py (`GGUFReader`, `GGUFWriter`) and ggml's
 //! `gguf.cpp` are the reference reader and writers.
@@ -24,6 +26,7 @@ mod header;
 mod index;
 mod metadata;
 mod read;
+pub(crate) mod split;
 #[cfg(test)]
 mod tests;
 mod edit;

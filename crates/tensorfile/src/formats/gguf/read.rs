@@ -151,6 +151,11 @@ impl GgufReader {
         &self.src
     }
 
+    /// The key/values, in file order.
+    pub(super) fn metadata(&self) -> &[(String, MetaValue)] {
+        &self.metadata
+    }
+
     /// Every tensor info in file order, with its byte size when its type is known.
     pub(super) fn declared(&self) -> &[(Declared, Option<u64>)] {
         &self.declared

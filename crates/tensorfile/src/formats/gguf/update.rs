@@ -3,6 +3,7 @@
 //! order; blocks verbatim). The header, key/values, infos and padding are copied as they are.
 
 use super::GgufReader;
+use super::split;
 use crate::error::{Error, Result};
 use crate::formats::{Replacement, Replacements, UpdateOutputs, mismatch};
 use crate::model::quant::BLOCKS;
@@ -21,7 +22,7 @@ struct Patch<'r> {
 /// The unit's updater: the GGUF file with each tensor of the pairs replaced by its new one
 /// (same dtype, shape and ggml type), every other byte as it was.
 pub(crate) fn update(input: &Replacements<'_>, outputs: &mut dyn UpdateOutputs) -> Result<()> {
-    let reader = input.file_as::<GgufReader>().ok_or_else(|| Error::usage("this update is for GGUF files"))?;
+    let reader = input.file_as::<GgufReader>().ok_or_else(|| split::not_one_file("its tensors replaced"))?;
     let mut patches = Vec::new();
     for pair in input.pairs {
         let (w, e) = (input.new_entry(pair).info(), input.old_entry(pair));
