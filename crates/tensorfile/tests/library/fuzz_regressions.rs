@@ -18,7 +18,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The inputs found by fuzzing, by the target that found them (the prefix of the file name
 /// before its first `-`), and how many of each are committed: a folder that lost files fails.
-const REGRESSIONS: [(&str, usize); 1] = [("pickle", 1)];
+const REGRESSIONS: [(&str, usize); 2] = [("pickle", 1), ("split_gguf", 1)];
 
 /// Committed fixture files (records and notes included) by top folder of `tests/fixtures/`.
 const FIXTURES: [(&str, usize); 5] =

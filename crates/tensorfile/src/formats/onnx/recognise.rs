@@ -82,7 +82,8 @@ fn graph_starts(b: &[u8], len: u64) -> bool {
         return false;
     }
     match varint(&b[n..]) {
-        Some((inner, m)) => (n + m) as u64 + inner <= len,
+        // A length near 2^64 (as read from the file) must not overflow the sum.
+        Some((inner, m)) => ((n + m) as u64).checked_add(inner).is_some_and(|end| end <= len),
         None => b.len() - n < 10,
     }
 }
