@@ -1,8 +1,8 @@
 //! The `tensorfile` binary on split GGUF models (`tests/fixtures/gguf-split`, made by llama.cpp's
-//! `llama-gguf-split`): `ls`, `info` and `verify` of any part read the whole model;
-//! `convert IN OUT.gguf --split-max-tensors N | --max-shard-size SIZE [--no-tensor-first-split]`
-//! writes the parts the tool wrote, and `convert PART OUT.gguf` the file its `--merge` wrote,
-//! byte for byte (the record's sha256).
+//! `llama-gguf-split`): `ls`, `info`, `verify`, `diff` and `report` of any part read the whole
+//! model; `convert IN OUT.gguf --split-max-tensors N | --max-shard-size SIZE
+//! [--no-tensor-first-split]` writes the parts the tool wrote, and `convert PART OUT.gguf` the
+//! file its `--merge` wrote, byte for byte (the record's sha256).
 
 use std::path::PathBuf;
 
@@ -156,4 +156,22 @@ fn a_folder_of_parts_reads_each_part_once() {
     }
     let rows = json_of(&ok(&[&"ls", &"--json", &dir.path()]));
     assert_eq!(rows.as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn diff_and_report_read_a_part_as_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = fixture("model-00003-of-00004.gguf");
+    let merged = dir.path().join("merged.gguf");
+    ok(&[&"convert", &part, &merged]);
+    // The merged file holds what every part holds: no difference.
+    let same = ok(&[&"diff", &part, &merged]);
+    assert!(same.contains("identical") && !same.contains("changed"), "{same}");
+    // gguf-py's file states (1, 16) and a 0-d scalar; the parts, ggml's (16,) and (1,).
+    let o = tensorfile(&[&"diff", &part, &fixture("model.gguf")]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stdout(&o).contains("output_norm.weight: shape [16] -> [1, 16]"), "{}", stdout(&o));
+    let page = dir.path().join("report.html");
+    let text = ok(&[&"report", &part, &"-o", &page]);
+    assert!(text.contains("11 tensors") && page.is_file(), "{text}");
 }
