@@ -12,6 +12,7 @@ use crate::output::{AtomicFile, StagedFile};
 mod casting;
 mod job;
 mod plan;
+pub mod quantize;
 mod select;
 pub(crate) mod shards;
 
