@@ -240,3 +240,25 @@ def test_committed_gguf_files_convert_as_ztensor_converts_them(path, tmp_path):
         assert "registers no gguf.<type>/1 profile" in converted.stderr, converted.stderr
     else:
         assert "little-endian" in refused, refused
+
+
+@pytest.mark.parametrize("name", ["attributes.zt", "dtypes.zt", "gguf.zt", "quant.zt"])
+def test_ztensor_reads_edited_attributes(name: str, tmp_path: Path):
+    """`tensorfile meta` on a zTensor 2 file: ztensor 2.1.2 reads the new attributes with their
+    types, every object and part as before, and verifies every digest."""
+    src = FIXTURES / "zt2" / name
+    before = probe("read", src)
+    out = tmp_path / name
+    edited = tensorfile("meta", src, "-o", out, "--set", "general.name=tiny", "--set", "count:u32=7",
+                        "--set", "ratio:f64=0.25", "--set", 'tags:[str]=["a", "b"]')
+    assert edited.returncode == 0, edited.stderr
+    after = probe("read", out)
+    assert after["attributes"] == {**(before["attributes"] or {}), "general.name": "tiny", "count": 7, "ratio": 0.25,
+                                   "tags": ["a", "b"]}
+    assert after["objects"] == before["objects"]
+    assert after["checked"] == before["checked"]
+    removed = tmp_path / f"none-{name}"
+    keys = [k for k in after["attributes"]]
+    deleted = tensorfile("meta", out, "-o", removed, *[a for k in keys for a in ("--delete", k)])
+    assert deleted.returncode == 0, deleted.stderr
+    assert not probe("read", removed)["attributes"]

@@ -178,13 +178,33 @@ impl Stage {
     }
 }
 
+/// What reads a case: a format's reader, or a parser of a file that is no tensor format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// The file is opened as this format.
+    Format(Format),
+    /// The file is read as an importance matrix (`tensorfile::convert::quantize::Imatrix`):
+    /// at `open`, read; at `verify`, its weights made.
+    Imatrix,
+}
+
+impl Subject {
+    /// The name the manifest gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Subject::Format(f) => f.name(),
+            Subject::Imatrix => "imatrix",
+        }
+    }
+}
+
 /// One file of the corpus and what must happen to it.
 pub struct Case {
     /// The folder under `valid/` or `invalid/` (a format name, or `pickle`).
     pub folder: &'static str,
     /// The file name in that folder.
     pub name: String,
-    pub format: Format,
+    pub subject: Subject,
     /// `None` for a valid file.
     pub expect: Option<(Rule, Stage)>,
     pub family: Family,
@@ -213,21 +233,27 @@ impl Case {
 /// The cases of one folder, each named `<stem>.<ext>`.
 pub struct Folder {
     pub name: &'static str,
-    pub format: Format,
+    pub subject: Subject,
     pub ext: &'static str,
     pub cases: Vec<Case>,
 }
 
 impl Folder {
     pub fn new(name: &'static str, format: Format, ext: &'static str) -> Folder {
-        Folder { name, format, ext, cases: Vec::new() }
+        Folder { name, subject: Subject::Format(format), ext, cases: Vec::new() }
+    }
+
+    /// A folder of importance matrices, whose cases name their own extension (`.dat` or
+    /// `.gguf`) in their stem.
+    pub fn imatrix(name: &'static str) -> Folder {
+        Folder { name, subject: Subject::Imatrix, ext: "", cases: Vec::new() }
     }
 
     fn push(&mut self, stem: &str, family: Family, expect: Option<(Rule, Stage)>, desc: &str, bytes: Vec<u8>) {
         self.cases.push(Case {
             folder: self.name,
-            name: format!("{stem}.{}", self.ext),
-            format: self.format,
+            name: if self.ext.is_empty() { stem.to_string() } else { format!("{stem}.{}", self.ext) },
+            subject: self.subject,
             expect,
             family,
             description: desc.to_string(),
@@ -302,7 +328,7 @@ pub fn manifest(cases: &[&Case]) -> String {
             format!(
                 "    {{\"file\": {}, \"format\": {}, \"family\": {}, \"expect\": {}, \"stage\": {}, \"description\": {}{beside}}}",
                 quoted(&c.path()),
-                quoted(c.format.name()),
+                quoted(c.subject.name()),
                 quoted(c.family.id()),
                 quoted(expect),
                 quoted(stage),

@@ -13,6 +13,7 @@ mod casting;
 mod gguf_split;
 mod job;
 mod plan;
+pub mod quantize;
 mod select;
 pub(crate) mod shards;
 

@@ -98,6 +98,7 @@ pub fn format_rows() -> Vec<Json> {
                 "extensions": unit.extensions(),
                 "write": unit.can_write(),
                 "update": unit.can_update(),
+                "edit_metadata": unit.can_edit_metadata(),
                 "caps": unit.caps().to_json(),
             })
         })

@@ -12,41 +12,41 @@ const U8: u32 = 0;
 const I8: u32 = 1;
 const U16: u32 = 2;
 const I16: u32 = 3;
-const U32: u32 = 4;
+pub(super) const U32: u32 = 4;
 const I32: u32 = 5;
 const F32: u32 = 6;
 const BOOL: u32 = 7;
-const STRING: u32 = 8;
-const ARRAY: u32 = 9;
+pub(super) const STRING: u32 = 8;
+pub(super) const ARRAY: u32 = 9;
 const U64: u32 = 10;
 const I64: u32 = 11;
 const F64: u32 = 12;
 
 /// ggml types used here.
-const GGML_F32: u32 = 0;
-const GGML_F16: u32 = 1;
+pub(super) const GGML_F32: u32 = 0;
+pub(super) const GGML_F16: u32 = 1;
 const GGML_Q4_0: u32 = 2;
 const GGML_F64: u32 = 28;
 const GGML_Q4_K: u32 = 12;
 
 /// A file's fields in one byte order.
 #[derive(Clone, Copy)]
-struct G {
+pub(super) struct G {
     big: bool,
 }
 
-const LE: G = G { big: false };
+pub(super) const LE: G = G { big: false };
 const BE: G = G { big: true };
 
 /// A tensor info: name, `ne` (fastest first), ggml type, offset in the data region.
-struct Info<'a> {
+pub(super) struct Info<'a> {
     name: &'a [u8],
     ne: &'a [u64],
     ggml: u32,
     offset: u64,
 }
 
-fn info<'a>(name: &'a str, ne: &'a [u64], ggml: u32, offset: u64) -> Info<'a> {
+pub(super) fn info<'a>(name: &'a str, ne: &'a [u64], ggml: u32, offset: u64) -> Info<'a> {
     Info { name: name.as_bytes(), ne, ggml, offset }
 }
 
@@ -55,26 +55,26 @@ impl G {
         if self.big { v.to_be_bytes().to_vec() } else { v.to_le_bytes().to_vec() }
     }
 
-    fn u32(self, v: u32) -> Vec<u8> {
+    pub(super) fn u32(self, v: u32) -> Vec<u8> {
         if self.big { v.to_be_bytes().to_vec() } else { v.to_le_bytes().to_vec() }
     }
 
-    fn u64(self, v: u64) -> Vec<u8> {
+    pub(super) fn u64(self, v: u64) -> Vec<u8> {
         if self.big { v.to_be_bytes().to_vec() } else { v.to_le_bytes().to_vec() }
     }
 
     /// A string: u64 length, bytes (not necessarily UTF-8).
-    fn s(self, b: &[u8]) -> Vec<u8> {
+    pub(super) fn s(self, b: &[u8]) -> Vec<u8> {
         [self.u64(b.len() as u64), b.to_vec()].concat()
     }
 
     /// A key/value whose value (after its type) is `payload`.
-    fn kv(self, key: &[u8], vtype: u32, payload: &[u8]) -> Vec<u8> {
+    pub(super) fn kv(self, key: &[u8], vtype: u32, payload: &[u8]) -> Vec<u8> {
         [self.s(key), self.u32(vtype), payload.to_vec()].concat()
     }
 
     /// An array payload: element type, count, elements.
-    fn array(self, element: u32, count: u64, items: &[u8]) -> Vec<u8> {
+    pub(super) fn array(self, element: u32, count: u64, items: &[u8]) -> Vec<u8> {
         [self.u32(element), self.u64(count), items.to_vec()].concat()
     }
 
@@ -110,7 +110,7 @@ impl G {
     }
 
     /// A version 3 file of `kv_count` key/values and `infos`, aligned to 32.
-    fn file(self, kv_count: u64, kvs: &[u8], infos: &[Info<'_>], data: &[u8]) -> Vec<u8> {
+    pub(super) fn file(self, kv_count: u64, kvs: &[u8], infos: &[Info<'_>], data: &[u8]) -> Vec<u8> {
         self.file_with(3, (infos.len() as u64, kv_count), kvs, infos, 32, data)
     }
 }

@@ -5,6 +5,7 @@ mod gguf_split;
 mod hdf5;
 mod hdf5_datasets;
 mod hdf5_wild;
+mod imatrix;
 mod keras;
 mod npy;
 mod npz;
@@ -63,6 +64,7 @@ pub fn all(fx: &Fixtures) -> Result<Vec<Case>, String> {
         pt::cases(fx)?,
         pt2::cases(fx)?,
         pickle::cases(fx)?,
+        imatrix::cases(fx)?,
     ];
     Ok(folders.into_iter().flat_map(|f| f.cases).collect())
 }

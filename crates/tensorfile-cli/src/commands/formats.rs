@@ -9,7 +9,7 @@ use crate::outcome::Outcome;
 use crate::render::{self, Table};
 
 /// List the formats: name, what it is, the output extensions that ask for it, whether it can
-/// be written and updated, and what its files hold (layouts, checksums, compression, byte
+/// be written and updated and its metadata edited (`meta`), and what its files hold (layouts, checksums, compression, byte
 /// orders, file metadata, dtypes).
 #[derive(clap::Args)]
 pub struct Args {
@@ -30,6 +30,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         ("EXTENSIONS", false),
         ("WRITE", false),
         ("UPDATE", false),
+        ("META", false),
         ("LAYOUTS", false),
         ("CHECKSUMS", false),
         ("COMPRESSION", false),
@@ -53,6 +54,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             extensions.join(" "),
             yes(&row["write"]),
             yes(&row["update"]),
+            yes(&row["edit_metadata"]),
             list(&caps["layouts"]),
             list(&caps["checksums"]),
             yes(&caps["compression"]),

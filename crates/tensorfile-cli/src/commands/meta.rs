@@ -1,6 +1,6 @@
 //! `tensorfile meta FILE -o OUT --set KEY=VALUE --delete KEY`: a file's metadata edited
-//! (GGUF: any key of any type; safetensors: `__metadata__` text), its tensors copied as they
-//! are.
+//! (GGUF: any key of any type; safetensors: `__metadata__` text; zTensor 2: the file attributes,
+//! any value), its tensors copied as they are.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ use crate::render;
 /// template), @@ a value starting with @. safetensors keeps text only.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The file to edit (GGUF or safetensors).
+    /// The file to edit (GGUF, safetensors or zTensor 2).
     file: PathBuf,
     /// Where to write the edited file (may be FILE).
     #[arg(short = 'o', long = "output", value_name = "OUT")]

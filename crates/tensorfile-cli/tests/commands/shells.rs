@@ -19,12 +19,17 @@ fn formats_lists_every_unit_with_its_caps() {
     for (row, format) in rows.iter().zip(tensorfile::Format::ALL) {
         assert_eq!(row["write"], format.unit().can_write(), "{}", row["name"]);
         assert_eq!(row["update"], format.unit().can_update(), "{}", row["name"]);
+        assert_eq!(row["edit_metadata"], format.unit().can_edit_metadata(), "{}", row["name"]);
         assert_eq!(row["caps"], format.caps().to_json(), "{}", row["name"]);
         assert_eq!(row["extensions"][0], format.extension(), "{}", row["name"]);
         assert!(!row["title"].as_str().unwrap().is_empty());
     }
+    let editable: Vec<&str> =
+        rows.iter().filter(|r| r["edit_metadata"] == true).map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(editable, ["zt2", "gguf", "safetensors"]);
     let table = ok(&[&"formats"]);
     assert!(table.starts_with("NAME"), "{table}");
+    assert!(table.lines().next().unwrap().contains(" META "), "{table}");
     assert_eq!(table.lines().count(), rows.len() + 1, "{table}");
 }
 

@@ -645,7 +645,7 @@ def convert(
 
 
 def edit_metadata(path, out, set=None, delete=None) -> dict:  # noqa: A002 (the CLI's word)
-    """Write `out`: the file at `path` (GGUF, safetensors) with metadata keys set and deleted,
+    """Write `out`: the file at `path` (GGUF, safetensors, zTensor 2) with metadata keys set and deleted,
     every tensor's bytes copied as they are, atomically (`out` may be `path`: it is replaced
     once the new file is complete); what `tensorfile meta` writes. `set` maps keys to values,
     or is a list of `"KEY=VALUE"` texts; a key may name a type, `"KEY:TYPE"` (`str`, `bool`,

@@ -6,13 +6,15 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tensorfile::convert::quantize::Imatrix;
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 
 /// The folders of the corpus: one per format, `gguf-split` (split GGUF models, each case a part
-/// opened by its path) and `pickle` (pickles inside `.pt` files).
-const FOLDERS: [&str; 12] =
-    ["zt", "zt2", "zt1", "safetensors", "gguf", "gguf-split", "onnx", "pte", "ptd", "pt", "pt2", "pickle"];
+/// opened by its path), `pickle` (pickles inside `.pt` files) and `imatrix` (importance
+/// matrices).
+const FOLDERS: [&str; 13] =
+    ["zt", "zt2", "zt1", "safetensors", "gguf", "gguf-split", "onnx", "pte", "ptd", "pt", "pt2", "pickle", "imatrix"];
 
 /// The families of attacks the corpus must cover, at least one case each.
 const REQUIRED_FAMILIES: [&str; 20] = [
@@ -42,9 +44,16 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance")
 }
 
+/// What reads a case.
+enum Subject {
+    Format(Format),
+    /// An importance matrix: read at `open`, its weights made at `verify`.
+    Imatrix,
+}
+
 struct Case {
     file: String,
-    format: Format,
+    subject: Subject,
     family: String,
     /// `None` for a valid file.
     expect: Option<(Rule, String)>,
@@ -74,8 +83,10 @@ fn manifest() -> (Vec<Case>, BTreeSet<String>) {
         .iter()
         .map(|c| {
             let file = text(c, "file", "case").to_string();
-            let format =
-                Format::from_name(text(c, "format", &file)).unwrap_or_else(|| panic!("{file}: unknown format"));
+            let subject = match text(c, "format", &file) {
+                "imatrix" => Subject::Imatrix,
+                name => Subject::Format(Format::from_name(name).unwrap_or_else(|| panic!("{file}: unknown format"))),
+            };
             let stage = text(c, "stage", &file).to_string();
             let expect = match text(c, "expect", &file) {
                 "valid" => None,
@@ -83,7 +94,7 @@ fn manifest() -> (Vec<Case>, BTreeSet<String>) {
             };
             let family = text(c, "family", &file).to_string();
             let beside = c["beside"].as_array().map(|b| b.iter().map(|p| text_of(p, &file)).collect());
-            Case { file, format, family, expect, beside }
+            Case { file, subject, family, expect, beside }
         })
         .collect();
     (cases, families)
@@ -95,11 +106,15 @@ fn check(c: &Case) -> Result<String, String> {
     let data = std::fs::read(corpus().join(&c.file)).map_err(|e| format!("missing: {e}"))?;
     // Whatever the format says, no file may panic any reader.
     tensorfile::internals::exercise(&data, None);
+    let rule_of = |e: &tensorfile::Error| e.rule().map_or_else(|| format!("no rule ({e})"), |r| r.id().to_string());
+    let format = match c.subject {
+        Subject::Format(f) => f,
+        Subject::Imatrix => return check_imatrix(c, &data),
+    };
     let opened = match &c.beside {
-        None => TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), c.format),
+        None => TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), format),
         Some(_) => TensorFile::open(corpus().join(&c.file)),
     };
-    let rule_of = |e: &tensorfile::Error| e.rule().map_or_else(|| format!("no rule ({e})"), |r| r.id().to_string());
     match &c.expect {
         None => {
             let f = opened.map_err(|e| format!("valid file refused: {} [{}]", e, rule_of(&e)))?;
@@ -110,8 +125,8 @@ fn check(c: &Case) -> Result<String, String> {
                 f.read_verified(i).map_err(|e| format!("valid file: entry {i} does not read: {e}"))?;
             }
             let detected = Format::detect(&data).map_err(|e| format!("valid file not recognised: {e}"))?;
-            if detected != c.format {
-                return Err(format!("valid file recognised as {detected}, not {}", c.format));
+            if detected != format {
+                return Err(format!("valid file recognised as {detected}, not {format}"));
             }
             Ok(format!("{} entries read", f.entries().len()))
         }
@@ -135,6 +150,31 @@ fn check(c: &Case) -> Result<String, String> {
                 Err(format!("refused for {got}, expected {}: {error}", rule.id()))
             }
         }
+    }
+}
+
+/// An importance matrix case: read (`open`), then its weights made (`verify`).
+fn check_imatrix(c: &Case, data: &[u8]) -> Result<String, String> {
+    let rule_of = |e: &tensorfile::Error| e.rule().map_or_else(|| format!("no rule ({e})"), |r| r.id().to_string());
+    let read = Imatrix::from_bytes(data);
+    let weights = read.as_ref().ok().map(Imatrix::weights);
+    let error = match (&c.expect, read, weights) {
+        (None, Ok(m), Some(Ok(w))) => return Ok(format!("{} entries, {} weighed", m.entries().len(), w.len())),
+        (None, Err(e), _) | (None, Ok(_), Some(Err(e))) => {
+            return Err(format!("valid file refused: {e} [{}]", rule_of(&e)));
+        }
+        (Some((_, stage)), Err(e), _) if stage == "open" => e,
+        (Some((_, stage)), Ok(_), Some(Err(e))) if stage == "verify" => e,
+        (Some((_, stage)), Err(e), _) => return Err(format!("refused when read ({e}), expected at {stage}")),
+        (Some((_, stage)), Ok(_), _) => return Err(format!("accepted: expected to be refused at {stage}")),
+        (None, Ok(_), None) => unreachable!("weights are made of what was read"),
+    };
+    let (rule, _) = c.expect.as_ref().unwrap();
+    let got = rule_of(&error);
+    if got == rule.id() {
+        Ok(error.to_string())
+    } else {
+        Err(format!("refused for {got}, expected {}: {error}", rule.id()))
     }
 }
 
@@ -162,7 +202,8 @@ fn the_manifest_covers_every_folder_and_family() {
         }
     }
     for &format in Format::ALL {
-        assert!(cases.iter().any(|c| c.format == format), "no case of format {format}");
+        let of_format = |c: &&Case| matches!(c.subject, Subject::Format(f) if f == format);
+        assert!(cases.iter().any(|c| of_format(&c)), "no case of format {format}");
     }
     let used: BTreeSet<&str> = cases.iter().map(|c| c.family.as_str()).collect();
     for f in &used {

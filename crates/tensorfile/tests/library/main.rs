@@ -31,6 +31,7 @@ mod onnx_update;
 mod ptd;
 mod pte_hostile;
 mod pytorch;
+mod quantize_plan;
 mod ranged_reads;
 mod read_rows;
 mod report;

@@ -286,3 +286,36 @@ fn edits_name_their_keys() {
     assert!(err.to_string().contains("\"general.name\" is edited twice"), "{err}");
     assert!(!out.exists());
 }
+
+/// zTensor 2 file attributes, in files written by pip ztensor 2.1.2 and by tensorfile: an edit
+/// of nothing gives the file back byte for byte, every blob before the manifest is copied,
+/// values keep their types, and attributes all deleted leave no `attributes` map.
+#[test]
+fn zt2_attributes_are_any_value_and_the_blobs_are_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["attributes.zt", "canonical.zt", "dtypes.zt", "gguf.zt"] {
+        let input = fixture("zt2", name);
+        let same = dir.path().join(format!("same-{name}"));
+        edit(&input, &same, &[], &[]).unwrap();
+        assert_eq!(std::fs::read(&same).unwrap(), std::fs::read(&input).unwrap(), "{name}");
+        let out = dir.path().join(name);
+        edit(&input, &out, &["general.name=tiny", "count:u32=7", "ratio:f64=0.5", r#"tags:[str]=["a", "b"]"#], &[])
+            .unwrap();
+        assert_eq!(value(&out, "general.name"), Some(MetaValue::Text("tiny".into())), "{name}");
+        assert_eq!(value(&out, "count"), Some(MetaValue::Int(7)), "{name}");
+        assert_eq!(value(&out, "ratio"), Some(MetaValue::Float(0.5)), "{name}");
+        assert_eq!(
+            value(&out, "tags"),
+            Some(MetaValue::Array(vec![MetaValue::Text("a".into()), MetaValue::Text("b".into())])),
+            "{name}"
+        );
+        let (old, new) = (std::fs::read(&input).unwrap(), std::fs::read(&out).unwrap());
+        let manifest_at = u64::from_le_bytes(old[old.len() - 40..old.len() - 32].try_into().unwrap()) as usize;
+        assert_eq!(new[..manifest_at], old[..manifest_at], "{name}: the blobs before the manifest");
+        assert_eq!(tensor_bytes(&out), tensor_bytes(&input), "{name}");
+        let keys: Vec<String> = metadata(&out).into_iter().map(|(k, _)| k).collect();
+        let undone = dir.path().join(format!("undone-{name}"));
+        edit(&out, &undone, &[], &keys.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+        assert!(metadata(&undone).is_empty(), "{name}");
+    }
+}

@@ -102,6 +102,8 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
             match path.extension().and_then(|e| e.to_str()) {
                 // An ONNX model's external data, read through the model.
                 Some("bin") if path.parent().is_some_and(|p| p.ends_with("onnx/external")) => {}
+                // llama.cpp's legacy importance matrices (read by tests/library/quantize_plan.rs).
+                Some("dat") if path.parent().is_some_and(|p| p.ends_with("gguf-quantize")) => {}
                 // A file with the extension of a format the registry knows; netCDF-4 files are
                 // HDF5 files (`.nc` is no extension of the unit's: netCDF-3 is another format).
                 Some(ext) if of_a_format(ext) || ext == "nc" => out.push(path),

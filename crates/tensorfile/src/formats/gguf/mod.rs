@@ -21,6 +21,7 @@
 //! The spec is ggml's `docs/gguf.md`; gguf-py (`GGUFReader`, `GGUFWriter`) and ggml's
 //! `gguf.cpp` are the reference reader and writers.
 
+mod encode;
 mod extent;
 mod header;
 mod index;
@@ -33,6 +34,7 @@ mod edit;
 mod update;
 mod write;
 
+pub use encode::{IndexTensor, encode_index};
 pub use read::GgufReader;
 pub use write::GgufWriter;
 

@@ -11,7 +11,7 @@ use crate::model::MetaValue;
 // The container's constants (the reader's): the magic at the start of a file and at the end
 // of its footer; the footer (manifest offset, length and XXH3-64, version and reserved, the
 // magic); the footer's version.
-pub(crate) use super::{FOOTER_LEN, MAGIC, VERSION};
+pub(crate) use super::MAGIC;
 /// Canonical placement: every blob, and the manifest, at a multiple of 64 KiB, the first at
 /// 64 KiB.
 pub(crate) const CANONICAL_ALIGN: u64 = 64 << 10;

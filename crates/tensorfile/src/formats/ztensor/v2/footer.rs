@@ -75,8 +75,13 @@ pub fn check_footer(footer: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A footer pointing at `manifest` (or none: a data shard), for tests.
-#[cfg(test)]
+/// The footer of a file whose manifest `manifest` is the blob at `offset`.
+pub fn for_manifest(offset: u64, manifest: &[u8]) -> Vec<u8> {
+    let hash = xxhash_rust::xxh3::xxh3_64(manifest);
+    encode(Some(ManifestBlob { offset, len: manifest.len() as u64, hash }))
+}
+
+/// A footer pointing at `manifest` (or none: a data shard).
 pub fn encode(manifest: Option<ManifestBlob>) -> Vec<u8> {
     let m = manifest.unwrap_or(ManifestBlob { offset: 0, len: 0, hash: 0 });
     let mut f = Vec::with_capacity(FOOTER_LEN as usize);

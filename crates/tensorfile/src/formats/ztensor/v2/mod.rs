@@ -20,6 +20,7 @@ mod assemble;
 mod blobs;
 mod canonical;
 mod describe;
+mod edit;
 mod footer;
 pub(super) mod layouts;
 pub(super) mod manifest;
@@ -61,7 +62,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     open: |src| Ok(Box::new(Zt2Reader::open(src)?)),
     writer: Some(writer),
     updater: None,
-    meta_editor: None,
+    meta_editor: Some(edit::edit),
     check_supported,
     write_order,
     variant: Some(Variant { family: "zTensor", label: "2" }),

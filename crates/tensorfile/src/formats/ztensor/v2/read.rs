@@ -41,6 +41,16 @@ pub(in crate::formats::ztensor) enum Flavor {
 }
 
 impl Zt2Reader {
+    /// The file it reads.
+    pub(super) fn source(&self) -> &Source {
+        &self.src
+    }
+
+    /// Which zTensor it serves, with its manifest blob.
+    pub(super) fn flavor(&self) -> &Flavor {
+        &self.flavor
+    }
+
     /// Open a zTensor 2 file: only its footer and manifest are read (for a remote file, one
     /// speculative read of its end, and a second when the manifest is longer), and the
     /// shards its readable objects need are opened beside it.

@@ -15,7 +15,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::canonical::{self, Cbor, FOOTER_LEN, MAGIC, MAX_MANIFEST, VERSION};
+use super::canonical::{self, Cbor, MAGIC, MAX_MANIFEST};
 use super::describe::{ObjectPlan, describe};
 use crate::checked;
 use crate::error::{Error, Result};
@@ -203,14 +203,7 @@ impl FormatWriter for Zt2Writer<'_> {
         let offset = canonical::align_up(self.pos)?;
         self.pad_to(offset)?;
         self.out.write_all(&manifest)?;
-        let mut footer = Vec::with_capacity(FOOTER_LEN as usize);
-        footer.extend_from_slice(&offset.to_le_bytes());
-        footer.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
-        footer.extend_from_slice(&xxh3_64(&manifest).to_le_bytes());
-        footer.extend_from_slice(&VERSION.to_le_bytes());
-        footer.extend_from_slice(&0u32.to_le_bytes());
-        footer.extend_from_slice(MAGIC);
-        self.out.write_all(&footer)?;
+        self.out.write_all(&super::footer::for_manifest(offset, &manifest))?;
         self.out.flush()?;
         Ok(())
     }

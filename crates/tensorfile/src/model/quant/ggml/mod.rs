@@ -13,6 +13,7 @@ mod iq1_iq4;
 mod iq2_iq3;
 mod kquants;
 mod legacy;
+pub(crate) mod quantize;
 mod ternary_fp4;
 
 use rayon::prelude::*;
