@@ -92,7 +92,11 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.unwrap().path();
         // Raw arrays, not files of a format: dequantization and cast references.
         // Files that are not what their names say (tests/library/diagnose.rs).
-        if path.ends_with("gguf/quants") || path.ends_with("cast") || path.ends_with("diagnose") {
+        if path.ends_with("gguf/quants")
+            || path.ends_with("ggml-quant-iq")
+            || path.ends_with("cast")
+            || path.ends_with("diagnose")
+        {
             continue;
         }
         if path.is_dir() {
