@@ -1,7 +1,8 @@
 //! ggml block types dequantized bit for bit as gguf-py does: the blocks and gguf-py's floats
 //! of every type it dequantizes are committed under `tests/fixtures/gguf/quants/` (made by
 //! `scripts/fixturegen/gguf_quants.py`, special scales included), and every quantized type
-//! either matches them or refuses clearly.
+//! either matches them or refuses clearly. Q2_0, which gguf-py does not know, matches ggml's
+//! own dequantization recorded in `tests/fixtures/ggml-quant/`.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -37,7 +38,25 @@ fn cases() -> Vec<Case> {
         out.push(Case { t, shape, blocks: read("blocks", "blocks_sha256"), f32: read("f32", "f32_sha256") });
     }
     assert!(out.len() >= 23, "{} types recorded: run scripts/fixtures", out.len());
+    out.push(ggml_q2_0());
     out
+}
+
+/// Q2_0's blocks quantized by ggml and ggml's `dequantize_row_q2_0` of them.
+fn ggml_q2_0() -> Case {
+    let dir = common::fixtures_dir().join("ggml-quant");
+    let text = std::fs::read(dir.join("quant.expected.json")).expect("ggml-quant/quant.expected.json");
+    let record: Value = serde_json::from_slice(&text).expect("malformed quant.expected.json");
+    let types = record["types"].as_array().expect("`types`");
+    let q2_0 = types.iter().find(|t| t["type"] == "Q2_0").expect("Q2_0 in ggml-quant");
+    let read = |r: &Value| {
+        let name = r["file"].as_str().unwrap();
+        let bytes = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(hex::encode(Sha256::digest(&bytes)), r["sha256"].as_str().unwrap(), "{name}: digest");
+        bytes
+    };
+    let (blocks, f32) = (read(q2_0), read(&record["dequantized"]));
+    Case { t: GgmlType::Q2_0, shape: vec![blocks.len() as u64 / 18, 64], blocks, f32 }
 }
 
 fn dequantize(t: GgmlType, shape: &[u64], blocks: Vec<u8>) -> tensorfile::Result<Bytes> {

@@ -89,6 +89,7 @@ ggml_types! {
     MXFP4 = 39, "MXFP4", 32, 17, None;
     NVFP4 = 40, "NVFP4", 64, 36, None;
     Q1_0 = 41, "Q1_0", 128, 18, None;
+    Q2_0 = 42, "Q2_0", 64, 18, None;
 }
 
 impl GgmlType {

@@ -6,7 +6,7 @@
 //! Microscaling (zTensor 2's `zt.mx/1`). A quantized tensor's logical dtype is what it
 //! dequantizes to (`float32`); its parts are the stored codes and scales.
 
-mod ggml;
+pub(crate) mod ggml;
 mod ggml_type;
 mod group;
 mod mx;

@@ -1,6 +1,7 @@
 //! The first ggml types: 32 elements a block, one half-precision scale (and for `_1` types a
 //! half-precision minimum), 4, 5 or 8 bits a code. Elements 0..16 of a 4- or 5-bit block sit
-//! in the low nibbles of its code bytes, elements 16..32 in the high ones.
+//! in the low nibbles of its code bytes, elements 16..32 in the high ones. And Q2_0, a block
+//! of 64 two-bit codes with one scale.
 
 use super::{each_block, f16_at, u32_at};
 
@@ -75,4 +76,16 @@ fn five_bits(byte: u8, high: u32, j: usize) -> (u32, u32) {
 #[inline(always)]
 fn add(a: f32, m: f32) -> f32 {
     if a.is_nan() { a } else { a + m }
+}
+
+/// Q2_0 (18 bytes: `d`, 16 code bytes, element `4b + k` in bits `2k` of byte `b`):
+/// `(q - 1) * d`, as ggml's `dequantize_row_q2_0` (gguf-py does not know the type).
+pub(super) fn q2_0(blocks: &[u8], out: &mut [u8]) {
+    each_block::<18, 64>(blocks, out, |b, v| {
+        let d = f16_at(b, 0);
+        for (j, v) in v.iter_mut().enumerate() {
+            let q = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
+            *v = (i32::from(q) - 1) as f32 * d;
+        }
+    });
 }

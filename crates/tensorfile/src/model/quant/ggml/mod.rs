@@ -1,5 +1,6 @@
 //! Dequantization of ggml's block types, bit for bit as gguf-py's `gguf.quants.dequantize`
-//! (which follows ggml's reference code).
+//! (which follows ggml's reference code); Q2_0, which gguf-py does not know, as ggml's own
+//! `dequantize_row_q2_0`. Quantization into these types is in [`quantize`].
 //!
 //! Every kernel decodes one block into `f32` values with the same floating-point operations,
 //! in the same order, as the reference: that decides the rounding, and with special scales
@@ -45,6 +46,7 @@ fn kernel(t: GgmlType) -> Result<Kernel> {
         Q5_0 => legacy::q5_0,
         Q5_1 => legacy::q5_1,
         Q8_0 => legacy::q8_0,
+        Q2_0 => legacy::q2_0,
         Q2_K => kquants::q2_k,
         Q3_K => kquants::q3_k,
         Q4_K => kquants::q4_k,

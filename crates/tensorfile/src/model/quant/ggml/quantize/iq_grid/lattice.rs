@@ -141,6 +141,7 @@ impl<const D: usize> Lattice<D> {
     }
 
     /// The number of grid points.
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.points.len()
     }
