@@ -7,10 +7,12 @@ use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use tensorfile::convert::parse_size;
+use tensorfile::convert::quantize::{KvOverride, QuantizeRequest, QuantizeTarget};
 use tensorfile::convert::{ConvertJob, Selection};
 use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::io::AtomicFile;
 use tensorfile::io::Bytes;
+use tensorfile::model::quant::GgmlType;
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::{DType, Error};
 
@@ -165,6 +167,24 @@ const CONVERT_OPTIONS: &[&str] = &[
     "include",
     "exclude",
     "rename",
+    "quantize",
+    "imatrix",
+    "quantize_options",
+];
+
+/// The keys of `quantize_options` (llama-quantize's options).
+const QUANTIZE_OPTIONS: &[&str] = &[
+    "tensor_types",
+    "output_tensor_type",
+    "token_embedding_type",
+    "leave_output_tensor",
+    "pure",
+    "override_kv",
+    "allow_requantize",
+    "keep_split",
+    "prune_layers",
+    "include_weights",
+    "exclude_weights",
 ];
 
 /// The job `options` describe (an unknown key is an error, never ignored).
@@ -185,6 +205,8 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     let exclude: Vec<String> = get(options, "exclude")?.unwrap_or_default();
     let rename: Vec<(String, String)> = get(options, "rename")?.unwrap_or_default();
     let mut job = ConvertJob::new(src, dst);
+    job.quantize = quantize_request(options, &include, &exclude)?;
+    let (include, exclude) = if job.quantize.is_some() { (Vec::new(), Vec::new()) } else { (include, exclude) };
     job.select = Selection::new(&include, &exclude, &rename).py()?;
     job.dtype = get::<String>(options, "dtype")?.as_deref().map(cast::target).transpose().py()?;
     job.variant = get(options, "zt_version")?;
@@ -200,4 +222,65 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     job.skip_unsupported = get(options, "skip_unsupported")?.unwrap_or(false);
     job.verify = get(options, "verify")?.unwrap_or(true);
     Ok(job)
+}
+
+/// The quantize request `options` describe (`quantize`, `imatrix`, `quantize_options`), with
+/// `include` and `exclude` picking what is quantized; `None` without `quantize`.
+fn quantize_request(
+    options: &Bound<'_, PyDict>,
+    include: &[String],
+    exclude: &[String],
+) -> PyResult<Option<QuantizeRequest>> {
+    let Some(target) = options.get_item("quantize")?.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let target: String = target.extract()?;
+    let mut r = QuantizeRequest::new(QuantizeTarget::parse(&target).py()?);
+    if let Some(path) = options.get_item("imatrix")?.filter(|v| !v.is_none()) {
+        r.imatrix = Some(path.extract()?);
+    }
+    r.include = include.to_vec();
+    r.exclude = exclude.to_vec();
+    let Some(given) = options.get_item("quantize_options")?.filter(|v| !v.is_none()) else {
+        return Ok(Some(r));
+    };
+    let given = given.cast_into::<PyDict>().map_err(|_| Error::usage("quantize_options is a dict")).py()?;
+    for (key, value) in given.iter() {
+        let key: String = key.extract()?;
+        let ggml = |v: &Bound<'_, pyo3::PyAny>| -> PyResult<GgmlType> {
+            let name: String = v.extract()?;
+            GgmlType::from_name(&name).ok_or_else(|| Error::usage(format!("{name:?} is not a ggml type"))).py()
+        };
+        match key.as_str() {
+            "tensor_types" => {
+                let pairs: Vec<(String, String)> = value.extract()?;
+                r.tensor_types = pairs
+                    .iter()
+                    .map(|(re, t)| QuantizeRequest::parse_tensor_type(&format!("{re}={t}")))
+                    .collect::<tensorfile::Result<_>>()
+                    .py()?;
+            }
+            "output_tensor_type" => r.output_tensor_type = Some(ggml(&value)?),
+            "token_embedding_type" => r.token_embedding_type = Some(ggml(&value)?),
+            "leave_output_tensor" => r.leave_output_tensor = value.extract()?,
+            "pure" => r.pure = value.extract()?,
+            "override_kv" => {
+                let texts: Vec<String> = value.extract()?;
+                r.override_kv = texts.iter().map(|t| KvOverride::parse(t)).collect::<tensorfile::Result<_>>().py()?;
+            }
+            "allow_requantize" => r.allow_requantize = value.extract()?,
+            "keep_split" => r.keep_split = value.extract()?,
+            "prune_layers" => r.prune_layers = value.extract()?,
+            "include_weights" => r.imatrix_include = value.extract()?,
+            "exclude_weights" => r.imatrix_exclude = value.extract()?,
+            _ => {
+                return Err(Error::usage(format!(
+                    "quantize_options has no option {key:?} (options: {})",
+                    QUANTIZE_OPTIONS.join(", ")
+                )))
+                .py();
+            }
+        }
+    }
+    Ok(Some(r))
 }

@@ -14,6 +14,7 @@ mod gguf_split;
 mod job;
 mod plan;
 pub mod quantize;
+mod quantizing;
 mod select;
 pub(crate) mod shards;
 
@@ -21,6 +22,7 @@ use casting::cast_data;
 pub(crate) use casting::written_bytes;
 pub use job::{Conversion, ConvertJob, Shards};
 pub use plan::{Plan, plan, plan_selected};
+pub use quantizing::QuantizeTypes;
 pub use select::Selection;
 pub use shards::{ShardNames, ShardedReport, convert_to_shards, parse_size, split};
 
@@ -42,6 +44,8 @@ pub struct ConvertOptions {
     pub format: Option<Format>,
     /// Which entries are written, and under which names (the default: all, as they are).
     pub select: Selection,
+    /// The tensors quantized, each to its ggml type, as ggml quantizes (`None`: none).
+    pub quantize: Option<QuantizeTypes>,
 }
 
 impl Default for ConvertOptions {
@@ -53,6 +57,7 @@ impl Default for ConvertOptions {
             dtype: None,
             format: None,
             select: Selection::default(),
+            quantize: None,
         }
     }
 }
@@ -88,6 +93,8 @@ pub struct ConvertReport {
     pub decoded: Vec<String>,
     /// Tensors cast to [`ConvertOptions::dtype`] (quantized ones dequantized first).
     pub cast: Vec<String>,
+    /// Tensors quantized ([`ConvertOptions::quantize`]): (name in the source, ggml type).
+    pub quantized: Vec<(String, crate::model::quant::GgmlType)>,
     /// Keys of the source's file metadata that the target format has no place for.
     pub dropped_metadata: Vec<String>,
     /// Entries written under another name ([`ConvertOptions::select`]): (name in the source,
@@ -116,9 +123,18 @@ pub fn as_written(info: &TensorInfo) -> TensorInfo {
 }
 
 /// The data of entry `index` of `src` as the plan writes it (`planned`): as read, or decoded
-/// to dense when the plan decodes it; cast when the plan casts it.
-fn as_planned(src: &TensorFile, index: usize, planned: &TensorInfo, data: TensorData) -> Result<TensorData> {
+/// to dense when the plan decodes it; cast when the plan casts it; quantized when it quantizes it.
+fn as_planned(
+    src: &TensorFile,
+    index: usize,
+    planned: &TensorInfo,
+    data: TensorData,
+    quantize: Option<&QuantizeTypes>,
+) -> Result<TensorData> {
     let read_as = src.entries()[index].info();
+    if let (Some(t), Some(plan)) = (quantizing::target(read_as, planned), quantize) {
+        return quantizing::quantize_data(read_as, t, data, plan);
+    }
     let data = if planned.layout().reads_dense() && !read_as.layout().reads_dense() {
         let dense = data.to_dense(read_as.dtype(), read_as.shape()).map_err(|e| e.for_tensor(read_as.name()))?;
         TensorData::dense(dense)
@@ -160,6 +176,8 @@ fn carried_metadata(src: &TensorFile, format: Format, options: &WriteOptions) ->
 pub(crate) struct Prepared {
     pub format: Format,
     pub plan: Plan,
+    /// The quantization the plan applies, if any.
+    pub quantize: Option<QuantizeTypes>,
     pub write: WriteOptions,
     /// Keys of the source's file metadata that the target format has no place for.
     pub dropped_metadata: Vec<String>,
@@ -167,15 +185,20 @@ pub(crate) struct Prepared {
 
 /// Plan the conversion of `src` into `format` (errors name the source).
 pub(crate) fn prepare(src: &TensorFile, format: Format, options: &ConvertOptions) -> Result<Prepared> {
-    let plan =
-        plan_selected(src, format, options.skip_unsupported, options.dtype, &options.select).map_err(|e| match src
-            .path()
-        {
-            Some(p) => e.in_file(p),
-            None => e,
-        })?;
+    let plan = plan::plan_quantized(
+        src,
+        format,
+        options.skip_unsupported,
+        options.dtype,
+        &options.select,
+        options.quantize.as_ref(),
+    )
+    .map_err(|e| match src.path() {
+        Some(p) => e.in_file(p),
+        None => e,
+    })?;
     let (write, dropped_metadata) = carried_metadata(src, format, &options.write);
-    Ok(Prepared { format, plan, write, dropped_metadata })
+    Ok(Prepared { format, plan, quantize: options.quantize.clone(), write, dropped_metadata })
 }
 
 impl Prepared {
@@ -192,6 +215,7 @@ impl Prepared {
             bytes: done_bytes,
             decoded: self.plan.decoded,
             cast: self.plan.cast,
+            quantized: self.plan.quantized,
             skipped: self.plan.skipped,
             dropped_metadata: self.dropped_metadata,
             renamed: self.plan.renamed,
@@ -215,25 +239,26 @@ impl<'p> Tally<'p> {
 }
 
 /// Write `tensors` (planned entries of `src`, in the order the target stores them) into
-/// `out` as one complete file of `format`.
+/// `out` as one complete file of the prepared format, with the write options `write`.
 pub(crate) fn write_tensors(
     src: &TensorFile,
     out: &mut dyn Output,
-    format: Format,
-    tensors: &[(usize, TensorInfo)],
+    prepared: &Prepared,
     write: &WriteOptions,
+    tensors: &[(usize, TensorInfo)],
     verify: bool,
     tally: &mut Tally<'_>,
 ) -> Result<()> {
     let infos: Vec<TensorInfo> = tensors.iter().map(|(_, i)| i.clone()).collect();
-    let mut writer = format.writer(Box::new(out), &infos, write)?;
+    let mut writer = prepared.format.writer(Box::new(out), &infos, write)?;
+    let quantize = prepared.quantize.as_ref();
     if src.is_remote() {
         // Fetched ahead of the writer, each tensor whole (a remote read fetches it whole).
         let indices: Vec<usize> = tensors.iter().map(|(index, _)| *index).collect();
         let mut planned = tensors.iter();
         src.read_each(&indices, verify, &mut |index, data| {
             let info = planned.next().map(|(_, info)| info).ok_or_else(|| Error::usage("more tensors than planned"))?;
-            writer.write(&as_planned(src, index, info, data?)?)?;
+            writer.write(&as_planned(src, index, info, data?, quantize)?)?;
             tally.done += written_bytes(src, index, info);
             (tally.progress)(Progress { done_bytes: tally.done, total_bytes: tally.total, tensor: info.name() });
             Ok(())
@@ -241,9 +266,10 @@ pub(crate) fn write_tensors(
         return writer.finish();
     }
     for (index, info) in tensors {
-        if !src.entries()[*index].info().layout().reads_dense() {
+        let read_as = src.entries()[*index].info();
+        if !read_as.layout().reads_dense() || quantizing::target(read_as, info).is_some() {
             let data = if verify { src.read_verified(*index)? } else { src.read_index(*index)? };
-            writer.write(&as_planned(src, *index, info, data)?)?;
+            writer.write(&as_planned(src, *index, info, data, quantize)?)?;
         } else {
             // In pieces: a large compressed tensor is never whole in memory.
             let (from, to) = (src.entries()[*index].info().dtype(), info.dtype());
@@ -277,7 +303,7 @@ pub(crate) fn write_staged(
     let mut file = AtomicFile::create(dest)?;
     {
         let mut w = file.writer();
-        let written = write_tensors(src, &mut w, prepared.format, tensors, &prepared.write, verify, tally);
+        let written = write_tensors(src, &mut w, prepared, &prepared.write, tensors, verify, tally);
         let flushed = w.flush().map_err(Error::from);
         written.and(flushed).map_err(|e| e.in_file(dest))?;
     }
@@ -294,7 +320,7 @@ pub fn convert_to_writer(
 ) -> Result<ConvertReport> {
     let prepared = prepare(src, format, options)?;
     let mut tally = Tally::new(prepared.total_bytes(src), progress);
-    write_tensors(src, out, format, &prepared.plan.tensors, &prepared.write, options.verify, &mut tally)?;
+    write_tensors(src, out, &prepared, &prepared.write, &prepared.plan.tensors, options.verify, &mut tally)?;
     Ok(prepared.report(tally.done))
 }
 

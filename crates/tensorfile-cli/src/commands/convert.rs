@@ -95,6 +95,8 @@ pub struct Args {
     /// name is an error.
     #[arg(long, value_name = "REGEX=REPLACEMENT")]
     rename: Vec<String>,
+    #[command(flatten)]
+    quantize: Box<super::quantize_args::QuantizeArgs>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -180,7 +182,11 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     job.dtype = args.dtype.as_deref().and_then(DType::from_name);
     let renames: Vec<(String, String)> =
         args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
-    job.select = Selection::new(&args.include, &args.exclude, &renames)?;
+    job.quantize = args.quantize.request(&args.include, &args.exclude)?;
+    // With --quantize, --include and --exclude pick what is quantized, not what is written.
+    let (include, exclude) =
+        if job.quantize.is_some() { (&[][..], &[][..]) } else { (&args.include[..], &args.exclude[..]) };
+    job.select = Selection::new(include, exclude, &renames)?;
     Ok(job)
 }
 
@@ -205,6 +211,10 @@ fn print_report(args: &Args, done: &Conversion, out: &mut dyn Write) -> std::io:
     let cast = match &args.dtype {
         Some(dtype) => format!(", {} cast to {dtype}", report.cast.len()),
         None => String::new(),
+    };
+    let cast = match &args.quantize.quantize {
+        Some(target) => format!("{cast}, {} quantized ({target})", report.quantized.len()),
+        None => cast,
     };
     let (path, shards) = match &done.sharded {
         Some(Shards { index: Some(index), files, .. }) => {

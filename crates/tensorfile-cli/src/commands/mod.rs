@@ -14,6 +14,7 @@ mod info;
 mod input;
 mod ls;
 mod meta;
+mod quantize_args;
 mod report;
 mod show;
 mod stats;

@@ -18,6 +18,7 @@ mod gguf_split;
 mod info;
 mod ls;
 mod meta;
+mod quantize;
 mod report;
 mod rewritten;
 mod select;

@@ -579,6 +579,9 @@ def convert(
     rename: "_Mapping[str, str] | list[tuple[str, str]] | None" = None,
     split_max_tensors: "int | None" = None,
     no_tensor_first_split: bool = False,
+    quantize: "str | None" = None,
+    imatrix=None,
+    quantize_options: "_Mapping[str, object] | None" = None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `src` is a path (a file, a sharded
@@ -605,8 +608,19 @@ def convert(
     "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"; or a torch or numpy dtype of those),
     floating tensors are cast to it exactly as torch's `Tensor.to()` casts them, quantized
     tensors dequantized first; integer, bool and complex tensors are written as they are.
+    With `quantize` (a llama-quantize preset such as "Q4_K_M", or a ggml type such as
+    "Q8_0"), tensors are quantized as ggml quantizes them: a GGUF model into a `.gguf`
+    byte for byte as `llama-quantize` writes it (each tensor's type chosen as it chooses);
+    any other input, or a zTensor 2 output, to one type for every floating tensor of two or
+    more dimensions (`include`/`exclude` then pick what is quantized). `imatrix` is an
+    importance matrix file (llama-imatrix's `.gguf` or `.dat`); `quantize_options` holds
+    llama-quantize's other options by name: `tensor_types` ([(regex, type)]),
+    `output_tensor_type`, `token_embedding_type`, `leave_output_tensor`, `pure`,
+    `override_kv` (["KEY=TYPE:VALUE"]), `allow_requantize`, `keep_split`, `prune_layers`
+    ([n]), `include_weights`, `exclude_weights` ([names]).
     Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
-    "index": path or None, "renamed": {source name: name written}, "filtered_out": n}`."""
+    "index": path or None, "renamed": {source name: name written}, "filtered_out": n,
+    "quantized": {source name: ggml type}}`."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
     if split_max_tensors is not None and (
@@ -631,6 +645,9 @@ def convert(
         "include": _globs(include, "include"),
         "exclude": _globs(exclude, "exclude"),
         "rename": _renames(rename),
+        "quantize": quantize,
+        "imatrix": None if imatrix is None else _os.fspath(imatrix),
+        "quantize_options": None if quantize_options is None else dict(quantize_options),
     }
     done = _json.loads(_convert(sources, _os.fspath(dst), options))
     return {
@@ -641,6 +658,7 @@ def convert(
         "index": done.get("index"),
         "renamed": {r["from"]: r["to"] for r in done["renamed"]},
         "filtered_out": done["filtered_out"],
+        "quantized": {q["name"]: q["type"] for q in done["quantized"]},
     }
 
 

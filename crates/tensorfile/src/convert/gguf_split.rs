@@ -172,7 +172,7 @@ fn write_part(
         } else {
             let mut write = prepared.write.clone();
             write.metadata = metadata;
-            super::write_tensors(src, &mut w, Format::Gguf, tensors, &write, verify, tally)
+            super::write_tensors(src, &mut w, prepared, &write, tensors, verify, tally)
         };
         let flushed = w.flush().map_err(Error::from);
         written.and(flushed).map_err(|e| e.in_file(dest))?;

@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use serde_json::{Value as Json, json};
 
 use super::gguf_split;
+use super::quantize::{Imatrix, QuantizeRequest, quantize_gguf};
 use super::shards::convert_to_shards;
-use super::{ConvertOptions, ConvertReport, Progress, Selection, convert_file};
+use super::{ConvertOptions, ConvertReport, Progress, QuantizeTypes, Selection, convert_file};
 use crate::error::{Error, Result};
-use crate::file::OpenOptions;
+use crate::file::{OpenOptions, TensorFile};
 use crate::formats::{Format, Ignored, WriteRequest};
 use crate::model::DType;
 
@@ -60,6 +61,11 @@ pub struct ConvertJob {
     /// For a split `.gguf` output: the first part holds the metadata alone, no tensor
     /// (`llama-gguf-split --no-tensor-first-split`).
     pub no_tensor_first_split: bool,
+    /// Quantize as ggml does: a GGUF model into a `.gguf` exactly as llama-quantize would (a
+    /// preset or one type, and its options); any other input, or a zTensor 2 output, to one
+    /// type (floating tensors of two or more dimensions; rows that are not whole blocks fall
+    /// back as llama.cpp falls back; the request's include and exclude pick the tensors).
+    pub quantize: Option<QuantizeRequest>,
 }
 
 impl ConvertJob {
@@ -78,6 +84,7 @@ impl ConvertJob {
             max_shard_size: None,
             split_max_tensors: None,
             no_tensor_first_split: false,
+            quantize: None,
         }
     }
 
@@ -95,13 +102,14 @@ impl ConvertJob {
     /// Open the inputs and write the output, reporting progress after each tensor.
     pub fn run(&self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Conversion> {
         let format = self.format()?;
-        let options = ConvertOptions {
+        let mut options = ConvertOptions {
             write: self.request.options(),
             skip_unsupported: self.skip_unsupported,
             verify: self.verify,
             dtype: self.dtype,
             format: Some(format),
             select: self.select.clone(),
+            quantize: None,
         };
         gguf_split::split_asked(self, format)?;
         if self.inputs.is_empty() {
@@ -115,6 +123,12 @@ impl ConvertJob {
             open.data(data);
         }
         let src = open.open_merged(&self.inputs)?;
+        if let Some(request) = &self.quantize {
+            if let Some(done) = self.as_llama_quantize(&src, format, request, progress)? {
+                return Ok(done);
+            }
+            options.quantize = Some(one_type(&src, request)?);
+        }
         let (report, sharded) = match self.max_shard_size {
             _ if format == Format::Gguf => gguf_split::write_gguf(self, &src, &options, progress)?,
             None => (convert_file(&src, &self.output, &options, progress)?, None),
@@ -125,6 +139,83 @@ impl ConvertJob {
         };
         Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: self.dtype, report, sharded })
     }
+
+    /// A GGUF model into a `.gguf` file, quantized as llama-quantize quantizes it; `None`
+    /// when the job is not that (another input or output, or options llama-quantize lacks).
+    fn as_llama_quantize(
+        &self,
+        src: &TensorFile,
+        format: Format,
+        request: &QuantizeRequest,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Option<Conversion>> {
+        let plain = self.dtype.is_none()
+            && self.max_shard_size.is_none()
+            && self.split_max_tensors.is_none()
+            && self.select.is_everything();
+        if format != Format::Gguf || src.format() != Format::Gguf || self.inputs.len() != 1 || !plain {
+            return Ok(None);
+        }
+        let done = quantize_gguf(src, &self.output, request, progress)?;
+        let tensors = done.plan.files.iter().map(|f| f.tensors.len()).sum();
+        let report = ConvertReport {
+            format,
+            tensors,
+            bytes: done.bytes_out,
+            skipped: Vec::new(),
+            decoded: Vec::new(),
+            cast: Vec::new(),
+            quantized: done.changed().into_iter().map(|(name, _, to)| (name.to_string(), to)).collect(),
+            dropped_metadata: Vec::new(),
+            renamed: Vec::new(),
+            filtered_out: 0,
+        };
+        let sharded =
+            (done.files.len() > 1).then(|| Shards { files: done.files.clone(), index: None, removed: Vec::new() });
+        Ok(Some(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: None, report, sharded }))
+    }
+}
+
+/// The tensors of `src` that quantizing to the request's one type changes, each with the type
+/// it gets: floating tensors (quantized ones too when requantizing is allowed) of two or more
+/// dimensions that the request's include and exclude keep, their rows in the type's blocks or
+/// in the type llama.cpp falls back to; the importance matrix's weights by tensor name.
+fn one_type(src: &TensorFile, request: &QuantizeRequest) -> Result<QuantizeTypes> {
+    let Some(t) = request.target.single_type() else {
+        return Err(Error::usage(
+            "a preset that mixes types chooses each tensor's type by llama.cpp's tensor names: it quantizes a \
+             GGUF model into a .gguf file; quantize to one type (Q8_0, Q4_K...) instead",
+        ));
+    };
+    let select = Selection::new(&request.include, &request.exclude, &[])?;
+    let mut types = QuantizeTypes { allow_requantize: request.allow_requantize, ..QuantizeTypes::default() };
+    for e in src.entries() {
+        let info = e.info();
+        let float = matches!(info.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64);
+        let quantized = info.layout().quant().is_some();
+        if info.kind() != crate::model::Kind::Tensor
+            || info.shape().len() < 2
+            || !select.keeps(info.name())
+            || !(float && !quantized || quantized && request.allow_requantize)
+        {
+            continue;
+        }
+        let ncols = *info.shape().last().unwrap_or(&0);
+        if let Some(to) = super::quantize::fallback(t, ncols) {
+            types.types.insert(info.name().to_string(), to);
+        }
+    }
+    if let Some(path) = &request.imatrix {
+        let weights = Imatrix::read(path)?.weights().map_err(|e| e.in_file(path))?;
+        for (name, w) in weights {
+            if let Ok(name) = String::from_utf8(name) {
+                if types.types.contains_key(&name) {
+                    types.importance.insert(name, w);
+                }
+            }
+        }
+    }
+    Ok(types)
 }
 
 /// What a [`ConvertJob`] did.
@@ -182,6 +273,7 @@ impl Conversion {
             "dropped_metadata": report.dropped_metadata,
             "renamed": renamed,
             "filtered_out": report.filtered_out,
+            "quantized": report.quantized.iter().map(|(name, t)| json!({ "name": name, "type": t.name() })).collect::<Vec<_>>(),
         });
         if let [input] = self.inputs.as_slice() {
             value["input"] = json!(text(input));

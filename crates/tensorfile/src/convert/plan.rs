@@ -4,10 +4,12 @@
 use std::collections::HashMap;
 
 use super::casting::as_cast;
+use super::quantizing::{QuantizeTypes, as_quantized};
 use super::{Selection, Skipped, as_written};
 use crate::error::{Error, Hint, Result};
 use crate::file::TensorFile;
 use crate::formats::Format;
+use crate::model::quant::GgmlType;
 use crate::model::{DType, LayoutKind, TensorInfo, cast, quant};
 
 /// Which entries of a source go into a target, in the order the target stores them.
@@ -24,6 +26,8 @@ pub struct Plan {
     pub(super) cast: Vec<String>,
     /// (name in the source, name written) of the planned entries renamed.
     pub(super) renamed: Vec<(String, String)>,
+    /// (name in the source, ggml type) of the planned tensors quantized.
+    pub(super) quantized: Vec<(String, GgmlType)>,
     /// How many entries of the source the filters left out.
     pub(super) filtered_out: usize,
 }
@@ -42,6 +46,11 @@ impl Plan {
     /// (name in the source, name written) of the planned entries renamed.
     pub fn renamed(&self) -> &[(String, String)] {
         &self.renamed
+    }
+
+    /// (name in the source, ggml type) of the planned tensors quantized.
+    pub fn quantized(&self) -> &[(String, GgmlType)] {
+        &self.quantized
     }
 
     /// How many entries of the source the filters left out.
@@ -66,6 +75,18 @@ pub fn plan_selected(
     skip_unsupported: bool,
     dtype: Option<DType>,
     select: &Selection,
+) -> Result<Plan> {
+    plan_quantized(src, format, skip_unsupported, dtype, select, None)
+}
+
+/// [`plan_selected`], with the tensors `quantize` names given their ggml types.
+pub(crate) fn plan_quantized(
+    src: &TensorFile,
+    format: Format,
+    skip_unsupported: bool,
+    dtype: Option<DType>,
+    select: &Selection,
+    quantize: Option<&QuantizeTypes>,
 ) -> Result<Plan> {
     if !format.unit().can_write() {
         // Not a matter of some tensors: leaving them out would not help.
@@ -92,6 +113,7 @@ pub fn plan_selected(
     let mut decoded = Vec::new();
     let mut cast = Vec::new();
     let mut renamed = Vec::new();
+    let mut quantized = Vec::new();
     let mut kept = 0;
     // Each name written, and the source name it comes from.
     let mut written: HashMap<String, &str> = HashMap::new();
@@ -112,7 +134,16 @@ pub fn plan_selected(
             .for_tensor(name));
         }
         kept += 1;
-        let fitted = as_cast(as_written(e.info()).with_name(new_name.as_str()), dtype).and_then(|(info, is_cast)| {
+        let described = as_written(e.info()).with_name(new_name.as_str());
+        let to = quantize.and_then(|q| Some((q, *q.types.get(name)?)));
+        let converted = match to {
+            Some((q, t)) => as_quantized(described, t, q, format).map(|info| {
+                quantized.push((name.to_string(), t));
+                (info, false)
+            }),
+            None => as_cast(described, dtype),
+        };
+        let fitted = converted.and_then(|(info, is_cast)| {
             let decodes = !info.layout().reads_dense();
             let fitted = fitted(format, info)?;
             format.check_supported(&fitted)?;
@@ -142,7 +173,7 @@ pub fn plan_selected(
     }
     let infos: Vec<TensorInfo> = chosen.iter().map(|(_, i)| i.clone()).collect();
     let tensors = format.write_order(&infos).into_iter().map(|k| chosen[k].clone()).collect();
-    Ok(Plan { tensors, skipped, decoded, cast, renamed, filtered_out })
+    Ok(Plan { tensors, skipped, decoded, cast, renamed, quantized, filtered_out })
 }
 
 /// `info` as `format` will store it: a tensor of a layout the format cannot hold goes in

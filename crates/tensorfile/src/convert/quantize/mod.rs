@@ -25,6 +25,7 @@ mod overrides;
 mod plan;
 mod presets;
 mod rules;
+mod write;
 
 use std::path::PathBuf;
 
@@ -32,6 +33,9 @@ pub use imatrix::{Imatrix, ImatrixEntry};
 pub use overrides::{KvOverride, OverrideValue};
 pub use plan::plan;
 pub use presets::Preset;
+pub use write::{Quantized, quantize_gguf};
+
+pub(crate) use rules::fallback;
 
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
@@ -49,6 +53,35 @@ pub enum QuantizeTarget {
     /// are not whole blocks): llama-quantize's `--pure` with the first preset of that type
     /// ([`Preset::for_type`]), whose file type the output gets.
     Type(GgmlType),
+}
+
+impl QuantizeTarget {
+    /// What a command line names: a llama-quantize preset, as llama-quantize reads it
+    /// (`Q4_K_M`, `q8_0`, `Q4_K` its alias of `Q4_K_M`, a file type number), else a ggml type
+    /// that no preset names.
+    pub fn parse(text: &str) -> Result<QuantizeTarget> {
+        if let Some(p) = Preset::parse(text) {
+            return Ok(QuantizeTarget::Preset(p));
+        }
+        match GgmlType::from_name(text) {
+            Some(t) => Ok(QuantizeTarget::Type(t)),
+            None => {
+                let names: Vec<&str> = Preset::all().iter().map(|p| p.name()).collect();
+                Err(Error::usage(format!("{text:?} is no preset or ggml type (presets: {})", names.join(", "))))
+            }
+        }
+    }
+
+    /// The one type every quantized tensor gets: the type itself, or a preset named after its
+    /// type (`Q8_0`, `IQ4_NL`, `F16`); `None` for a mixture (`Q4_K_M`) or `COPY`.
+    pub fn single_type(self) -> Option<GgmlType> {
+        match self {
+            QuantizeTarget::Type(t) => Some(t),
+            QuantizeTarget::Preset(p) => {
+                p.default_type().filter(|t| !p.only_copies() && t.name().eq_ignore_ascii_case(p.name()))
+            }
+        }
+    }
 }
 
 /// A quantization as llama-quantize's command line states it.

@@ -176,7 +176,7 @@ pub(super) const Q2_0_ID: u32 = 42;
 /// 32-element blocks, or F16 when even those do not fit; `target` itself when it fits.
 /// `None`: llama.cpp defines no fallback for `target` (a type of blocks over 32 elements that
 /// the table below does not name), and refuses.
-pub(super) fn fallback(target: GgmlType, ncols: u64) -> Option<GgmlType> {
+pub(crate) fn fallback(target: GgmlType, ncols: u64) -> Option<GgmlType> {
     use GgmlType::*;
     let block = target.block_elements();
     if ncols % block == 0 {

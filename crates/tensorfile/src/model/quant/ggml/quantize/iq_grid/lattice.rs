@@ -140,12 +140,6 @@ impl<const D: usize> Lattice<D> {
         }
     }
 
-    /// The number of grid points.
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.points.len()
-    }
-
     /// Where `code` lies; a code ggml has no entry for (its table is smaller, or the code
     /// holds a coordinate the quantizers never produce) is where ggml reads outside its tables.
     #[inline(always)]

@@ -1,0 +1,123 @@
+//! `convert --quantize` against llama.cpp's `llama-quantize`: every run recorded in
+//! `tests/fixtures/gguf-quantize/runs/` (made by the real tool, built from the
+//! llama-cpp-python 0.3.36 sdist: every preset on a tiny llama, an MoE, Falcon, an 80-layer
+//! model, a split model and a quantized one, with and without importance matrices, with every
+//! option) is run again with the same arguments, and each output file must have the recorded
+//! size and sha256: byte for byte llama-quantize's file. A run llama-quantize refused must be
+//! refused too.
+
+use crate::common::*;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+fn runs() -> Vec<(String, Json)> {
+    let dir = fixtures().join("gguf-quantize").join("runs");
+    let mut runs: Vec<(String, Json)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            (p.file_stem().unwrap().to_string_lossy().into_owned(), json_of(&std::fs::read_to_string(&p).unwrap()))
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.cmp(&b.0));
+    runs
+}
+
+/// Our command for llama-quantize's `arguments` (`[OPTIONS] IN OUT PRESET [THREADS]`), run in
+/// the fixtures' folder as llama-quantize was (an importance matrix's path, as given, is a
+/// key of the output), the output in `dir`.
+fn command(arguments: &[Json], dir: &Path) -> (Vec<String>, PathBuf) {
+    let words: Vec<&str> = arguments.iter().map(|a| a.as_str().unwrap()).collect();
+    let mut options = Vec::new();
+    let mut i = 0;
+    let takes_value = [
+        "--imatrix",
+        "--include-weights",
+        "--exclude-weights",
+        "--output-tensor-type",
+        "--token-embedding-type",
+        "--tensor-type",
+        "--override-kv",
+        "--prune-layers",
+    ];
+    while i < words.len() && words[i].starts_with("--") {
+        options.push(words[i].to_string());
+        if takes_value.contains(&words[i]) {
+            i += 1;
+            options.push(words[i].to_string());
+        }
+        i += 1;
+    }
+    let (input, output, preset) = (words[i], words[i + 1], words[i + 2]);
+    let output = dir.join(output);
+    let mut args = vec![
+        "convert".to_string(),
+        input.to_string(),
+        output.display().to_string(),
+        "--quantize".to_string(),
+        preset.to_string(),
+    ];
+    args.extend(options);
+    (args, output)
+}
+
+/// Runs `run` as llama-quantize ran it and checks every file it wrote; what differs, in words.
+fn check(name: &str, run: &Json, dir: &Path) -> Option<String> {
+    let (args, output) = command(run["arguments"].as_array().unwrap(), dir);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tensorfile"))
+        .args(&args)
+        .current_dir(fixtures().join("gguf-quantize"))
+        .output()
+        .unwrap();
+    if run["exit_code"] != 0 {
+        return (code(&o) == 0).then(|| format!("{name}: llama-quantize refused it, we wrote it"));
+    }
+    if code(&o) != 0 {
+        return Some(format!("{name}: {}", stderr(&o).trim()));
+    }
+    let expected: Vec<&Json> = match run.get("outputs") {
+        Some(Json::Array(files)) => files.iter().collect(),
+        _ => vec![&run["output"]],
+    };
+    let written: Vec<PathBuf> = if expected.len() == 1 {
+        vec![output.clone()]
+    } else {
+        let prefix = output.display().to_string();
+        let prefix = prefix.strip_suffix(".gguf").unwrap_or(&prefix).to_string();
+        (1..=expected.len()).map(|i| PathBuf::from(format!("{prefix}-{i:05}-of-{:05}.gguf", expected.len()))).collect()
+    };
+    let mut differs = None;
+    for (file, want) in written.iter().zip(&expected) {
+        let bytes = std::fs::read(file).unwrap_or_default();
+        if differs.is_none() && sha256(&bytes) != want["sha256"].as_str().unwrap() {
+            differs = Some(format!(
+                "{name}: {} differs from llama-quantize's ({} bytes, it wrote {})",
+                file.display(),
+                bytes.len(),
+                want["size"]
+            ));
+        }
+        let _ = std::fs::remove_file(file);
+    }
+    differs
+}
+
+#[test]
+fn every_recorded_llama_quantize_run_is_made_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = runs();
+    assert!(runs.len() > 150, "only {} runs recorded", runs.len());
+    // Two at a time: each run is its own process.
+    let (even, odd): (Vec<_>, Vec<_>) = runs.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let halves = [even, odd].map(|half| {
+            let dir = dir.path();
+            s.spawn(move || half.into_iter().filter_map(|(_, (name, run))| check(name, run, dir)).collect::<Vec<_>>())
+        });
+        halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} of the recorded runs differ:\n{}", failures.len(), failures.join("\n"));
+}
