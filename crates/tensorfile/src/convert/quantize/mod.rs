@@ -72,14 +72,15 @@ impl QuantizeTarget {
         }
     }
 
-    /// The one type every quantized tensor gets: the type itself, or a preset named after its
-    /// type (`Q8_0`, `IQ4_NL`, `F16`); `None` for a mixture (`Q4_K_M`) or `COPY`.
+    /// The one type every quantized tensor gets: the type itself, or the ggml type a preset
+    /// is named after (`Q8_0`, `IQ2_S`, `Q4_K`, `F16`: for llama-quantize `IQ2_S` and `Q4_K`
+    /// are mixtures, but asked of a file without llama.cpp's tensor names they mean the type);
+    /// `None` for a mixture named after no type (`Q4_K_M`) or `COPY`.
     pub fn single_type(self) -> Option<GgmlType> {
         match self {
             QuantizeTarget::Type(t) => Some(t),
-            QuantizeTarget::Preset(p) => {
-                p.default_type().filter(|t| !p.only_copies() && t.name().eq_ignore_ascii_case(p.name()))
-            }
+            QuantizeTarget::Preset(p) if p.only_copies() => None,
+            QuantizeTarget::Preset(p) => GgmlType::from_name(p.name()),
         }
     }
 }
