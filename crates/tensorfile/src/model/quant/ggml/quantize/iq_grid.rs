@@ -25,6 +25,8 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result, Rule};
 use crate::model::quant::GgmlType;
+// ggml's half-precision rounding and the little-endian store, shared with the other kernels.
+use super::{fp16 as fp16_bits, put_u16};
 
 /// Elements of one ggml super-block (`QK_K`).
 const QK_K: usize = 256;
@@ -164,30 +166,6 @@ fn not_negative(scale: f32) -> Step<()> {
 #[inline(always)]
 fn clamp_code(l: i32, hi: i32) -> i32 {
     l.min(hi).max(0)
-}
-
-/// ggml's own float to half conversion (`ggml_compute_fp32_to_fp16`): round to nearest even,
-/// overflow to infinity, every NaN to 0x7E00 with the input's sign.
-fn fp16_bits(f: f32) -> u16 {
-    let scale_to_inf = f32::from_bits(0x7780_0000); // 2^112
-    let scale_to_zero = f32::from_bits(0x0880_0000); // 2^-110
-    let mut base = (f.abs() * scale_to_inf) * scale_to_zero;
-    let w = f.to_bits();
-    let shl1_w = w.wrapping_add(w);
-    let sign = w & 0x8000_0000;
-    let bias = (shl1_w & 0xff00_0000).max(0x7100_0000);
-    base += f32::from_bits((bias >> 1) + 0x0780_0000);
-    let bits = base.to_bits();
-    let exp_bits = (bits >> 13) & 0x0000_7c00;
-    let mantissa_bits = bits & 0x0000_0fff;
-    let nonsign = exp_bits + mantissa_bits;
-    ((sign >> 16) | if shl1_w > 0xff00_0000 { 0x7e00 } else { nonsign }) as u16
-}
-
-/// Writes `v` little-endian at byte `at` of `out`.
-#[inline(always)]
-fn put_u16(out: &mut [u8], at: usize, v: u16) {
-    out[at..at + 2].copy_from_slice(&v.to_le_bytes());
 }
 
 /// ggml's sign handling of the 2- and 3-bit grids with an even count of negative signs: the
