@@ -40,10 +40,11 @@ def load_record(record_path: Path) -> dict:
 def records() -> list:
     """(fixture path, record) for every fixture with tensors, all formats but GGUF (whose
     records, gguf-py's, have a shape of their own: crates/tensorfile/tests/library/gguf.rs;
-    those of split models too, with llama-gguf-split's runs: test_gguf_split.py)."""
-    found = sorted(
-        p for p in FIXTURES.rglob("*.expected.json") if p.relative_to(FIXTURES).parts[0] not in ("gguf", "gguf-split")
-    )
+    those of split models too, with llama-gguf-split's runs: test_gguf_split.py), nor the
+    records of ggml's quantizers and llama-quantize's runs, which describe rows and runs, not
+    files (model/quant/ggml/quantize/fixture_tests.rs, tests/library/dequantize.rs, the CLI quantize test)."""
+    elsewhere = ("gguf", "gguf-split", "ggml-quant", "ggml-quant-iq", "gguf-quantize")
+    found = sorted(p for p in FIXTURES.rglob("*.expected.json") if p.relative_to(FIXTURES).parts[0] not in elsewhere)
     assert len(found) >= COMMITTED_RECORDS, f"{FIXTURES}: {len(found)} records, {COMMITTED_RECORDS} committed"
     out = []
     for record_path in found:

@@ -2,14 +2,19 @@
 
 The library plans stages over the tensors (`NativeFile.staging`): windows of the file read
 straight into a buffer (with `O_DIRECT` when the file is not in the page cache) and packed
-stages of tensors already in memory. A filler thread fills buffer after buffer on all cores
-with the GIL released; this thread copies each stage's pieces from its buffer into the
-output tensors (asynchronously on a CUDA stream) and records when those copies are done; the
-filler waits for that before it fills the buffer again. The buffers are registered with the
-driver as pinned memory once and kept for later loads (`release()` lets them go). Outputs are
-fresh tensors: nothing handed out is a view of a buffer that is filled again.
+stages of tensors already in memory. A few filler threads each take a free buffer and the next
+stage and fill it on all cores with the GIL released, so that while one waits (for the copies
+out of its buffer, for the interpreter, for rayon's threads to wake) another's fill runs; this
+thread copies each filled stage's pieces from its buffer into the output tensors
+(asynchronously on a CUDA stream) and records when those copies are done; a filler waits for
+that before it fills the buffer again. The buffers are registered with the driver as pinned
+memory, each by the filler that first takes it (registering costs about a quarter of a second
+per GiB: the first fills need not wait for all of it), and kept for later loads (`release()`
+lets them go). Outputs are fresh tensors: nothing handed out is a view of a buffer that is
+filled again.
 """
 
+import itertools
 import queue
 import threading
 
@@ -20,6 +25,11 @@ from ._errors import UsageError
 DEFAULT_STAGING = 256 << 20
 #: Bytes per buffer at most: a stage's copies then take well under a millisecond on a GPU.
 CHUNK = 32 << 20
+#: Filler threads. One alone leaves the cores idle between its fills: on an H200 machine's 16
+#: cores a 32 MiB fill takes about 0.7 ms, and what comes between two fills about as long. A
+#: warm 4.27 GB load there took 0.265-0.276 s with one filler, 0.234 s with four, 0.240 s
+#: with six (docs/performance.md, "Into one GPU").
+FILLERS = 4
 _ALIGN = 4096
 _MIN_CHUNK = 4 * _ALIGN
 
@@ -39,14 +49,17 @@ class HostTransfer:
     """Copies out of the buffers into numpy arrays in memory, synchronously: the pipeline
     without a device (how it is tested where there is no GPU, and no torch)."""
 
-    pinned = False
-
-    def register(self, buffers: list) -> list:
+    def views(self, buffers: list) -> list:
+        """What `copy` copies from: one view of each buffer."""
         import numpy as np
 
         return [np.asarray(b) for b in buffers]
 
-    def unregister(self, buffers: list) -> None:
+    def pin(self, buffer) -> bool:
+        """Register `buffer` with the driver; whether it is pinned now."""
+        return False
+
+    def unpin(self, buffer) -> None:
         pass
 
     def flat(self, output):
@@ -79,26 +92,22 @@ class CudaTransfer(HostTransfer):
         self.device = device
         self.stream = torch.cuda.Stream(device=device)
 
-    def register(self, buffers: list) -> list:
+    def views(self, buffers: list) -> list:
         import warnings
 
         with warnings.catch_warnings():
             # Read-only to numpy: only the library writes to them, and torch only reads.
             warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-            views = [self.torch.from_numpy(v) for v in super().register(buffers)]
-        cudart = self.torch.cuda.cudart()
-        self.pinned = True
-        for b in buffers:
-            address, length = b.span()
-            # Portable: pinned for every device's context, not only the current one.
-            if int(cudart.cudaHostRegister(address, length, 1)) != 0:
-                self.pinned = False
-        return views
+            return [self.torch.from_numpy(v) for v in super().views(buffers)]
 
-    def unregister(self, buffers: list) -> None:
-        cudart = self.torch.cuda.cudart()
-        for b in buffers:
-            cudart.cudaHostUnregister(b.span()[0])
+    def pin(self, buffer) -> bool:
+        address, length = buffer.span()
+        # Portable: pinned for every device's context, not only the current one. A buffer the
+        # driver will not pin still works: its copies are then synchronous.
+        return int(self.torch.cuda.cudart().cudaHostRegister(address, length, 1)) == 0
+
+    def unpin(self, buffer) -> None:
+        self.torch.cuda.cudart().cudaHostUnregister(buffer.span()[0])
 
     def flat(self, output):
         return output.reshape(-1).view(self.torch.uint8)
@@ -121,19 +130,29 @@ class CudaTransfer(HostTransfer):
 
 
 class _Pool:
-    """Staging buffers, their views and whether a transfer registered them."""
+    """Staging buffers, their views, and which of them a transfer has pinned (each is pinned
+    when a filler first takes it, by `ready`)."""
 
     def __init__(self, chunk: int, count: int, transfer):
         self.chunk, self.kind = chunk, type(transfer)
         self.buffers = [_native.stage_buffer(chunk) for _ in range(count)]
-        self.views = transfer.register(self.buffers)
+        self.views = transfer.views(self.buffers)
         self.transfer = transfer
+        self.tried = [False] * count  # each index is written by the one filler holding it
+        self.pinned = [False] * count
+
+    def ready(self, i: int) -> None:
+        if not self.tried[i]:
+            self.tried[i] = True
+            self.pinned[i] = self.transfer.pin(self.buffers[i])
 
     def fits(self, chunk: int, count: int, transfer) -> bool:
         return self.chunk == chunk and len(self.buffers) == count and self.kind is type(transfer)
 
     def close(self) -> None:
-        self.transfer.unregister(self.buffers)
+        for buffer, pinned in zip(self.buffers, self.pinned):
+            if pinned:
+                self.transfer.unpin(buffer)
 
 
 def _take_pool(chunk: int, count: int, transfer):
@@ -186,27 +205,36 @@ def load(native_file, tensors: list, outputs: list, transfer, staging: int = DEF
 
 
 def _run(plan, stages: int, pool, flat: list, transfer) -> None:
-    """The pipeline: a filler thread fills buffers in stage order, this thread copies them out."""
+    """The pipeline: filler threads fill free buffers with the next stages, in any order of
+    completion; this thread copies each filled one out and hands it back with its mark."""
     free = queue.Queue()
     for i in range(len(pool.buffers)):
         free.put((i, None))
     filled = queue.Queue()
     stop = threading.Event()
+    next_stage = itertools.count()  # next() on it is atomic: each stage goes to one filler
 
     def filler():
         try:
-            for k in range(stages):
+            while True:
                 i, mark = free.get()
                 if stop.is_set():
                     return
+                k = next(next_stage)
+                if k >= stages:
+                    free.put((i, mark))  # for the other fillers, which then end too
+                    return
                 transfer.wait(mark)
+                pool.ready(i)
                 plan.fill(k, pool.buffers[i])
                 filled.put((k, i, None))
         except BaseException as e:  # handed to the copying thread, which raises it
             filled.put((None, None, e))
 
-    thread = threading.Thread(target=filler, name="tensorfile-stage", daemon=True)
-    thread.start()
+    threads = [threading.Thread(target=filler, name=f"tensorfile-stage-{n}", daemon=True)
+               for n in range(max(1, min(FILLERS, len(pool.buffers) - 1, stages)))]
+    for thread in threads:
+        thread.start()
     try:
         for _ in range(stages):
             k, i, error = filled.get()
@@ -218,6 +246,8 @@ def _run(plan, stages: int, pool, flat: list, transfer) -> None:
             free.put((i, transfer.mark()))
     finally:
         stop.set()
-        free.put((0, None))
-        thread.join()
+        for _ in threads:
+            free.put((0, None))
+        for thread in threads:
+            thread.join()
         transfer.finish()
