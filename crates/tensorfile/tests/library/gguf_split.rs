@@ -253,6 +253,19 @@ fn a_missing_part_is_named() {
 }
 
 #[test]
+fn of_several_missing_parts_the_first_is_named_every_time() {
+    // The parts open side by side; the error must not depend on which failed first in time.
+    let dir = tempfile::tempdir().unwrap();
+    let parts = copied_parts(dir.path());
+    std::fs::remove_file(&parts[1]).unwrap();
+    std::fs::remove_file(&parts[2]).unwrap();
+    for _ in 0..20 {
+        let err = open_err(&parts[3]);
+        assert_rule(&err, Rule::MissingFile, &["model-00002-of-00004.gguf", "part 2 of 4"]);
+    }
+}
+
+#[test]
 fn a_part_named_otherwise_cannot_find_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let renamed = dir.path().join("renamed.gguf");

@@ -54,7 +54,7 @@ impl ShardSet {
             let how = format!("shard {file:?} of the index's weight_map, in the index's folder");
             open_shard(&beside(path, file), Some(&how))
         };
-        let shards: Vec<Shard> = files.par_iter().map(open).collect::<Result<_>>()?;
+        let shards = open_in_order(&files, open)?;
         let holders = holders(&shards)?;
         check_weight_map(&shards, &holders, &index.weight_map, &files)?;
         ShardSet::assemble(shards, index.metadata)
@@ -74,7 +74,7 @@ impl ShardSet {
             check_count(paths.len(), "files")?;
         }
         paths.sort();
-        let found: Vec<Option<Shard>> = paths.par_iter().map(|p| open_if_tensor_file(p)).collect::<Result<_>>()?;
+        let found = open_in_order(&paths, |p| open_if_tensor_file(p))?;
         let shards: Vec<Shard> = found.into_iter().flatten().collect();
         if shards.is_empty() {
             return Err(Error::invalid(Rule::UnknownFormat, "no file in this folder is a tensor file"));
@@ -89,7 +89,7 @@ impl ShardSet {
             return Err(Error::usage("no files to open"));
         }
         check_count(paths.len(), "files")?;
-        let shards: Vec<Shard> = paths.par_iter().map(|p| open_shard(p.as_ref(), None)).collect::<Result<_>>()?;
+        let shards = open_in_order(paths, |p| open_shard(p.as_ref(), None))?;
         holders(&shards)?;
         ShardSet::assemble(shards, Vec::new())
     }
@@ -250,6 +250,14 @@ pub(super) fn beside(index: &Path, name: &str) -> PathBuf {
 
 /// Open `path` (or URL), which must be a tensor file; `named` says how its name was derived
 /// when another file names it.
+/// `open` of every item, side by side on rayon's threads, in the items' order; where several
+/// fail, the error of the first in that order (rayon's own collect into a `Result` gives
+/// whichever failed first in time, so a set missing two files would name either).
+pub(super) fn open_in_order<I: Sync, T: Send>(items: &[I], open: impl Fn(&I) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let results: Vec<Result<T>> = items.par_iter().map(&open).collect();
+    results.into_iter().collect()
+}
+
 pub(super) fn open_shard(path: &Path, named: Option<&str>) -> Result<Shard> {
     let src = Source::open(path).map_err(|e| match named {
         Some(how) => e.named_by(path, how),

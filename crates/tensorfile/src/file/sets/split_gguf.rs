@@ -9,10 +9,8 @@
 
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use super::ShardSet;
-use super::set::{Shard, beside, check_count, holders, open_shard};
+use super::set::{Shard, beside, check_count, holders, open_in_order, open_shard};
 use crate::error::{Error, Result, Rule};
 use crate::formats::FormatReader;
 use crate::formats::gguf::split::{self, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT, SplitKeys};
@@ -44,17 +42,14 @@ impl ShardSet {
         check_count(usize::from(keys.count), "parts")?;
         let mut opened = Some(Shard { path: path.to_path_buf(), reader: opened, size });
         let numbers: Vec<u16> = (0..keys.count).collect();
-        let others: Vec<Option<Shard>> = numbers
-            .par_iter()
-            .map(|&no| {
-                if no == keys.no {
-                    return Ok(None);
-                }
-                let file = split::part_name(prefix, no, keys.count);
-                let how = format!("part {} of {} of the split model {name:?}", u32::from(no) + 1, keys.count);
-                open_shard(&beside(path, &file), Some(&how)).map(Some)
-            })
-            .collect::<Result<_>>()?;
+        let others = open_in_order(&numbers, |&no| {
+            if no == keys.no {
+                return Ok(None);
+            }
+            let file = split::part_name(prefix, no, keys.count);
+            let how = format!("part {} of {} of the split model {name:?}", u32::from(no) + 1, keys.count);
+            open_shard(&beside(path, &file), Some(&how)).map(Some)
+        })?;
         let parts: Vec<Shard> = others
             .into_iter()
             .map(|other| other.or_else(|| opened.take()))

@@ -28,6 +28,8 @@ mod search;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod ggufpy_tests;
+#[cfg(test)]
 mod tests;
 
 use rayon::prelude::*;
