@@ -7,7 +7,10 @@
 - every type on random rows (normal, with zeros, constant, extremes, subnormals; with and
   without importance weights) written by `convert --quantize TYPE` from a safetensors file:
   each tensor's blocks equal `ggml_quantize_chunk`'s, called through ctypes on libggml-base;
-- llama_cpp loads what `tensorfile meta` edits and generates the same tokens.
+- llama_cpp loads what `tensorfile meta` edits and generates the same tokens;
+- llama_cpp loads the parts `convert --split-max-tensors` writes (from the first part, as
+  llama.cpp opens a split model), of the model and of its Q4_K_M, and the model merged back
+  from them, and generates the same tokens as from the one file.
 """
 
 import ctypes
@@ -83,6 +86,26 @@ def test_llama_cpp_runs_an_edited_model(tmp_path: Path):
                       "--set", "tokenizer.chat_template=@@{{ messages }}")
     assert done.returncode == 0, done.stderr
     assert generate(edited) == generate(FIXTURES / "tiny.gguf")
+
+
+@pytest.mark.parametrize("quantize", [None, "Q4_K_M"])
+def test_llama_cpp_runs_our_split_and_merged_models(quantize, tmp_path: Path):
+    whole = FIXTURES / "tiny.gguf"
+    if quantize:
+        whole = tmp_path / "whole.gguf"
+        done = tensorfile("convert", FIXTURES / "tiny.gguf", whole, "--quantize", quantize)
+        assert done.returncode == 0, done.stderr
+    (tmp_path / "split").mkdir()
+    done = tensorfile("convert", whole, tmp_path / "split" / "model.gguf", "--split-max-tensors", "5")
+    assert done.returncode == 0, done.stderr
+    parts = sorted((tmp_path / "split").glob("model-*-of-*.gguf"))
+    assert len(parts) >= 3 and parts[0].name.startswith("model-00001-of-"), [p.name for p in parts]
+    want = generate(whole)
+    assert generate(parts[0]) == want
+    merged = tmp_path / "merged.gguf"
+    done = tensorfile("convert", parts[0], merged)
+    assert done.returncode == 0, done.stderr
+    assert generate(merged) == want
 
 
 # ggml's type numbers (ggml.h) of the types convert --quantize writes.

@@ -242,6 +242,46 @@ def test_committed_gguf_files_convert_as_ztensor_converts_them(path, tmp_path):
         assert "little-endian" in refused, refused
 
 
+# Every type `convert --quantize` makes without an importance matrix (IQ2_XXS, IQ2_XS and IQ1_S
+# need one: tests/interop/test_llama_cpp.py covers them into GGUF).
+QUANTIZED = ["F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q1_0", "Q2_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+             "Q6_K", "IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_M"]
+
+
+@pytest.mark.parametrize("qtype", QUANTIZED)
+def test_quantized_into_ztensor_2_as_ztensor_converts_our_gguf(qtype: str, tmp_path: Path):
+    """`convert --quantize TYPE` straight into zTensor 2: ztensor 2.1.2 reads and verifies it,
+    and it holds the objects (layout `gguf.<type>/1`, shape, blocks) that `ztensor.convert`
+    makes of our `.gguf` quantized to the same type; where ztensor registers no profile for the
+    type, both refuse it."""
+    if not reads_gguf():
+        pytest.skip("this tensorfile reads no GGUF files")
+    from safetensors.numpy import save_file
+
+    g = np.random.default_rng(sum(qtype.encode()))
+    src = tmp_path / "in.safetensors"
+    save_file({"blk.0.w": (g.standard_normal((4, 512)) * 0.05).astype(np.float32),
+               "blk.0.v": (g.standard_normal((2, 256)) * 3).astype(np.float32),
+               "blk.0.norm": np.ones(512, np.float32)}, str(src))
+    ours, gguf_file, theirs = tmp_path / "ours.zt", tmp_path / "ours.gguf", tmp_path / "theirs.zt"
+    direct = tensorfile("convert", src, ours, "--zt-version", "2", "--quantize", qtype)
+    made = tensorfile("convert", src, gguf_file, "--quantize", qtype)
+    assert made.returncode == 0, made.stderr
+    refused = ztensor_convert(gguf_file, theirs)
+    if refused is not None:
+        assert "has no registered projection" in refused, refused
+        assert direct.returncode != 0 and f"registers no gguf.<type>/1 profile for {qtype}" in direct.stderr, \
+            direct.stderr
+        return
+    assert direct.returncode == 0, direct.stderr
+    read = probe("read", ours)
+    assert read["checked"] == sum(len(o["parts"]) for o in read["objects"].values()) and read["undigested"] == 0
+    expected = probe("read", theirs)["objects"]
+    assert read["objects"] == expected
+    if qtype not in ("F16", "BF16"):
+        assert read["objects"]["blk.0.w"]["layout"] == f"gguf.{qtype.lower()}/1"
+
+
 @pytest.mark.parametrize("name", ["attributes.zt", "dtypes.zt", "gguf.zt", "quant.zt"])
 def test_ztensor_reads_edited_attributes(name: str, tmp_path: Path):
     """`tensorfile meta` on a zTensor 2 file: ztensor 2.1.2 reads the new attributes with their

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use tempfile::{NamedTempFile, TempPath};
 
 use super::Output;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Rule};
 use crate::source::Bytes;
 
 /// Buffer size for streaming writes.
@@ -48,6 +48,14 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&dest).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o666);
             builder.permissions(std::fs::Permissions::from_mode(mode));
+        }
+        if !dir.is_dir() {
+            // Said plainly: the temporary file's own path would name a file never asked for.
+            return Err(Error::invalid(
+                Rule::MissingFile,
+                format!("there is no folder {} to write into (none is created)", dir.display()),
+            )
+            .in_file(&dest));
         }
         let tmp = builder.tempfile_in(&dir).map_err(|e| Error::from(e).in_file(&dest))?;
         Ok(AtomicFile { tmp, dest })
@@ -194,6 +202,17 @@ pub fn write_atomically(dest: impl AsRef<Path>, fill: impl FnOnce(&mut dyn Write
 mod tests {
     use super::*;
     use crate::output::Output;
+
+    #[test]
+    fn a_missing_folder_is_named_not_the_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("nowhere").join("model.gguf");
+        let Err(err) = AtomicFile::create(&dest) else { panic!("created a file in a missing folder") };
+        let text = err.to_string();
+        assert_eq!(err.rule(), Some(Rule::MissingFile), "{text}");
+        assert!(text.contains("no folder") && text.contains("nowhere") && !text.contains(".model.gguf."), "{text}");
+        assert!(!dir.path().join("nowhere").exists());
+    }
 
     /// Slices of a mapped file, copied in the kernel, land at the writer's position between
     /// buffered writes, whatever their offsets; owned bytes and short slices are written.

@@ -60,7 +60,8 @@ fn gguf_py_types_quantize_as_gguf_py_does_except_where_it_parts_from_ggml() {
         let blob = read(&dir, &t["file"], &t["sha256"]);
         for r in t["records"].as_array().unwrap() {
             let case = cases.iter().find(|c| c["name"] == r["case"]).unwrap();
-            let (rows, n, offset, row_bytes) = (at(case, "rows"), at(case, "n_per_row"), at(case, "offset"), at(r, "row_bytes"));
+            let (rows, n, offset, row_bytes) =
+                (at(case, "rows"), at(case, "n_per_row"), at(case, "offset"), at(r, "row_bytes"));
             let got = quantized(ty, &inputs[offset..offset + rows * n], n, row_bytes);
             let want = &blob[at(r, "offset")..at(r, "offset") + at(r, "bytes")];
             let unlike: Vec<usize> =
@@ -94,9 +95,14 @@ fn rows_where_gguf_py_parts_from_ggml_are_quantized_as_ggml_does() {
     for t in record["types"].as_array().unwrap() {
         let ty = GgmlType::from_name(t["type"].as_str().unwrap()).unwrap();
         let s = &t["search"];
-        assert!(s.is_object(), "{}: no search recorded (run scripts/fixtures with scripts/llama-tools built)", t["type"]);
+        assert!(
+            s.is_object(),
+            "{}: no search recorded (run scripts/fixtures with scripts/llama-tools built)",
+            t["type"]
+        );
         searched += at(s, "rows");
-        let (kept, n, row_bytes, first) = (at(s, "kept"), at(s, "n_per_row"), at(s, "row_bytes"), at(s, "inputs_offset"));
+        let (kept, n, row_bytes, first) =
+            (at(s, "kept"), at(s, "n_per_row"), at(s, "row_bytes"), at(s, "inputs_offset"));
         let pairs = read(&dir, &s["file"], &s["sha256"]);
         assert_eq!(pairs.len(), kept * 2 * row_bytes, "{}: found rows", t["type"]);
         for k in 0..kept {
