@@ -4,6 +4,9 @@ here (nothing downloaded) into the benchmark's cache folder:
   gguf-llama   Llama-3.2-1B's tensor shapes as a GGUF in a mix like llama.cpp's Q4_K_M
                (attention q/k/o and MLP gate/up Q4_K; v, down and the embedding Q6_K; norms
                F32): about 0.84 GB (--quick: 2 layers, a 32,000-word vocabulary)
+  llama-bf16   the same Llama-3.2-1B shapes in bfloat16 (norms F32), normal(0, 0.02), with the
+               llama key/values llama-quantize reads: the 2.47 GB input both quantizers are
+               timed on (the quantize part, `quantize.py`; --quick: 2 layers, 32,000 words)
   ggml-types   one 2048 x 3840 tensor (30 MiB as float32, under glibc's largest mmap
                threshold; --quick: 512 x 1024) of every ggml type gguf-py dequantizes, named
                after its type
@@ -14,7 +17,7 @@ random blocks whose scales are set to small normal half floats (E4M3 bytes of 1/
 NVFP4), so that they decode to finite values as a real file's would.
 
 Run with the gguf environment's interpreter (tfvenv.GGUF_VENV), from `scripts/`:
-`python -m benchlib.quantwork gguf-llama|ggml-types OUT [--quick]`; the zTensor 2 copies are
+`python -m benchlib.quantwork gguf-llama|llama-bf16|ggml-types OUT [--quick]`; the zTensor 2 copies are
 made by `ztensor.convert` in the zTensor 2 environment (`quant.py`).
 """
 
@@ -130,12 +133,43 @@ def write_gguf(path: Path, tensors: list, rng) -> None:
     tmp.rename(path)
 
 
+def write_llama_bf16(path: Path, quick: bool, rng) -> None:
+    """Llama-3.2-1B's tensors in bfloat16 (norms F32) with its hyperparameters as keys."""
+    import gguf
+
+    V = gguf.GGUFValueType
+    tensors = llama_tensors(quick)
+    tmp = path.with_name(path.name + ".partial")
+    w = gguf.GGUFWriter(str(tmp), "llama")
+    w.add_key_value("general.name", "llama-1b (tensorfile benchmark)", V.STRING)
+    w.add_key_value("general.file_type", 32, V.UINT32)  # MOSTLY_BF16
+    for key, value in (("block_count", sum(1 for n, _, _ in tensors if n.endswith("attn_q.weight"))),
+                       ("context_length", 131072), ("embedding_length", 2048), ("feed_forward_length", 8192),
+                       ("attention.head_count", 32), ("attention.head_count_kv", 8), ("rope.dimension_count", 64)):
+        w.add_key_value(f"llama.{key}", value, V.UINT32)
+    w.add_key_value("llama.attention.layer_norm_rms_epsilon", 1e-5, V.FLOAT32)
+    w.add_key_value("llama.rope.freq_base", 500000.0, V.FLOAT32)
+    for name, kind, (rows, cols) in tensors:
+        if kind == "F32":
+            w.add_tensor(name, np.ones(cols, np.float32))
+        else:
+            bits = ((rng.standard_normal((rows, cols), dtype=np.float32) * 0.02).view(np.uint32) >> 16)
+            w.add_tensor(name, bits.astype(np.uint16), raw_shape=[rows, cols], raw_dtype=gguf.GGMLQuantizationType.BF16)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    tmp.rename(path)
+
+
 def main() -> None:
     what, out = sys.argv[1], Path(sys.argv[2])
     quick = "--quick" in sys.argv[3:]
     rng = np.random.default_rng(7)
     if what == "gguf-llama":
         write_gguf(out, llama_tensors(quick), rng)
+    elif what == "llama-bf16":
+        write_llama_bf16(out, quick, rng)
     elif what == "ggml-types":
         rows, cols = (512, 1024) if quick else (2048, 3840)
         write_gguf(out, [(kind.lower(), kind, (rows, cols)) for kind in TYPES], rng)

@@ -28,7 +28,8 @@ fn main() -> ExitCode {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let result = cli.command.run(&mut out).and_then(|outcome| {
+    let threads = cli.threads.map_or(Ok(()), |n| tensorfile::set_threads(n as usize).map_err(anyhow::Error::from));
+    let result = threads.and_then(|()| cli.command.run(&mut out)).and_then(|outcome| {
         out.flush()?;
         Ok(outcome)
     });

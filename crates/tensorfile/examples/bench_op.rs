@@ -12,6 +12,9 @@
 //!               | dequantize (FILE NAME THREADS [reuse]: tensor NAME decoded to float32 on THREADS
 //!               threads, 0 for one per core; only the decoding is timed, its stored bytes read
 //!               before; reuse: the second of two decodings, into memory the first used)
+//!               | quantize (FILE TYPE THREADS: the float32 tensor `rows` of FILE, a 2-D
+//!               safetensors tensor, quantized into ggml type TYPE on THREADS threads; only the
+//!               quantizing is timed, the values read and converted before)
 //!   safetensors open | read
 //!   ztensor     open | read
 //!   ztensor2    open | read | write (OUT from FILE, a .safetensors or a zTensor 2 .zt, in
@@ -235,6 +238,25 @@ fn dequantize_op(path: &Path, name: &str, threads: usize, reuse: bool) -> (f64, 
     (seconds, Outcome { bytes: values.len() as u64, tensors: 1, sum: stored.wrapping_add(sum(&values)) })
 }
 
+/// The float32 tensor `rows` of `path` quantized into `type_name` on `threads` threads: the
+/// kernels alone, the values in memory before the clock starts.
+fn quantize_op(path: &Path, type_name: &str, threads: usize) -> (f64, Outcome) {
+    let t = tensorfile::model::quant::GgmlType::from_name(type_name).expect("no such ggml type");
+    let file = TensorFile::open(path).expect("open");
+    let index = file.index_of("rows").expect("a tensor named rows");
+    let shape = file.entries()[index].info().shape().to_vec();
+    let n_per_row = *shape.last().expect("2-D") as usize;
+    let bytes = file.read_index(index).expect("read").as_dense().expect("dense").to_vec();
+    let values: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+    let (seconds, blocks) = pool.install(|| {
+        let start = Instant::now();
+        let blocks = t.quantize(&values, n_per_row, None).expect("quantize");
+        (start.elapsed().as_secs_f64(), blocks)
+    });
+    (seconds, Outcome { bytes: bytes.len() as u64, tensors: 1, sum: sum(&blocks) })
+}
+
 fn ztensor2_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
     if op == "write" {
         return ztensor2_write(path, out.expect("OUT"));
@@ -336,6 +358,12 @@ fn main() {
         let threads = args.get(5).and_then(|t| t.parse().ok()).expect("THREADS");
         let reuse = args.get(6).is_some_and(|a| a == "reuse");
         let (seconds, o) = dequantize_op(path, args.get(4).expect("NAME"), threads, reuse);
+        println!("{{\"seconds\": {seconds}, \"bytes\": {}, \"tensors\": 1, \"sum\": {}}}", o.bytes, o.sum);
+        return;
+    }
+    if (tool, op) == ("tensorfile", "quantize") {
+        let threads = args.get(5).and_then(|t| t.parse().ok()).expect("THREADS");
+        let (seconds, o) = quantize_op(path, args.get(4).expect("TYPE"), threads);
         println!("{{\"seconds\": {seconds}, \"bytes\": {}, \"tensors\": 1, \"sum\": {}}}", o.bytes, o.sum);
         return;
     }

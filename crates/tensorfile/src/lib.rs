@@ -88,6 +88,7 @@ mod error;
 mod file;
 mod meta;
 mod swap;
+mod threads;
 
 pub mod compare;
 pub mod convert;
@@ -118,4 +119,5 @@ pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verific
 pub use formats::{Caps, Compression, Format, WriteOptions};
 pub use meta::{Assignment, Given, MetaChange, MetaEdit, MetaReport, MetaType, edit_metadata};
 pub use model::{DType, Entry, Kind, Layout, MetaValue, TensorData, TensorInfo};
+pub use threads::{set_threads, threads};
 pub use update::{UpdateOptions, UpdateReport, update};

@@ -47,6 +47,10 @@ are fetched. Credentials and endpoints come from the usual environment variables
 e.g. AWS_ENDPOINT_URL for an S3-compatible server; GOOGLE_*; AZURE_*)."
 )]
 pub struct Cli {
+    /// Threads for the parallel work (reading, converting, quantizing, statistics); default:
+    /// every core, or RAYON_NUM_THREADS
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -121,3 +121,17 @@ fn every_recorded_llama_quantize_run_is_made_byte_for_byte() {
     });
     assert!(failures.is_empty(), "{} of the recorded runs differ:\n{}", failures.len(), failures.join("\n"));
 }
+
+#[test]
+fn threads_bound_the_work_and_not_the_bytes() {
+    // `--threads 1` and `--threads 2` (before or after the command) write the same file; 0
+    // threads is a usage error.
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = fixtures().join("gguf-quantize").join("tiny.gguf");
+    let (one, two) = (dir.path().join("one.gguf"), dir.path().join("two.gguf"));
+    ok(&[&"--threads", &"1", &"convert", &tiny, &one, &"--quantize", &"Q4_K_M"]);
+    ok(&[&"convert", &tiny, &two, &"--quantize", &"Q4_K_M", &"--threads", &"2"]);
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+    let refused = tensorfile(&[&"--threads", &"0", &"formats"]);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+}

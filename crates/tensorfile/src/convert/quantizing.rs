@@ -116,18 +116,8 @@ pub(super) fn quantize_data(
         }
         w => w.map(Vec::as_slice),
     };
-    let mut out = output_for(t, values.len(), n_per_row).map_err(|e| e.for_tensor(name))?;
-    ggml::quantize::quantize_rows(t, &values, n_per_row, importance, &mut out).map_err(|e| e.for_tensor(name))?;
+    let out = t.quantize(&values, n_per_row, importance).map_err(|e| e.for_tensor(name))?;
     Ok(TensorData::quantized(Quant::Ggml(t), vec![(BLOCKS, Bytes::from_vec(out))]))
-}
-
-/// A zeroed buffer for `values` elements in rows of `n_per_row` quantized to `t`.
-pub(super) fn output_for(t: GgmlType, values: usize, n_per_row: usize) -> Result<Vec<u8>> {
-    let rows = values.checked_div(n_per_row).unwrap_or(0);
-    let row_bytes = ggml::quantize::row_bytes(t, n_per_row)
-        .ok_or_else(|| Error::usage(format!("rows of {n_per_row} are not whole blocks of {}", t.name())))?;
-    let size = rows.checked_mul(row_bytes).ok_or_else(|| Error::usage("quantized size overflows"))?;
-    Ok(vec![0u8; size])
 }
 
 /// The tensor's values as `f32`: dequantized, decoded to dense and cast as needed.

@@ -44,7 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     // What the library shows users of the layers beneath, gathered by subject.
-    ("facades", &["io", "inspect"]),
+    ("facades", &["io", "inspect", "threads"]),
 ];
 
 /// Modules that only this workspace's tests and fuzz targets see (feature `internals`): they

@@ -92,7 +92,7 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.unwrap().path();
         // Raw arrays, not files of a format: quantization, dequantization and cast references.
         // Files that are not what their names say (tests/library/diagnose.rs).
-        let raw = ["gguf/quants", "ggml-quant", "ggml-quant-iq", "cast", "diagnose"];
+        let raw = ["gguf/quants", "ggml-quant", "ggml-quant-iq", "ggufpy-quant", "cast", "diagnose"];
         if raw.iter().any(|r| path.ends_with(r)) {
             continue;
         }

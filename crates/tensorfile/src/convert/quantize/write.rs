@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Imatrix, PlannedTensor, QuantizeInput, QuantizePlan, QuantizeRequest, plan, split_path};
 use crate::convert::Progress;
-use crate::convert::quantizing::{as_f32, output_for};
+use crate::convert::quantizing::as_f32;
 use crate::error::{Error, Result, Rule};
 use crate::file::TensorFile;
 use crate::model::quant::{BLOCKS, GgmlType, ggml};
@@ -134,7 +134,7 @@ fn tensor_bytes(src: &TensorFile, t: &PlannedTensor, weights: &BTreeMap<Vec<u8>,
     }
     let values = as_f32(entry.info(), data)?;
     let n_per_row = usize::try_from(t.ne.first().copied().unwrap_or(1)).map_err(|_| Error::usage("a row too long"))?;
-    let mut out = output_for(t.to, values.len(), n_per_row)?;
+    let mut out = ggml::quantize::output_for(t.to, values.len(), n_per_row)?;
     let importance = t.imatrix_entry.as_ref().and_then(|k| weights.get(k));
     // A 3-D tensor (experts) has one importance row per matrix, as llama-quantize uses them.
     let matrices = usize::try_from(t.ne.get(2).copied().unwrap_or(1)).unwrap_or(1).max(1);

@@ -112,4 +112,14 @@ impl GgmlType {
     pub fn from_name(name: &str) -> Option<GgmlType> {
         GgmlType::ALL.iter().copied().find(|t| t.name().eq_ignore_ascii_case(name))
     }
+
+    /// `values`, rows of `n_per_row` elements, quantized into this type bit for bit as ggml's
+    /// `ggml_quantize_chunk` quantizes them, with `importance` (one weight per column: a
+    /// tensor's row of an importance matrix) or without; large inputs on the library's threads
+    /// ([`crate::set_threads`]). Errors where ggml cannot quantize into the type, where rows are
+    /// not whole blocks, and without importance for the types that need it (IQ2_XXS, IQ2_XS,
+    /// IQ1_S), each with its rule.
+    pub fn quantize(self, values: &[f32], n_per_row: usize, importance: Option<&[f32]>) -> crate::Result<Vec<u8>> {
+        super::ggml::quantize::quantize(self, values, n_per_row, importance)
+    }
 }

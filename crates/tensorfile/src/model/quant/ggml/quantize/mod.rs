@@ -110,6 +110,26 @@ pub(crate) fn row_bytes(t: GgmlType, n_per_row: usize) -> Option<usize> {
     (n_per_row / per_block).checked_mul(block_bytes)
 }
 
+/// `values` (rows of `n_per_row`) quantized into `t`: [`quantize_rows`] into [`output_for`].
+pub(crate) fn quantize(t: GgmlType, values: &[f32], n_per_row: usize, importance: Option<&[f32]>) -> Result<Vec<u8>> {
+    let mut out = output_for(t, values.len(), n_per_row)?;
+    quantize_rows(t, values, n_per_row, importance, &mut out)?;
+    Ok(out)
+}
+
+/// A zeroed buffer for `values` elements in rows of `n_per_row` quantized to `t`: no larger
+/// than the values themselves as f32 (held in memory already).
+pub(crate) fn output_for(t: GgmlType, values: usize, n_per_row: usize) -> Result<Vec<u8>> {
+    let refuse =
+        |detail: String| Error::invalid(Rule::BadQuantization, format!("quantizing into {}: {detail}", t.name()));
+    let row_size = row_bytes(t, n_per_row)
+        .filter(|_| n_per_row > 0)
+        .ok_or_else(|| refuse(format!("rows of {n_per_row} do not fill whole blocks of {}", t.block_elements())))?;
+    let size =
+        (values / n_per_row).checked_mul(row_size).ok_or_else(|| refuse("the quantized size overflows".into()))?;
+    Ok(vec![0u8; size])
+}
+
 /// Quantizes `src` (rows of `n_per_row` f32 values, src.len() a multiple of it) into `out`
 /// (exactly rows * row_bytes bytes), as ggml_quantize_chunk does, with `importance` (n_per_row
 /// weights, the imatrix row of this tensor) or without. Rows run in parallel (rayon) when large.
