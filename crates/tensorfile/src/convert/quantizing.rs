@@ -120,17 +120,33 @@ pub(super) fn quantize_data(
     Ok(TensorData::quantized(Quant::Ggml(t), vec![(BLOCKS, Bytes::from_vec(out))]))
 }
 
-/// The tensor's values as `f32`: dequantized, decoded to dense and cast as needed.
+/// The tensor's values as `f32`: dequantized, decoded to dense and cast as needed. Cast in
+/// pieces into the values: beside them only the stored bytes (mapped, for a dense tensor) and
+/// one piece, not a second whole copy of the tensor.
 pub(super) fn as_f32(read_as: &TensorInfo, data: TensorData) -> Result<Vec<f32>> {
+    /// Elements cast at a time.
+    const PIECE: usize = 1 << 16;
     let dense = if read_as.layout().reads_dense() {
         data.as_dense()?.clone()
     } else {
         data.to_dense(read_as.dtype(), read_as.shape())?
     };
-    let bytes = if read_as.dtype() == DType::Float32 {
-        dense
-    } else {
-        Bytes::from_vec(cast::cast(&dense, read_as.dtype(), DType::Float32)?)
+    let from = read_as.dtype();
+    let Some(width) = from.size().map(|w| w as usize).filter(|&w| w > 0) else {
+        // Elements smaller than a byte: cast whole (only floating tensors are quantized).
+        let bytes = cast::cast(&dense, from, DType::Float32)?;
+        return Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
     };
-    Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    let count = dense.len() / width;
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(count)
+        .map_err(|_| Error::unsupported(format!("cannot allocate {count} float32 values to quantize")))?;
+    let mut scratch = vec![0u8; PIECE * 4];
+    for piece in dense.chunks(PIECE * width) {
+        let bytes = &mut scratch[..piece.len() / width * 4];
+        cast::cast_into(piece, from, DType::Float32, bytes)?;
+        values.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+    }
+    Ok(values)
 }
