@@ -6,14 +6,11 @@
 
 use super::overrides::KvOverride;
 use crate::error::{Error, Result, Rule};
+use crate::formats::gguf::split::{SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT as SPLIT_TENSORS};
 use crate::model::{MetaValue, Number, TypedArray};
 
 /// ggml's `GGML_QNT_VERSION`.
 const QUANTIZATION_VERSION: u32 = 2;
-/// The keys of a split model, which one output file does not keep.
-pub(super) const SPLIT_NO: &str = "split.no";
-pub(super) const SPLIT_COUNT: &str = "split.count";
-pub(super) const SPLIT_TENSORS: &str = "split.tensors.count";
 const ALIGNMENT: &str = "general.alignment";
 
 /// `key` set to `value`, last.

@@ -314,7 +314,7 @@ pub struct QuantizePlan {
 /// The name of split `no` (from 0) of `count` made from `prefix`, as llama.cpp names them:
 /// `<prefix>-00001-of-00003.gguf`.
 pub fn split_path(prefix: &str, no: u16, count: u16) -> String {
-    format!("{prefix}-{:05}-of-{count:05}.gguf", u32::from(no) + 1)
+    crate::formats::gguf::split::part_name(prefix, no, count)
 }
 
 #[cfg(test)]
