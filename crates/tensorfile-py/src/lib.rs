@@ -28,6 +28,18 @@ fn formats_json() -> String {
     serde_json::Value::Array(tensorfile::inspect::format_rows()).to_string()
 }
 
+/// Use `n` threads for the library's parallel work for the rest of the process (before any).
+#[pyfunction]
+fn set_threads(n: usize) -> PyResult<()> {
+    errors::IntoPy::py(tensorfile::set_threads(n))
+}
+
+/// How many threads the library's parallel work uses.
+#[pyfunction]
+fn threads() -> usize {
+    tensorfile::threads()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<opened::NativeFile>()?;
@@ -38,6 +50,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(formats_json, m)?)?;
+    m.add_function(wrap_pyfunction!(set_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(threads, m)?)?;
     m.add_function(wrap_pyfunction!(staging::stage_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_page, m)?)?;

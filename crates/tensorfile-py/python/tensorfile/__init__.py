@@ -41,13 +41,15 @@ from ._native import diff_json as _diff_json
 from ._native import report_page as _report_page
 from ._native import edit_metadata as _edit_metadata
 from ._native import formats_json as _formats_json
+from ._native import set_threads as _set_threads
+from ._native import threads as _threads
 from ._native import write_file as _write_file
 
 __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
     "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "edit_metadata", "formats", "load_file",
     "open",
-    "release_staging", "report", "report_data", "save_file", "stats", "__version__",
+    "release_staging", "report", "report_data", "save_file", "set_threads", "stats", "threads", "__version__",
 ]
 
 class Tensor(_NativeTensor):
@@ -485,6 +487,19 @@ def _load_staged(path, device, data, staging, direct, transfer=None) -> dict:
         outputs = [torch.empty(tuple(t.shape), dtype=_dtypes.torch_dtype(t.dtype), device=device) for t in tensors]
         _staging.load(f._file, tensors, outputs, transfer, staging or _staging.DEFAULT_STAGING, direct)
         return dict(zip(f.keys(), outputs))
+
+
+def set_threads(n: int) -> None:
+    """Use `n` threads (at least 1) for the library's parallel work (reading, converting,
+    quantizing, statistics) for the rest of the process; by default every core, or
+    RAYON_NUM_THREADS. Call it before any other work: once the threads have started, the count
+    is fixed and this raises `UsageError`."""
+    _set_threads(n)
+
+
+def threads() -> int:
+    """How many threads the library's parallel work uses."""
+    return _threads()
 
 
 def release_staging() -> None:
