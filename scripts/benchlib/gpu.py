@@ -39,7 +39,7 @@ device tool's `run`, carry [".whl"]; `--json` comes back under $OUT, rewritten a
 repetition, so a run cut short still returns the rows measured, most important first: the
 pinned copy, tensorfile, the peers warm, our formats, cold):
 
-  scripts/gpu-wheels                       # here, first: fills .whl/ (git-ignored, ~34 MiB)
+  scripts/gpu-wheels                       # here, first: fills .whl/ (git-ignored, ~18 MiB)
   run (timeout_s 560): set -o pipefail; PYTHONUNBUFFERED=1 timeout 490 python3 scripts/bench --only gpu
       --wheels .whl --gib 4 --repeat 2 --formats zt,gguf,pt,pt2,ptd --budget 370
       --json $OUT/gpu.json --out $OUT/BENCHMARKS.md 2>&1 | tee $OUT/log
@@ -51,6 +51,9 @@ the registry, the checkpoint made in 9 s, warm 133 s, formats 160 s (.pt2 by tor
 the slowest), cold 62 s; every row's check ok (InstantTensor skipped: CUDA only). Most of it is
 process start (each row its own interpreter with torch); on the GPU machine's 16 cores each
 row's start is shorter and the CUDA context longer (about 6 s, `gpu_report.estimate`).
+Run on an H200 on 2026-11-28 (BENCHMARKS.md): 312 s for the whole command, of the 490 s
+allowed; the machine's start took about half a minute more. `benchlib/gpu_probe.py` is the
+follow-up run that took what limits the warm row apart (docs/performance.md).
 
 A later call finds the checkpoint and the state made by an earlier one while the machine is
 held; on a fresh machine it makes them again (about a minute). `--from-json` renders the
