@@ -37,7 +37,7 @@ fn set_threads(n: usize) -> PyResult<()> {
 /// How many threads the library's parallel work uses.
 #[pyfunction]
 fn threads() -> usize {
-    tensorfile::threads()
+    tensorfile::thread_count()
 }
 
 #[pymodule]

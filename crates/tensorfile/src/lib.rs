@@ -119,5 +119,5 @@ pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verific
 pub use formats::{Caps, Compression, Format, WriteOptions};
 pub use meta::{Assignment, Given, MetaChange, MetaEdit, MetaReport, MetaType, edit_metadata};
 pub use model::{DType, Entry, Kind, Layout, MetaValue, TensorData, TensorInfo};
-pub use threads::{set_threads, threads};
+pub use threads::{set_threads, thread_count};
 pub use update::{UpdateOptions, UpdateReport, update};

@@ -16,6 +16,6 @@ pub fn set_threads(n: usize) -> Result<()> {
 }
 
 /// How many threads the library's parallel work uses.
-pub fn threads() -> usize {
+pub fn thread_count() -> usize {
     rayon::current_num_threads()
 }
