@@ -59,28 +59,8 @@ pub(crate) fn quantize(
     importance: Option<&[f32]>,
     out: &mut [u8],
 ) -> Result<()> {
-    let (kernel, needs_importance) = kernel(t)?;
-    let bad = |what: String| Error::invalid(Rule::BadQuantization, format!("{}: {what}", t.name()));
-    if n_per_row == 0 || n_per_row % QK_K != 0 {
-        return Err(bad(format!("rows of {n_per_row} values: the type needs whole blocks of {QK_K}")));
-    }
-    if src.len() % n_per_row != 0 {
-        return Err(bad(format!("{} values are not whole rows of {n_per_row}", src.len())));
-    }
-    let rows = src.len() / n_per_row;
-    let row_bytes = (n_per_row / QK_K).checked_mul(t.block_bytes() as usize);
-    let Some(row_bytes) = row_bytes.filter(|&b| rows.checked_mul(b) == Some(out.len())) else {
-        return Err(bad(format!("{} output bytes for {rows} rows of {n_per_row} values", out.len())));
-    };
-    match importance {
-        Some(w) if w.len() != n_per_row => {
-            return Err(bad(format!("{} importance weights for rows of {n_per_row} values", w.len())));
-        }
-        None if needs_importance => {
-            return Err(bad("needs an importance matrix (ggml refuses to quantize it without one)".into()));
-        }
-        _ => {}
-    }
+    let kernel = kernel(t)?;
+    let (_, row_bytes) = super::fitted_rows(t, src, n_per_row, importance, out.len())?;
     let run = |(row, (x, y)): (usize, (&[f32], &mut [u8]))| {
         kernel(x, importance, y).map_err(|abort| {
             Error::invalid(
@@ -103,17 +83,16 @@ pub(crate) fn quantize(
     }
 }
 
-/// The row kernel of `t` and whether ggml requires importance weights for it
-/// (`ggml_quantize_requires_imatrix`).
-fn kernel(t: GgmlType) -> Result<(Kernel, bool)> {
+/// The row kernel of `t`.
+fn kernel(t: GgmlType) -> Result<Kernel> {
     Ok(match t {
-        GgmlType::IQ2_XXS => (iq2::iq2_xxs, true),
-        GgmlType::IQ2_XS => (iq2::iq2_xs, true),
-        GgmlType::IQ2_S => (iq2::iq2_s, false),
-        GgmlType::IQ3_XXS => (iq3::iq3_xxs, false),
-        GgmlType::IQ3_S => (iq3::iq3_s, false),
-        GgmlType::IQ1_S => (iq1::iq1_s, true),
-        GgmlType::IQ1_M => (iq1::iq1_m, false),
+        GgmlType::IQ2_XXS => iq2::iq2_xxs,
+        GgmlType::IQ2_XS => iq2::iq2_xs,
+        GgmlType::IQ2_S => iq2::iq2_s,
+        GgmlType::IQ3_XXS => iq3::iq3_xxs,
+        GgmlType::IQ3_S => iq3::iq3_s,
+        GgmlType::IQ1_S => iq1::iq1_s,
+        GgmlType::IQ1_M => iq1::iq1_m,
         _ => return Err(Error::unsupported(format!("{} is not one of ggml's grid (IQ1/IQ2/IQ3) types", t.name()))),
     })
 }

@@ -15,6 +15,26 @@ fn pack_2bit(levels: &[u8; 256], qs: &mut [u8]) {
     }
 }
 
+/// The weight of each value of a super-block given importance `qw` (as ggml weighs them:
+/// `qw * sqrt(sigma2 + x^2)`), in the same lanes as `xt`, and the sum of each sub-block's
+/// weights (summed in ggml's order).
+fn sub_block_weights(xt: &[[f32; 16]; 16], qw: &[f32; 256], sigma2: f32) -> ([[f32; 16]; 16], [f32; 16]) {
+    let qwt = lanes::<16, 16>(qw);
+    let mut weights = [[0f32; 16]; 16];
+    for l in 0..16 {
+        for j in 0..16 {
+            weights[l][j] = qwt[l][j] * (sigma2 + xt[l][j] * xt[l][j]).sqrt();
+        }
+    }
+    let mut sw = [0f32; 16];
+    for row in &weights {
+        for j in 0..16 {
+            sw[j] += row[j];
+        }
+    }
+    (weights, sw)
+}
+
 /// Q2_K (84 bytes: 16 scale bytes, low nibble the scale and high nibble the minimum of a
 /// sub-block, 64 bytes of levels, `d`, `dmin`): `x = d * s * q - dmin * m`.
 pub(super) fn q2_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
@@ -56,20 +76,7 @@ pub(super) fn q2_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
                 (put_f16(y, 80, d), put_f16(y, 82, dmin))
             }
             Some(qw) => {
-                let sigma2 = sum_squares(x) / 256.0;
-                let qwt = lanes::<16, 16>(qw);
-                let mut weights = [[0f32; 16]; 16];
-                for l in 0..16 {
-                    for j in 0..16 {
-                        weights[l][j] = qwt[l][j] * (sigma2 + xt[l][j] * xt[l][j]).sqrt();
-                    }
-                }
-                let mut sw = [0f32; 16];
-                for row in &weights {
-                    for j in 0..16 {
-                        sw[j] += row[j];
-                    }
-                }
+                let (weights, sw) = sub_block_weights(&xt, qw, sum_squares(x) / 256.0);
                 let steps = Steps { rmin: -0.9, rdelta: 0.05, steps: 36, use_mad: false };
                 let (scales, mins) = make_qkx_quants(3, &xt, &weights, &mut found, steps, true);
                 let (mut ls, mut lm) = ([0u8; 16], [0u8; 16]);
@@ -138,21 +145,8 @@ pub(super) fn q3_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
                 (d, std::array::from_fn(|at| found[at / 16][at % 16]))
             }
             Some(qw) => {
-                let sigma2 = 2.0 * sum_squares(x) / 256.0;
                 let xt = lanes::<16, 16>(x);
-                let qwt = lanes::<16, 16>(qw);
-                let mut weights = [[0f32; 16]; 16];
-                for l in 0..16 {
-                    for j in 0..16 {
-                        weights[l][j] = qwt[l][j] * (sigma2 + xt[l][j] * xt[l][j]).sqrt();
-                    }
-                }
-                let mut sw = [0f32; 16];
-                for row in &weights {
-                    for j in 0..16 {
-                        sw[j] += row[j];
-                    }
-                }
+                let (weights, sw) = sub_block_weights(&xt, qw, 2.0 * sum_squares(x) / 256.0);
                 let mut found = [[0i8; 16]; 16];
                 let scales = make_qx_quants(4, &xt, &mut found, Some(&weights));
                 let mut ls = [[0i8; 1]; 16];

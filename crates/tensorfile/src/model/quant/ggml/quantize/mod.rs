@@ -144,6 +144,28 @@ pub(crate) fn quantize_rows(
         return iq_grid::quantize(t, src, n_per_row, importance, out);
     }
     let kernel = kernel(t)?;
+    let (rows, row_size) = fitted_rows(t, src, n_per_row, importance, out.len())?;
+    if src.len() > PARALLEL_ABOVE && rows > 1 {
+        let rows_per_task = (TASK_ELEMENTS / n_per_row).max(1);
+        src.par_chunks(rows_per_task * n_per_row)
+            .zip(out.par_chunks_mut(rows_per_task * row_size))
+            .for_each(|(src, out)| each_row(kernel, src, n_per_row, importance, out, row_size));
+    } else {
+        each_row(kernel, src, n_per_row, importance, out, row_size);
+    }
+    Ok(())
+}
+
+/// The rows of `src` and the bytes of each in `t`, once the arguments fit one another: rows of
+/// whole blocks, whole rows of values, an output of exactly their bytes, and one importance
+/// weight per column (present where `t` needs them). Every quantizer checks here.
+fn fitted_rows(
+    t: GgmlType,
+    src: &[f32],
+    n_per_row: usize,
+    importance: Option<&[f32]>,
+    out_len: usize,
+) -> Result<(usize, usize)> {
     let name = t.name();
     let refuse =
         |detail: String| Err(Error::invalid(Rule::BadQuantization, format!("quantizing into {name}: {detail}")));
@@ -160,25 +182,18 @@ pub(crate) fn quantize_rows(
         return refuse(format!("{} values are not whole rows of {n_per_row}", src.len()));
     }
     let rows = src.len() / n_per_row;
-    if rows.checked_mul(row_size) != Some(out.len()) {
-        return refuse(format!("{rows} rows of {row_size} bytes do not fill an output of {} bytes", out.len()));
+    if rows.checked_mul(row_size) != Some(out_len) {
+        return refuse(format!("{rows} rows of {row_size} bytes do not fill an output of {out_len} bytes"));
     }
     match importance {
         Some(weights) if weights.len() != n_per_row => {
-            return refuse(format!("{} importance weights for rows of {n_per_row}", weights.len()));
+            refuse(format!("{} importance weights for rows of {n_per_row}", weights.len()))
         }
-        None if requires_importance(t) => return refuse("the type needs an importance matrix".into()),
-        _ => {}
+        None if requires_importance(t) => {
+            refuse("the type needs an importance matrix (ggml refuses to quantize it without one)".into())
+        }
+        _ => Ok((rows, row_size)),
     }
-    if src.len() > PARALLEL_ABOVE && rows > 1 {
-        let rows_per_task = (TASK_ELEMENTS / n_per_row).max(1);
-        src.par_chunks(rows_per_task * n_per_row)
-            .zip(out.par_chunks_mut(rows_per_task * row_size))
-            .for_each(|(src, out)| each_row(kernel, src, n_per_row, importance, out, row_size));
-    } else {
-        each_row(kernel, src, n_per_row, importance, out, row_size);
-    }
-    Ok(())
 }
 
 /// Runs `kernel` on every row of `src`, writing each into its `row_size` bytes of `out`.
