@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result, Rule};
 use crate::formats::Format;
-use crate::model::quant::{BLOCKS, GgmlType, Quant, ggml};
+use crate::model::quant::{self, BLOCKS, GgmlType, Quant, ggml};
 use crate::model::{DType, Kind, Layout, LayoutKind, TensorData, TensorInfo, cast};
 use crate::source::Bytes;
 
@@ -120,12 +120,15 @@ pub(super) fn quantize_data(
     Ok(TensorData::quantized(Quant::Ggml(t), vec![(BLOCKS, Bytes::from_vec(out))]))
 }
 
-/// The tensor's values as `f32`: dequantized, decoded to dense and cast as needed. Cast in
-/// pieces into the values: beside them only the stored bytes (mapped, for a dense tensor) and
-/// one piece, not a second whole copy of the tensor.
+/// The tensor's values as `f32`: dequantized, decoded to dense and cast as needed. Cast (or
+/// dequantized) in pieces into the values: beside them only the stored bytes (mapped, for a
+/// plain tensor) and one piece, not a second whole copy of the tensor.
 pub(super) fn as_f32(read_as: &TensorInfo, data: TensorData) -> Result<Vec<f32>> {
     /// Elements cast at a time.
     const PIECE: usize = 1 << 16;
+    if let Layout::Quantized(q) = read_as.layout() {
+        return quant::dequantize_f32(q, read_as.shape(), &data);
+    }
     let dense = if read_as.layout().reads_dense() {
         data.as_dense()?.clone()
     } else {

@@ -11,6 +11,9 @@ mod ggml_type;
 mod group;
 mod mx;
 
+#[cfg(test)]
+mod dequantize_tests;
+
 pub use ggml_type::GgmlType;
 
 use crate::checked;
@@ -238,9 +241,9 @@ fn axis_extent(shape: &[u64], axis: u8) -> Result<u64> {
     })
 }
 
-/// Dequantize `data`, a tensor of `shape` quantized as `q`, to little-endian `float32` bytes in
-/// row-major order. Every part's size is checked against the shape first.
-pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<Vec<u8>> {
+/// The parts of `data` that `q` reads for a tensor of `shape`, in order, each checked to hold
+/// exactly the bytes the shape needs ([`Rule::BadQuantization`] otherwise).
+fn sized_parts<'a>(q: &Quant, shape: &[u64], data: &'a TensorData) -> Result<Vec<&'a [u8]>> {
     let mut parts = Vec::new();
     for spec in q.parts(shape)? {
         let expected = spec.dtype.nbytes(spec.count)?;
@@ -262,6 +265,13 @@ pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<
         }
         parts.push(bytes);
     }
+    Ok(parts)
+}
+
+/// Dequantize `data`, a tensor of `shape` quantized as `q`, to little-endian `float32` bytes in
+/// row-major order. Every part's size is checked against the shape first.
+pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<Vec<u8>> {
+    let parts = sized_parts(q, shape, data)?;
     let numel = checked::to_usize(checked::numel(shape)?, "quantized elements")?;
     let out_len = checked::mul(numel as u64, 4, "dequantized bytes")?;
     let mut out = Vec::new();
@@ -274,6 +284,34 @@ pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<
         Quant::Mx(m) => mx::dequantize(m, shape, parts[0], parts[1], &mut out)?,
     }
     Ok(out)
+}
+
+/// [`dequantize`] into `f32` values. ggml's blocks (the quantized tensors that get requantized)
+/// are decoded a piece at a time into the values, so that the tensor is held once as floats,
+/// not a second time as their bytes; the other schemes are decoded whole, then read.
+pub(crate) fn dequantize_f32(q: &Quant, shape: &[u64], data: &TensorData) -> Result<Vec<f32>> {
+    /// Output bytes decoded at a time (several threads work on each piece).
+    const PIECE: usize = 4 << 20;
+    let le_f32 = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let Quant::Ggml(t) = q else {
+        return Ok(dequantize(q, shape, data)?.chunks_exact(4).map(le_f32).collect());
+    };
+    let parts = sized_parts(q, shape, data)?;
+    let numel = checked::to_usize(checked::numel(shape)?, "quantized elements")?;
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(numel)
+        .map_err(|_| Error::unsupported(format!("cannot allocate {numel} float32 values to dequantize into")))?;
+    // Both are at most a few hundred (the type table is the source).
+    let (block_bytes, block_out) = (t.block_bytes() as usize, t.block_elements() as usize * 4);
+    let per_piece = (PIECE / block_out).max(1);
+    let mut scratch = Vec::new();
+    for blocks in parts[0].chunks(per_piece * block_bytes) {
+        scratch.resize(blocks.len() / block_bytes * block_out, 0);
+        ggml::dequantize(*t, blocks, &mut scratch)?;
+        values.extend(scratch.chunks_exact(4).map(le_f32));
+    }
+    Ok(values)
 }
 
 /// Whether `q` has a reference dequantization this library implements.

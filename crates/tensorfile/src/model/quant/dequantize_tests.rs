@@ -1,0 +1,55 @@
+//! Dequantizing to `f32` values in pieces gives the very bits of dequantizing whole.
+
+use super::{BLOCKS, GgmlType, Quant, dequantize, dequantize_f32};
+use crate::error::Rule;
+use crate::model::TensorData;
+use crate::source::Bytes;
+
+/// Deterministic bytes (every bit pattern, NaN and infinite scales included).
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 56) as u8
+        })
+        .collect()
+}
+
+fn ggml(t: GgmlType, shape: &[u64], blocks: Vec<u8>) -> (Quant, TensorData) {
+    let q = Quant::Ggml(t);
+    let data = TensorData::quantized(q.clone(), vec![(BLOCKS, Bytes::from_vec(blocks))]);
+    (q, data)
+}
+
+#[test]
+fn pieces_equal_the_whole_across_piece_boundaries() {
+    // 1100 x 1024 elements: 4.3 MiB of floats, so more than one piece of 4 MiB.
+    let shape = [1100u64, 1024];
+    let numel = 1100 * 1024;
+    for (seed, t) in [GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::IQ4_NL].into_iter().enumerate() {
+        let len = numel / t.block_elements() as usize * t.block_bytes() as usize;
+        let (q, data) = ggml(t, &shape, noise(len, seed as u64 + 1));
+        let whole = dequantize(&q, &shape, &data).unwrap();
+        let pieces = dequantize_f32(&q, &shape, &data).unwrap();
+        assert_eq!(pieces.len(), numel, "{}", t.name());
+        let whole_bits = whole.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        assert!(whole_bits.eq(pieces.iter().map(|v| v.to_bits())), "{}: pieces differ from the whole", t.name());
+    }
+}
+
+#[test]
+fn parts_of_the_wrong_size_are_refused() {
+    let shape = [4u64, 64];
+    let len = 4 * 2 * GgmlType::Q8_0.block_bytes() as usize;
+    for wrong in [len - 1, len + 34, 0] {
+        let (q, data) = ggml(GgmlType::Q8_0, &shape, noise(wrong, 7));
+        let err = dequantize_f32(&q, &shape, &data).unwrap_err();
+        assert_eq!(err.rule(), Some(Rule::BadQuantization), "{}", err.message());
+    }
+    let (q, data) = ggml(GgmlType::Q8_0, &shape, noise(len, 7));
+    assert_eq!(dequantize_f32(&q, &shape, &data).unwrap().len(), 256);
+    // A tensor of nothing is no values.
+    let (q, data) = ggml(GgmlType::Q8_0, &[0, 64], Vec::new());
+    assert!(dequantize_f32(&q, &[0, 64], &data).unwrap().is_empty());
+}
