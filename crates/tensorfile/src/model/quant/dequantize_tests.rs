@@ -16,7 +16,7 @@ fn noise(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-fn ggml(t: GgmlType, shape: &[u64], blocks: Vec<u8>) -> (Quant, TensorData) {
+fn ggml(t: GgmlType, blocks: Vec<u8>) -> (Quant, TensorData) {
     let q = Quant::Ggml(t);
     let data = TensorData::quantized(q.clone(), vec![(BLOCKS, Bytes::from_vec(blocks))]);
     (q, data)
@@ -29,7 +29,7 @@ fn pieces_equal_the_whole_across_piece_boundaries() {
     let numel = 1100 * 1024;
     for (seed, t) in [GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::IQ4_NL].into_iter().enumerate() {
         let len = numel / t.block_elements() as usize * t.block_bytes() as usize;
-        let (q, data) = ggml(t, &shape, noise(len, seed as u64 + 1));
+        let (q, data) = ggml(t, noise(len, seed as u64 + 1));
         let whole = dequantize(&q, &shape, &data).unwrap();
         let pieces = dequantize_f32(&q, &shape, &data).unwrap();
         assert_eq!(pieces.len(), numel, "{}", t.name());
@@ -43,13 +43,13 @@ fn parts_of_the_wrong_size_are_refused() {
     let shape = [4u64, 64];
     let len = 4 * 2 * GgmlType::Q8_0.block_bytes() as usize;
     for wrong in [len - 1, len + 34, 0] {
-        let (q, data) = ggml(GgmlType::Q8_0, &shape, noise(wrong, 7));
+        let (q, data) = ggml(GgmlType::Q8_0, noise(wrong, 7));
         let err = dequantize_f32(&q, &shape, &data).unwrap_err();
         assert_eq!(err.rule(), Some(Rule::BadQuantization), "{}", err.message());
     }
-    let (q, data) = ggml(GgmlType::Q8_0, &shape, noise(len, 7));
+    let (q, data) = ggml(GgmlType::Q8_0, noise(len, 7));
     assert_eq!(dequantize_f32(&q, &shape, &data).unwrap().len(), 256);
     // A tensor of nothing is no values.
-    let (q, data) = ggml(GgmlType::Q8_0, &[0, 64], Vec::new());
+    let (q, data) = ggml(GgmlType::Q8_0, Vec::new());
     assert!(dequantize_f32(&q, &[0, 64], &data).unwrap().is_empty());
 }
