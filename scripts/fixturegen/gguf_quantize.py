@@ -17,13 +17,16 @@ Inputs (committed, in OUT):
   falcon.gguf      falcon key/values of 16 layers, fused QKV, 2 rows per tensor
   prequant.gguf    llama, tensors already Q8_0 and Q4_0 among F32/F16/BF16 ones, infos not in
                    name order, general.alignment 64, split keys of a one-file set
+  empty.gguf       llama with 8 experts in one layer, tensors with a dimension of 0 (an expert
+                   tensor and a matrix of no rows, which llama-quantize writes as their new type
+                   with no bytes) beside one expert tensor of values
   falcon-split-0000N-of-00003.gguf
                    falcon.gguf split by llama-gguf-split (24 tensors a file)
 
 Importance matrices (committed): imatrix-tiny.gguf and imatrix-tiny.dat, by llama-imatrix on
 tiny.gguf; imatrix-moe.gguf (some experts never counted) written with gguf-py in the layout
-llama-imatrix writes; imatrix-bad-size.dat and imatrix-nan.dat, legacy files llama-quantize
-refuses.
+llama-imatrix writes; imatrix-empty.dat (the legacy layout) for empty.gguf's experts;
+imatrix-bad-size.dat and imatrix-nan.dat, legacy files llama-quantize refuses.
 
 The outputs of llama-quantize stay in ~/.cache/tensorfile/gguf-quantize/; runs/<run>.json
 record them. Every run is made with the working directory there and relative names, so that the
@@ -251,6 +254,17 @@ def prequant(path: Path) -> None:
     add(w, "blk.1.attn_q.weight", "F16", (2, 256))
     add(w, "blk.1.attn_v.weight", "F16", (2, 256))
     add(w, "output_norm.weight", "F32", (256,))
+    write(w)
+
+
+def empty(path: Path) -> None:
+    w = GGUFWriter(path, "llama")
+    llama_keys(w, layers=1, ctx=512, embd=256, ff=512, heads=4, kv_heads=4, name="empty tensors",
+               file_type=1, extra=[("llama.expert_count", 8, V.UINT32), ("llama.expert_used_count", 2, V.UINT32),
+                                   ("llama.attention.layer_norm_rms_epsilon", 1e-5, V.FLOAT32)])
+    add(w, "blk.0.attn_v.weight", "F16", (0, 256))
+    add(w, "blk.0.ffn_up_exps.weight", "F16", (8, 0, 256))
+    add(w, "blk.0.ffn_down_exps.weight", "F16", (8, 2, 256))
     write(w)
 
 
@@ -535,6 +549,8 @@ def plan_runs() -> list:
         ("prequant-COPY", {"preset": "COPY"}),
         ("prequant-Q6_K-allow-keep-split", {"preset": "Q6_K", "allow_requantize": True, "keep_split": True}),
         ("prequant-Q8_0-leave-output", {"preset": "Q8_0", "leave_output_tensor": True}),
+        ("empty-Q4_K_M-imatrix", {"preset": "Q4_K_M", "imatrix": "imatrix-empty.dat"}),
+        ("empty-Q8_0", {"preset": "Q8_0"}),
     ]
     runs += [(name, name.split("-")[0] + ".gguf", o) for name, o in options]
     return runs
@@ -551,8 +567,11 @@ def generate(out: Path, tools: dict) -> None:
     moe(out / "moe.gguf")
     falcon(out / "falcon.gguf")
     prequant(out / "prequant.gguf")
+    empty(out / "empty.gguf")
     imatrix_moe(out / "imatrix-moe.gguf", out / "moe.gguf")
     imatrix_dat(out / "imatrix-bad-size.dat", [("blk.0.attn_q.weight", 4, [1.0] * 128)], 4, "short.txt")
+    imatrix_dat(out / "imatrix-empty.dat", [(f"blk.0.ffn_{t}_exps.weight", 3, weights(f"imatrix {t}", 8 * 256) ** 2)
+                                            for t in ["up", "down"]], 3, "empty.txt")
     imatrix_dat(out / "imatrix-nan.dat", [("blk.1.attn_k.weight", 1, [1.0] * 255 + [float("nan")])], None, None)
     env = dict(os.environ, LD_LIBRARY_PATH=tools["lib_dir"])
     split = [tools["llama_gguf_split"], "--split", "--split-max-tensors", "24", str(out / "falcon.gguf"),

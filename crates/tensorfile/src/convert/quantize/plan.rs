@@ -113,9 +113,11 @@ pub fn plan(input: &QuantizeInput, request: &QuantizeRequest, imatrix: Option<&I
     Ok(QuantizePlan { files, file_type, alignment: ALIGNMENT })
 }
 
-/// ggml's count of dimensions: trailing ones dropped, at least one.
+/// ggml's count of dimensions (`ggml_n_dims`): up to the last beyond the first that is over 1,
+/// at least one. Trailing ones are dropped, and so are trailing zeros: a `[256, 0]` tensor
+/// counts (and is written) as `[256]`.
 fn n_dims(ne: &[u64]) -> usize {
-    ne.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1)
+    ne.iter().skip(1).rposition(|&d| d > 1).map_or(1, |i| i + 2)
 }
 
 /// What ggml's GGUF reader requires of the tensors llama.cpp loads.

@@ -139,11 +139,15 @@ fn tensor_bytes(src: &TensorFile, t: &PlannedTensor, weights: &BTreeMap<Vec<u8>,
     // A 3-D tensor (experts) has one importance row per matrix, as llama-quantize uses them.
     let matrices = usize::try_from(t.ne.get(2).copied().unwrap_or(1)).unwrap_or(1).max(1);
     match importance {
-        Some(w) if matrices > 1 && w.len() == n_per_row * matrices => {
+        Some(w) if matrices > 1 && n_per_row.checked_mul(matrices) == Some(w.len()) => {
+            // Each matrix with its own row of weights; a tensor of no values (a dimension of
+            // 0, which llama-quantize writes as the type with no bytes) has nothing to quantize.
             let (in_matrix, out_matrix) = (values.len() / matrices, out.len() / matrices);
-            for (m, (v, o)) in values.chunks(in_matrix).zip(out.chunks_mut(out_matrix)).enumerate() {
-                let slice = &w[m * n_per_row..(m + 1) * n_per_row];
-                ggml::quantize::quantize_rows(t.to, v, n_per_row, Some(slice), o)?;
+            if in_matrix > 0 {
+                let matrices = values.chunks_exact(in_matrix).zip(out.chunks_exact_mut(out_matrix));
+                for ((v, o), w) in matrices.zip(w.chunks_exact(n_per_row)) {
+                    ggml::quantize::quantize_rows(t.to, v, n_per_row, Some(w), o)?;
+                }
             }
         }
         Some(w) if w.len() == n_per_row => {
