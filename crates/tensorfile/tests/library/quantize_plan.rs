@@ -185,9 +185,16 @@ fn compare(file: &PlannedFile, out: &Value) -> Vec<String> {
     if tensors.len() != file.tensors.len() {
         problems.push(format!("{} tensors planned, {} written", file.tensors.len(), tensors.len()));
     }
+    // Where llama-quantize drops a dimension of 0 (it writes what ggml_n_dims counts), its
+    // tensor claims bytes it does not have; ours keeps the 0, so our header is longer.
+    let mut zero_kept = false;
     for (t, want) in file.tensors.iter().zip(tensors) {
         let got = serde_json::json!([t.name, t.to.name(), t.ne, t.offset]);
-        if &got != want {
+        let counted = t.ne.iter().skip(1).rposition(|&d| d > 1).map_or(1, |i| i + 2);
+        let as_ggml_writes = serde_json::json!([t.name, t.to.name(), t.ne[..counted], t.offset]);
+        if &got != want && t.ne.contains(&0) && &as_ggml_writes == want {
+            zero_kept = true;
+        } else if &got != want {
             problems.push(format!("tensor planned {got}, written {want}"));
         }
     }
@@ -201,16 +208,28 @@ fn compare(file: &PlannedFile, out: &Value) -> Vec<String> {
             problems.push(format!("key planned {got}, written {want}"));
         }
     }
-    if file.data_offset != out["data_offset"].as_u64().unwrap() {
-        problems.push(format!("data at {} planned, at {} written", file.data_offset, out["data_offset"]));
+    let (data_offset, size) = (out["data_offset"].as_u64().unwrap(), out["size"].as_u64().unwrap());
+    if zero_kept {
+        // The same data region: only the header differs.
+        if file.size() - file.data_offset != size - data_offset {
+            problems.push(format!(
+                "{} bytes of data planned, {} written",
+                file.size() - file.data_offset,
+                size - data_offset
+            ));
+        }
+        return problems;
+    }
+    if file.data_offset != data_offset {
+        problems.push(format!("data at {} planned, at {data_offset} written", file.data_offset));
     }
     match file.header() {
         Ok(h) if hex(&Sha256::digest(&h)) == out["header_sha256"].as_str().unwrap() => {}
         Ok(_) => problems.push("the header bytes differ".into()),
         Err(e) => problems.push(format!("no header: {e}")),
     }
-    if file.size() != out["size"].as_u64().unwrap() {
-        problems.push(format!("{} bytes planned, {} written", file.size(), out["size"]));
+    if file.size() != size {
+        problems.push(format!("{} bytes planned, {size} written", file.size()));
     }
     problems
 }
@@ -367,4 +386,31 @@ fn importance_matrix_requests_are_whole() {
     r.imatrix_include = vec!["attn".into()];
     r.imatrix_exclude = vec!["ffn".into()];
     assert!(plan(&input, &r, Some(&m)).is_err());
+}
+
+/// A dimension of 0 counts as ggml counts it (a `[256, 0]` matrix is one dimension, so it is
+/// not quantized; an `[256, 0, 8]` expert tensor is, to no bytes) and is written, where
+/// llama-quantize drops it and writes a tensor that claims bytes it does not have.
+#[test]
+fn dimensions_of_zero_are_counted_as_ggml_counts_them_and_kept() {
+    let mut inputs = BTreeMap::new();
+    for run in ["empty-Q8_0", "empty-Q4_K_M-imatrix"] {
+        let record = record(run);
+        let plan = plan_of(&record, &mut inputs).unwrap();
+        let tensors: BTreeMap<&str, (GgmlType, &[u64])> =
+            plan.files[0].tensors.iter().map(|t| (t.name.as_str(), (t.to, &t.ne[..]))).collect();
+        assert_eq!(tensors["blk.0.attn_v.weight"], (GgmlType::F16, &[256, 0][..]), "{run}");
+        assert_eq!(tensors["blk.0.ffn_up_exps.weight"].1, &[256, 0, 8], "{run}");
+        assert_ne!(tensors["blk.0.ffn_up_exps.weight"].0, GgmlType::F16, "{run}");
+        // The tool wrote the matrix as `[256]`: that is the only difference.
+        let written = &record["output"]["tensors"];
+        assert!(
+            written
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t[0] == "blk.0.attn_v.weight" && t[2] == serde_json::json!([256]))
+        );
+        assert!(compare(&plan.files[0], &record["output"]).is_empty(), "{run}");
+    }
 }

@@ -114,10 +114,18 @@ pub fn plan(input: &QuantizeInput, request: &QuantizeRequest, imatrix: Option<&I
 }
 
 /// ggml's count of dimensions (`ggml_n_dims`): up to the last beyond the first that is over 1,
-/// at least one. Trailing ones are dropped, and so are trailing zeros: a `[256, 0]` tensor
-/// counts (and is written) as `[256]`.
+/// at least one. Trailing ones do not count, and neither do trailing zeros: a `[256, 0]`
+/// tensor counts as one dimension (so it is not quantized).
 fn n_dims(ne: &[u64]) -> usize {
     ne.iter().skip(1).rposition(|&d| d > 1).map_or(1, |i| i + 2)
+}
+
+/// The dimensions written for `ne`: trailing ones dropped, as llama-quantize writes them, at
+/// least one. Where llama-quantize drops a trailing 0 too (it writes `ggml_n_dims` of them),
+/// its file is broken: the tensor claims the bytes of a whole row where it has none, over the
+/// next tensor's. Ours keeps the 0.
+fn written_dims(ne: &[u64]) -> usize {
+    ne.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1)
 }
 
 /// What ggml's GGUF reader requires of the tensors llama.cpp loads.
@@ -352,7 +360,7 @@ fn check_writable(
     if ne.is_empty() {
         ne.push(1);
     }
-    ne.truncate(n_dims(&ne));
+    ne.truncate(written_dims(&ne));
     Ok(PlannedTensor {
         name: w.name.clone(),
         source: w.source,
@@ -420,4 +428,26 @@ fn lay_out(
     let mut file = PlannedFile { metadata, tensors, data_offset: 0, split };
     file.data_offset = file.header()?.len() as u64;
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{n_dims, written_dims};
+
+    #[test]
+    fn dimensions_count_as_ggml_counts_them_and_zeros_are_written() {
+        // (ne, ggml_n_dims, dimensions written)
+        for (ne, counted, written) in [
+            (&[256u64, 2, 1, 1][..], 2, 2),
+            (&[64, 1], 1, 1),
+            (&[256, 1, 8], 3, 3),
+            (&[256, 0], 1, 2),
+            (&[256, 0, 8], 3, 3),
+            (&[0, 4], 2, 2),
+            (&[1], 1, 1),
+            (&[], 1, 1),
+        ] {
+            assert_eq!((n_dims(ne), written_dims(ne)), (counted, written), "{ne:?}");
+        }
+    }
 }
