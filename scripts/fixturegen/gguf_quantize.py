@@ -51,6 +51,7 @@ import numpy as np
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFReader, GGUFValueType as V, GGUFWriter
 from gguf import quants
+from gguf.constants import GGML_QUANT_SIZES
 
 CACHE = Path.home() / ".cache" / "tensorfile" / "gguf-quantize"
 # The tokens of the tiny model: llama-spm's first (its 3 special tokens, 256 bytes, 125 pieces).
@@ -77,8 +78,9 @@ MOE = ["Q2_K", "Q2_K_S", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K
 FALCON = ["Q3_K_M", "Q3_K_L", "Q4_K_M", "Q5_K_M", "Q2_K", "Q4_K_S", "COPY", "Q1_0", "Q2_0", "TQ1_0",
           "TQ2_0", "Q4_1", "Q5_1", "MXFP4_MOE", "F32", "BF16", "Q8_0"]
 
-# ggml's type names; gguf-py 0.19 lacks Q2_0 (42).
+# ggml's type names and (block elements, block bytes); gguf-py 0.19 lacks Q2_0 (42).
 TYPE_NAMES = {int(t): t.name for t in Q} | {42: "Q2_0"}
+TYPE_SIZES = {int(t): size for t, size in GGML_QUANT_SIZES.items()} | {42: (64, 18)}
 VALUE_TYPES = {
     0: ("u8", "<B"), 1: ("i8", "<b"), 2: ("u16", "<H"), 3: ("i16", "<h"), 4: ("u32", "<I"),
     5: ("i32", "<i"), 6: ("f32", "<f"), 7: ("bool", "<B"), 8: ("string", None), 9: ("array", None),
@@ -394,9 +396,15 @@ def read_output(path: Path) -> dict:
         ne = [c.unpack("<Q") for _ in range(c.unpack("<I"))]
         ggml_type = c.unpack("<I")
         offset = c.unpack("<Q")
-        tensors.append([name, TYPE_NAMES.get(ggml_type, str(ggml_type)), ne, offset])
+        tensors.append([name, TYPE_NAMES.get(ggml_type, str(ggml_type)), ne, offset, ggml_type])
     # llama-quantize lays the data out at 32 bytes, whatever general.alignment says.
     data_offset = (c.pos + 31) // 32 * 32
+    tensor_sha256 = []
+    for t in tensors:
+        per_block, block_bytes = TYPE_SIZES[t.pop()]
+        nbytes = int(np.prod(t[2], dtype=np.uint64)) // per_block * block_bytes
+        start = data_offset + t[3]
+        tensor_sha256.append(hashlib.sha256(data[start:start + nbytes]).hexdigest())
     return {
         "size": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
@@ -407,6 +415,7 @@ def read_output(path: Path) -> dict:
         "data_sha256": hashlib.sha256(data[data_offset:]).hexdigest(),
         "metadata": metadata,
         "tensors": tensors,
+        "tensor_sha256": tensor_sha256,
     }
 
 

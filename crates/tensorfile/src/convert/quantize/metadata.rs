@@ -41,7 +41,7 @@ pub(super) fn output(
     for o in overrides {
         let value = o.written();
         if o.key() == ALIGNMENT {
-            // ggml aborts on any other alignment; the layout stays at 32 whatever it says.
+            // ggml aborts on any other alignment; the output is laid out at what it says.
             match value {
                 MetaValue::Number(Number::U32(a)) if a.is_power_of_two() => {}
                 other => {

@@ -273,6 +273,9 @@ pub struct PlannedFile {
     pub tensors: Vec<PlannedTensor>,
     /// Where the data region starts (the header padded to the alignment).
     pub data_offset: u64,
+    /// The alignment of the data region and of every tensor: the file's `general.alignment`
+    /// (a power of two), else 32, ggml's default.
+    pub alignment: u64,
     /// `(split number from 0, split count)` of a split output.
     pub split: Option<(u16, u16)>,
 }
@@ -287,7 +290,7 @@ impl PlannedFile {
             .map(|t| gguf::IndexTensor { name: &t.name, ne: &t.ne, ggml_type: t.to.id(), offset: t.offset })
             .collect();
         let mut head = gguf::encode_index(&self.metadata, &infos)?;
-        head.resize(head.len().next_multiple_of(plan::ALIGNMENT as usize), 0);
+        head.resize(head.len().next_multiple_of(self.alignment as usize), 0);
         Ok(head)
     }
 
@@ -295,7 +298,7 @@ impl PlannedFile {
     pub fn size(&self) -> u64 {
         self.tensors
             .last()
-            .map_or(self.data_offset, |t| self.data_offset + t.offset + t.nbytes.next_multiple_of(plan::ALIGNMENT))
+            .map_or(self.data_offset, |t| self.data_offset + t.offset + t.nbytes.next_multiple_of(self.alignment))
     }
 }
 
@@ -306,9 +309,6 @@ pub struct QuantizePlan {
     pub files: Vec<PlannedFile>,
     /// `general.file_type` as written (before `--override-kv`).
     pub file_type: u32,
-    /// The alignment of the data region and of every tensor: 32, ggml's default, whatever
-    /// `general.alignment` the input had (llama-quantize copies the key but not the layout).
-    pub alignment: u64,
 }
 
 /// The name of split `no` (from 0) of `count` made from `prefix`, as llama.cpp names them:

@@ -16,11 +16,11 @@ use super::rules::{self, Category, Context, Counters};
 use super::{PlannedFile, PlannedTensor, QuantizeInput, QuantizePlan, QuantizeRequest, QuantizeTarget};
 use crate::convert::Selection;
 use crate::error::{Error, Result, Rule};
-use crate::model::MetaValue;
 use crate::model::quant::GgmlType;
+use crate::model::{MetaValue, Number};
 
 /// ggml's default alignment, which llama-quantize lays its output out with.
-pub(super) const ALIGNMENT: u64 = 32;
+const ALIGNMENT: u64 = 32;
 /// ggml's longest tensor name (`GGML_MAX_NAME` less its NUL).
 const MAX_NAME_BYTES: usize = 63;
 /// ggml's most dimensions.
@@ -110,7 +110,7 @@ pub fn plan(input: &QuantizeInput, request: &QuantizeRequest, imatrix: Option<&I
     let first = metadata::output(&input.metadata, file_type, &overrides, pruned)?;
     let inputs: Vec<u16> = walked.iter().map(|w| w.input.split).collect();
     let files = files(first, tensors, &inputs, request.keep_split)?;
-    Ok(QuantizePlan { files, file_type, alignment: ALIGNMENT })
+    Ok(QuantizePlan { files, file_type })
 }
 
 /// ggml's count of dimensions (`ggml_n_dims`): up to the last beyond the first that is over 1,
@@ -414,18 +414,32 @@ fn files(
     Ok(files)
 }
 
+/// The alignment a reader lays a file of `metadata` out with: its `general.alignment` (a u32
+/// power of two: the reader and the overrides refuse any other), else 32.
+///
+/// llama-quantize copies the key but lays its output out at 32 whatever it says, a file that
+/// llama.cpp itself refuses to load ("tensor ... has offset 544, expected 576") and that puts
+/// every other reader at the wrong bytes. Ours is laid out at the alignment it states.
+fn alignment_of(metadata: &[(String, MetaValue)]) -> u64 {
+    match metadata.iter().find(|(k, _)| k == "general.alignment") {
+        Some((_, MetaValue::Number(Number::U32(a)))) if a.is_power_of_two() => u64::from(*a),
+        _ => ALIGNMENT,
+    }
+}
+
 /// Offsets from the data start (each tensor padded to the alignment) and the data offset.
 fn lay_out(
     metadata: Vec<(String, MetaValue)>,
     mut tensors: Vec<PlannedTensor>,
     split: Option<(u16, u16)>,
 ) -> Result<PlannedFile> {
+    let alignment = alignment_of(&metadata);
     let mut at = 0u64;
     for t in &mut tensors {
         t.offset = at;
-        at = at.checked_add(t.nbytes).and_then(|e| e.checked_next_multiple_of(ALIGNMENT)).ok_or_else(overflow)?;
+        at = at.checked_add(t.nbytes).and_then(|e| e.checked_next_multiple_of(alignment)).ok_or_else(overflow)?;
     }
-    let mut file = PlannedFile { metadata, tensors, data_offset: 0, split };
+    let mut file = PlannedFile { metadata, tensors, data_offset: 0, alignment, split };
     file.data_offset = file.header()?.len() as u64;
     Ok(file)
 }

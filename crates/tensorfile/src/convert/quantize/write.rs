@@ -87,8 +87,13 @@ pub fn quantize_gguf(
                         .for_tensor(&t.name));
                     }
                     w.write_all(&bytes)?;
-                    let pad = t.nbytes.next_multiple_of(planned.alignment) - t.nbytes;
-                    w.write_all(&vec![0u8; pad as usize])?;
+                    let mut pad = t.nbytes.next_multiple_of(file.alignment) - t.nbytes;
+                    while pad > 0 {
+                        let zeros = [0u8; 4096];
+                        let n = pad.min(zeros.len() as u64);
+                        w.write_all(&zeros[..n as usize])?;
+                        pad -= n;
+                    }
                     bytes_in += read;
                     bytes_out += t.nbytes;
                     done += t.nbytes;
