@@ -7,6 +7,8 @@
 - every type on random rows (normal, with zeros, constant, extremes, subnormals; with and
   without importance weights) written by `convert --quantize TYPE` from a safetensors file:
   each tensor's blocks equal `ggml_quantize_chunk`'s, called through ctypes on libggml-base;
+- a `general.alignment` of 64: llama-quantize's file (laid out at 32) does not load, ours does
+  and generates what the model laid out at 32 does;
 - llama_cpp loads what `tensorfile meta` edits and generates the same tokens;
 - llama_cpp loads the parts `convert --split-max-tensors` writes (from the first part, as
   llama.cpp opens a split model), of the model and of its Q4_K_M, and the model merged back
@@ -78,6 +80,28 @@ def test_llama_quantize_and_tensorfile_write_the_same_model(preset: str, imatrix
     assert made.returncode == 0, made.stderr
     assert ours.read_bytes() == theirs.read_bytes()
     assert generate(ours) == generate(theirs)
+
+
+def test_the_alignment_the_output_states_is_the_one_it_is_laid_out_at(tmp_path: Path):
+    """llama-quantize copies `general.alignment` (here set by `--override-kv`) but lays its file
+    out at 32 bytes, and llama.cpp then refuses to load it; ours is laid out at 64, and llama_cpp
+    runs it as it runs the model laid out at 32."""
+    theirs, ours, plain = tmp_path / "theirs.gguf", tmp_path / "ours.gguf", tmp_path / "plain.gguf"
+    override = ["--override-kv", "general.alignment=int:64"]
+    done = subprocess.run([TOOLS["llama_quantize"], *override, str(FIXTURES / "tiny.gguf"), str(theirs), "Q4_K_M",
+                           "2"], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reloaded = subprocess.run([TOOLS["llama_quantize"], str(theirs), str(tmp_path / "again.gguf"), "COPY", "1"],
+                              capture_output=True, text=True, timeout=600, check=False)
+    # ggml starts the data at 64 and finds a tensor past the end ("data is not within the file
+    # bounds"), or one at an offset other than its padded sizes give ("has offset").
+    said = reloaded.stdout + reloaded.stderr
+    assert reloaded.returncode != 0 and ("bounds" in said or "offset" in said), "the tool now loads its own file"
+    for out, options in [(ours, override), (plain, [])]:
+        made = tensorfile("convert", FIXTURES / "tiny.gguf", out, "--quantize", "Q4_K_M", *options)
+        assert made.returncode == 0, made.stderr
+    assert ours.read_bytes() != theirs.read_bytes()
+    assert generate(ours) == generate(plain)
 
 
 def test_llama_cpp_runs_an_edited_model(tmp_path: Path):
