@@ -419,6 +419,12 @@ fn dimensions_of_zero_are_counted_as_ggml_counts_them_and_kept() {
         );
         assert!(compare(&plan.files[0], &record["output"]).is_empty(), "{run}");
     }
+    // Rows of no elements, on which llama-quantize dies (a division by zero: SIGFPE), are
+    // refused, naming the tensor.
+    let mut input = input_of("empty.gguf");
+    input.tensors.iter_mut().find(|t| t.name == "blk.0.attn_v.weight").unwrap().ne = vec![0, 4];
+    let err = plan(&input, &QuantizeRequest::new(QuantizeTarget::parse("Q8_0").unwrap()), None).unwrap_err();
+    assert_eq!((err.rule(), err.tensor()), (Some(tensorfile::Rule::BadField), Some("blk.0.attn_v.weight")), "{err}");
 }
 
 /// A `general.alignment` of 64 (prequant.gguf's) lays the output out at 64, where
