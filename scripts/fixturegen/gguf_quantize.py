@@ -412,7 +412,6 @@ def read_output(path: Path) -> dict:
         "general_alignment": alignment,
         "data_offset": data_offset,
         "header_sha256": hashlib.sha256(data[:data_offset]).hexdigest(),
-        "data_sha256": hashlib.sha256(data[data_offset:]).hexdigest(),
         "metadata": metadata,
         "tensors": tensors,
         "tensor_sha256": tensor_sha256,
