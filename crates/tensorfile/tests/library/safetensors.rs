@@ -70,6 +70,38 @@ fn we_read_what_the_safetensors_crate_writes() {
 }
 
 #[test]
+fn a_plan_in_name_order_is_written_byte_for_byte_as_the_safetensors_crate_writes_it() {
+    // Two tensors of every dtype, named so that name order mixes the dtypes, given in name order.
+    let mut t: Vec<_> = all_dtypes()
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, d)| {
+            [format!("a.{i:02}"), format!("b.{:02}", 21 - i)]
+                .map(|n| dense(TensorInfo::dense(n, d, vec![2, 4]), i as u64))
+        })
+        .collect();
+    t.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+    let infos: Vec<TensorInfo> = t.iter().map(|(i, _)| i.clone()).collect();
+    let ordered: Vec<_> = Format::Safetensors.write_order(&infos).into_iter().map(|k| t[k].clone()).collect();
+    let opts = WriteOptions { metadata: vec![("format".into(), "pt".into())], ..Default::default() };
+    let ours = write(Format::Safetensors, &ordered, &opts);
+
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = t
+        .iter()
+        .map(|(info, data)| {
+            let name = tensorfile::formats::safetensors::dtype_name(info.dtype()).unwrap();
+            let dtype: safetensors::Dtype = serde_json::from_str(&format!("{name:?}")).unwrap();
+            let shape = info.shape().iter().map(|&d| d as usize).collect();
+            let view = safetensors::tensor::TensorView::new(dtype, shape, data.as_dense().unwrap()).unwrap();
+            (info.name().to_string(), view)
+        })
+        .collect();
+    let meta = std::collections::HashMap::from([("format".to_string(), "pt".to_string())]);
+    let theirs = safetensors::serialize(views, Some(meta)).unwrap();
+    assert_eq!(ours, theirs);
+}
+
+#[test]
 fn writes_keep_every_tensor_aligned_to_its_element_size() {
     let t = vec![
         dense(TensorInfo::dense("u8", DType::UInt8, vec![3]), 1),

@@ -59,11 +59,16 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     extent: Extent { magics: &[], found_further: None, confirm: None, measure: extent::measure },
 };
 
-/// safetensors tiles its data with no padding, so tensors of wider elements go first to keep
-/// every tensor aligned to its element size (as the safetensors library does).
+/// The safetensors library's order: by dtype, in the reverse of [`TABLE`]'s order (which is
+/// the library's own order of its dtypes, narrowest first), tensors of one dtype in the order
+/// given. safetensors tiles its data with no padding: wider dtypes first keep every tensor
+/// aligned to its element size. The library sorts tensors of one dtype by name: a plan given
+/// in name order comes out in exactly its order, and the file is byte for byte the one it
+/// writes of the same tensors.
 fn write_order(plan: &[TensorInfo]) -> Vec<usize> {
+    let rank = |i: usize| TABLE.iter().position(|(_, d)| *d == plan[i].dtype());
     let mut order: Vec<usize> = (0..plan.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(plan[i].dtype().size().unwrap_or(0).min(8)));
+    order.sort_by_key(|&i| std::cmp::Reverse(rank(i)));
     order
 }
 
