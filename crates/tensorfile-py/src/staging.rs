@@ -78,7 +78,7 @@ pub fn plan(
     }
     // Decoding is what takes the time: the unread tensors are read at once, on rayon's threads.
     read_unread(py, file, tensors, |file, indices| indices.par_iter().map(|&i| file.read_index(i)).collect())?;
-    let bytes = tensors.iter().map(|t| t.dense_bytes(py).cloned()).collect::<PyResult<Vec<_>>>()?;
+    let bytes = tensors.iter().map(|t| t.dense_bytes(py)).collect::<PyResult<Vec<_>>>()?;
     let plan = py.detach(move || StagePlan::new(bytes, chunk, direct)).py()?;
     Ok(NativeStaging { plan: Arc::new(plan) })
 }

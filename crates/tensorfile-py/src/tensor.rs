@@ -1,11 +1,13 @@
 //! One tensor of an opened file: what it is, and its bytes, read on first use (with the GIL
-//! released) and described to numpy through the array interface.
+//! released) and described to numpy through the array interface: writable memory of the
+//! tensor's own (a private copy-on-write map of the file, or a buffer), or, where asked for,
+//! a read-only view of the bytes as read.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
-use tensorfile::io::Bytes;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyTuple};
+use tensorfile::io::{Bytes, PrivateBytes};
 use tensorfile::model::{SparseFormat, TensorData, cast};
 use tensorfile::{DType, Error, TensorFile};
 
@@ -16,20 +18,43 @@ use crate::opened::NativeFile;
 /// its bytes.
 type LayoutPart = (String, String, Vec<u64>, NativeBuffer);
 
-/// Bytes with numpy's array interface: a part of a tensor (a view of the file's map when
-/// stored raw) or a tensor decoded by the library, kept alive as the base of every array made
-/// from it.
+/// Memory numpy is given: the bytes as read, shared with the file and every other reader
+/// (read-only), or memory of the holder's own (writable).
+enum Memory {
+    Shared(Bytes),
+    Private(PrivateBytes),
+}
+
+impl Memory {
+    fn address(&self) -> usize {
+        match self {
+            Memory::Shared(b) => b.as_ptr() as usize,
+            Memory::Private(p) => p.address(),
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        matches!(self, Memory::Shared(_))
+    }
+}
+
+/// Bytes with numpy's array interface: a part of a tensor, a tensor decoded by the library,
+/// or a read-only view of a tensor's bytes as read; kept alive as the base of every array
+/// made from it.
 #[pyclass(frozen, module = "tensorfile._native")]
 pub struct NativeBuffer {
-    bytes: Bytes,
+    memory: Memory,
+    mapped: bool,
     typestr: &'static str,
     array_shape: Vec<isize>,
 }
 
 impl NativeBuffer {
     /// The bytes typed as `dtype` of `shape` (as bytes in one dimension when the dtype has no
-    /// whole-byte type string).
-    fn new(bytes: Bytes, dtype: DType, shape: &[u64]) -> PyResult<Self> {
+    /// whole-byte type string): read-only when `shared`, else made the buffer's own
+    /// ([`Bytes::into_private`]: no copy of a vector no one else holds, a private map of a
+    /// file's range).
+    fn new(py: Python<'_>, bytes: Bytes, dtype: DType, shape: &[u64], shared: bool) -> PyResult<Self> {
         let (typestr, itemsize) = typestr(dtype);
         let typed = dtype.size().is_some_and(|s| s as usize == itemsize);
         let array_shape = if typed {
@@ -37,32 +62,43 @@ impl NativeBuffer {
         } else {
             vec![to_isize(bytes.len() as u64)?]
         };
-        Ok(NativeBuffer { bytes, typestr, array_shape })
+        let mapped = bytes.is_mapped();
+        let memory = if shared { Memory::Shared(bytes) } else { Memory::Private(py.detach(|| bytes.into_private())) };
+        Ok(NativeBuffer { memory, mapped, typestr, array_shape })
     }
 }
 
 #[pymethods]
 impl NativeBuffer {
-    /// numpy's array interface (version 3) over the bytes, read-only.
+    /// numpy's array interface (version 3) over the bytes: writable unless they are a
+    /// read-only view of bytes shared with the file.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        interface(py, &self.bytes, self.typestr, &self.array_shape)
+        interface(py, self.memory.address(), self.memory.read_only(), self.typestr, &self.array_shape)
     }
 
-    /// Whether the bytes are a view of the file's memory map (no copy was made).
+    /// Whether the bytes come from the file's memory map (no copy was made: a view of the map,
+    /// or a private copy-on-write map of the same pages).
     fn is_mapped(&self) -> bool {
-        self.bytes.is_mapped()
+        self.mapped
     }
 }
 
-/// The array interface of read-only `bytes` typed by `typestr`, C-contiguous of `shape`.
-fn interface<'py>(py: Python<'py>, bytes: &Bytes, typestr: &str, shape: &[isize]) -> PyResult<Bound<'py, PyDict>> {
+/// The array interface of the memory at `address` typed by `typestr`, C-contiguous of
+/// `shape`, read-only or writable.
+fn interface<'py>(
+    py: Python<'py>,
+    address: usize,
+    read_only: bool,
+    typestr: &str,
+    shape: &[isize],
+) -> PyResult<Bound<'py, PyDict>> {
     // A slice's pointer is never null, even for no bytes: numpy takes it as it is.
     let d = PyDict::new(py);
     d.set_item("version", 3)?;
     d.set_item("shape", PyTuple::new(py, shape)?)?;
     d.set_item("typestr", typestr)?;
-    d.set_item("data", (bytes.as_ptr() as usize, true))?;
+    d.set_item("data", (address, read_only))?;
     d.set_item("strides", py.None())?;
     Ok(d)
 }
@@ -81,8 +117,12 @@ pub struct NativeTensor {
     quantized: Option<String>,
     /// A sub-range of the tensor's rows (`rows`): first row and row count.
     rows: Option<(u64, u64)>,
-    /// The bytes, read once (`bytes`); their address never changes once set.
-    data: OnceLock<Bytes>,
+    /// The bytes as read (shared with the file), read once and kept until they are made
+    /// the tensor's own memory (`private`).
+    data: Mutex<Option<Bytes>>,
+    /// The tensor's memory of its own, which every writable array of this tensor views: made
+    /// once, from `data`; its address never changes once set.
+    private: OnceLock<PrivateBytes>,
     /// The array interface's description: numpy type string and C-contiguous shape.
     typestr: &'static str,
     array_shape: Vec<isize>,
@@ -153,7 +193,8 @@ impl NativeTensor {
             sparse,
             quantized,
             rows,
-            data: OnceLock::new(),
+            data: Mutex::new(None),
+            private: OnceLock::new(),
             typestr,
             array_shape,
         })
@@ -165,12 +206,19 @@ impl NativeTensor {
         py.detach(move || file.read_index(index)).map_err(|e| e.for_tensor(&self.name)).py()
     }
 
-    /// The dense bytes this tensor exports, read on first use: for some rows, only those
-    /// ([`TensorFile::read_rows`]).
-    pub(crate) fn dense_bytes(&self, py: Python<'_>) -> PyResult<&Bytes> {
-        if let Some(b) = self.data.get() {
-            return Ok(b);
+    /// The bytes as read ([`TensorFile::read_index`]; for some rows, only those:
+    /// [`TensorFile::read_rows`]), read on first use and kept: shared with the file (a view
+    /// of its map when stored raw), never to be written.
+    pub(crate) fn dense_bytes(&self, py: Python<'_>) -> PyResult<Bytes> {
+        if let Some(b) = self.kept().as_ref() {
+            return Ok(b.clone());
         }
+        let bytes = self.read_dense(py)?;
+        Ok(self.kept().get_or_insert(bytes).clone())
+    }
+
+    /// The bytes read now, not kept.
+    fn read_dense(&self, py: Python<'_>) -> PyResult<Bytes> {
         if let Some(q) = &self.quantized {
             let detail = format!(
                 "quantized ({q}): dequantize() gives its values as float32 (dequantize(dtype=...) in \
@@ -180,16 +228,38 @@ impl NativeTensor {
         }
         let Some((first, count)) = self.rows else {
             let all = self.read_all(py)?;
-            return self.keep(all);
+            return all.as_dense().cloned().map_err(|e| e.for_tensor(&self.name)).py();
         };
         let (file, index) = (self.file.clone(), self.index);
-        let rows = py.detach(move || file.read_rows(index, first..first.saturating_add(count))).py()?;
-        Ok(self.data.get_or_init(|| rows))
+        py.detach(move || file.read_rows(index, first..first.saturating_add(count))).py()
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Option<Bytes>> {
+        self.data.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The tensor's memory of its own, made on first use from the bytes read (taken from
+    /// `data`, so that a buffer no one else holds becomes it without a copy).
+    fn private(&self, py: Python<'_>) -> PyResult<&PrivateBytes> {
+        if let Some(p) = self.private.get() {
+            return Ok(p);
+        }
+        let taken = self.kept().take();
+        let bytes = match taken {
+            Some(b) => b,
+            None => self.read_dense(py)?,
+        };
+        let private = py.detach(|| bytes.into_private());
+        Ok(self.private.get_or_init(|| private))
     }
 
     /// Whether the bytes of the whole tensor still need reading: dense, not read yet.
     pub(crate) fn unread(&self) -> bool {
-        !self.sparse && self.quantized.is_none() && self.rows.is_none() && self.data.get().is_none()
+        !self.sparse
+            && self.quantized.is_none()
+            && self.rows.is_none()
+            && self.private.get().is_none()
+            && self.kept().is_none()
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -200,10 +270,11 @@ impl NativeTensor {
         &self.file
     }
 
-    /// Keep the whole entry's data, read by the caller, as the bytes this tensor exports.
-    pub(crate) fn keep(&self, all: TensorData) -> PyResult<&Bytes> {
+    /// Keep the whole entry's data, read by the caller, as the bytes read.
+    pub(crate) fn keep(&self, all: TensorData) -> PyResult<()> {
         let dense = all.as_dense().map_err(|e| e.clone().for_tensor(&self.name)).py()?.clone();
-        Ok(self.data.get_or_init(|| dense))
+        self.kept().get_or_insert(dense);
+        Ok(())
     }
 }
 
@@ -259,28 +330,56 @@ impl NativeTensor {
         self.file.entries()[self.index].info().layout().describe()
     }
 
-    /// numpy's array interface (version 3) over the bytes, read now if they were not: their
-    /// address, read-only, with the type string ("<f4", "<f2", "<u2" for bfloat16's bits...)
-    /// and the shape, C-contiguous. numpy keeps this object as the array's base, and the
-    /// object keeps the bytes: the address stays valid as long as any array made from it.
+    /// numpy's array interface (version 3) over the tensor's memory of its own, made now if
+    /// it was not: its address, writable, with the type string ("<f4", "<f2", "<u2" for
+    /// bfloat16's bits...) and the shape, C-contiguous. The memory is a private copy-on-write
+    /// map of the file's pages where the file stores the tensor raw (nothing is copied until a
+    /// page is written), else the buffer the bytes were read or decoded into; writes never
+    /// reach the file. numpy keeps this object as the array's base, and the object keeps the
+    /// memory: the address stays valid as long as any array made from it.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        interface(py, self.dense_bytes(py)?, self.typestr, &self.array_shape)
+        let address = self.private(py)?.address();
+        interface(py, address, false, self.typestr, &self.array_shape)
+    }
+
+    /// The bytes as read, shared with the file (a view of its map when stored raw, no copy),
+    /// as a read-only buffer with the tensor's array interface.
+    fn shared(&self, py: Python<'_>) -> PyResult<NativeBuffer> {
+        let bytes = self.dense_bytes(py)?;
+        let mapped = bytes.is_mapped();
+        Ok(NativeBuffer {
+            memory: Memory::Shared(bytes),
+            mapped,
+            typestr: self.typestr,
+            array_shape: self.array_shape.clone(),
+        })
     }
 
     /// Read the bytes now (they are read on first use otherwise).
     fn load(&self, py: Python<'_>) -> PyResult<()> {
+        if self.private.get().is_some() {
+            return Ok(());
+        }
         self.dense_bytes(py).map(|_| ())
     }
 
-    /// A copy of the bytes: contiguous, row-major, little-endian.
+    /// A copy of the bytes: contiguous, row-major, little-endian; of the tensor's own memory
+    /// once it has one (with what was written to it), else as read.
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, self.dense_bytes(py)?))
+        if let Some(p) = self.private.get() {
+            return Ok(PyBytes::new(py, p));
+        }
+        Ok(PyBytes::new(py, &self.dense_bytes(py)?))
     }
 
-    /// Whether the bytes are a view of the file's memory map (no copy was made), and the
-    /// address range of that map (or of the buffer they were decoded into).
+    /// Whether the tensor's memory comes from the file's map without a copy (its own private
+    /// copy-on-write map, or, before it has one, a view of the shared map), its address, and
+    /// the address range of that map (or of the buffer the bytes were read or decoded into).
     fn memory(&self, py: Python<'_>) -> PyResult<(bool, usize, usize, usize)> {
+        if let Some(p) = self.private.get() {
+            return Ok((p.is_mapped(), p.address(), p.address(), p.address() + p.len()));
+        }
         let b = self.dense_bytes(py)?;
         let owner = b.owner_addresses();
         Ok((b.is_mapped(), b.as_ptr() as usize, owner.start, owner.end))
@@ -328,13 +427,15 @@ impl NativeTensor {
             }
         };
         let (bytes, dtype) = py.detach(decode).map_err(|e| e.for_tensor(&self.name)).py()?;
-        NativeBuffer::new(bytes, dtype, &self.shape)
+        NativeBuffer::new(py, bytes, dtype, &self.shape, false)
     }
 
     /// The parts of the tensor's layout, in order: (role, dtype name, shape, view of the
     /// bytes); one `data` part for a dense tensor, the stored blocks or codes and scales of a
-    /// quantized one (views of the file's map when stored raw).
-    fn layout_parts(&self, py: Python<'_>) -> PyResult<Vec<LayoutPart>> {
+    /// quantized one: each writable memory of its own (a private copy-on-write map of the
+    /// file when stored raw), or read-only views of the bytes as read when `shared`.
+    #[pyo3(signature = (shared = false))]
+    fn layout_parts(&self, py: Python<'_>, shared: bool) -> PyResult<Vec<LayoutPart>> {
         let entry = &self.file.entries()[self.index];
         let specs = entry.info().parts().py()?;
         let data = self.read_all(py)?;
@@ -343,14 +444,14 @@ impl NativeTensor {
             let bytes = data.part(spec.name()).ok_or_else(|| {
                 Error::unsupported(format!("no {} part in the data read", spec.name())).for_tensor(&self.name)
             });
-            let buffer = NativeBuffer::new(bytes.py()?.clone(), spec.dtype(), spec.shape())?;
+            let buffer = NativeBuffer::new(py, bytes.py()?.clone(), spec.dtype(), spec.shape(), shared)?;
             parts.push((spec.name().to_string(), spec.dtype().name().to_string(), spec.shape().to_vec(), buffer));
         }
         Ok(parts)
     }
 
     /// A sparse tensor's parts: format ("coo" or "csr"), nnz, indptr and indices (lists),
-    /// and the values' bytes.
+    /// and the values' bytes (a `bytearray`: numpy arrays over it are writable).
     fn sparse_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let Ok(s) = self.read_all(py)?.to_sparse() else {
             return Err(Error::usage(format!("{} is dense", self.name))).py();
@@ -360,7 +461,7 @@ impl NativeTensor {
         d.set_item("nnz", s.nnz())?;
         d.set_item("indptr", s.indptr())?;
         d.set_item("indices", s.indices())?;
-        d.set_item("values", PyBytes::new(py, s.values()))?;
+        d.set_item("values", PyByteArray::new(py, s.values()))?;
         Ok(d)
     }
 

@@ -30,7 +30,8 @@ def test_a_quantized_tensor_is_its_blocks_and_dequantizes_to_float32():
         assert list(parts) == ["blocks"]
         blocks = parts["blocks"]
         assert blocks.dtype == np.uint8 and blocks.shape == (2 * 64 // 32 * 34,)
-        assert not blocks.flags.writeable
+        assert blocks.flags.writeable and not t.parts(readonly=True)["blocks"].flags.writeable
+        assert np.array_equal(t.parts(readonly=True)["blocks"], blocks)
         ((_, _, _, buffer),) = t.layout_parts()
         assert buffer.is_mapped(), "the blocks are a view of the file's map"
         values = t.dequantize()

@@ -110,14 +110,24 @@ def test_raw_little_endian_arrays_are_views_of_the_map(name):
             mapped, address, map_start, map_end = tensor.memory()
             if not mapped:
                 continue  # decoded (zstd, big-endian, strided): an owned buffer
-            array = tensor.numpy(raw=True)
-            assert not array.flags.writeable
-            assert map_start <= array.ctypes.data < map_end, tensor_name
-            assert array.ctypes.data == address
-            base = array
-            while isinstance(base, np.ndarray):
-                base = base.base
-            assert base is tensor, "the array keeps the tensor (and so the map) alive"
+            # Read-only: a view of the shared map itself.
+            view = tensor.numpy(raw=True, readonly=True)
+            assert not view.flags.writeable
+            assert map_start <= view.ctypes.data < map_end, tensor_name
+            assert view.ctypes.data == address
+            # Writable (the default): a private copy-on-write map of the same pages, not the
+            # shared map, made from the file (mapped) rather than copied.
+            own = f[tensor_name]
+            array = own.numpy(raw=True)
+            assert array.flags.writeable and np.array_equal(array, view)
+            own_mapped, own_address, _, _ = own.memory()
+            assert own_mapped and array.ctypes.data == own_address, tensor_name
+            assert not map_start <= own_address < map_end, tensor_name
+            for a, holder in ((view, tensor), (array, own)):
+                base = a
+                while isinstance(base, np.ndarray):
+                    base = base.base
+                assert base is holder or base.__class__.__name__ == "NativeBuffer", "the array keeps its memory alive"
             checked += 1
         assert checked > 0
 
@@ -139,14 +149,18 @@ def test_slices_read_only_their_rows():
     with tensorfile.open(FIXTURES / "zt" / "python" / "multi.zt") as f:
         name = next(n for n in f if len(f[n].shape) >= 2 and f[n].shape[0] >= 4 and f[n].dtype == "float32")
         tensor = f[name]
-        full = tensor.numpy()
+        full = tensor.numpy(readonly=True)
         mapped, address, _, _ = tensor.memory()
         assert mapped
         row_bytes = tensor.nbytes // tensor.shape[0]
-        part = f.get_slice(name)[1:3]
-        assert np.array_equal(part, full[1:3])
+        part = f.get_slice(name, readonly=True)[1:3]
+        assert np.array_equal(part, full[1:3]) and not part.flags.writeable
         # The slice starts at its first row in the map: nothing before it was read or copied.
         assert part.ctypes.data == address + row_bytes
+        # Writable by default: memory of its own, the file's rows unchanged by a write.
+        own = f.get_slice(name)[1:3]
+        own[...] = -1
+        assert np.array_equal(f.get_slice(name)[1:3], full[1:3]) and not np.array_equal(own, full[1:3])
         assert np.array_equal(f.get_slice(name)[2], full[2])
         assert np.array_equal(f.get_slice(name)[-1, 1:], full[-1, 1:])
         assert np.array_equal(f.get_slice(name)[::-2], full[::-2])
@@ -243,7 +257,7 @@ def test_array_interface_and_dlpack():
         t = f["float32"]
         array = np.asarray(t)
         assert array.dtype == np.float32 and array.shape == tuple(t.shape)
-        assert not array.flags.writeable
+        assert array.flags.writeable
         assert np.array_equal(array, t.numpy())
         # raw bits: numpy has no bfloat16 of its own
         assert np.asarray(f["bfloat16"]).dtype == np.uint16
@@ -256,21 +270,27 @@ def test_array_interface_and_dlpack():
 
 
 @pytest.mark.parametrize("name", ["safetensors/dtypes.safetensors", "zt/rust/dtypes.zt"])
-def test_asarray_is_a_read_only_view_held_by_the_tensor(name):
+def test_asarray_is_writable_memory_held_by_the_tensor(name):
     with tensorfile.open(FIXTURES / name) as f:
         checked = 0
         for tensor_name, tensor in _dense_tensors(f):
             array = np.asarray(tensor)
             mapped, address, _, _ = tensor.memory()
             assert array.ctypes.data == address, tensor_name  # zero-copy: the tensor's own bytes
-            assert not array.flags.writeable, tensor_name
+            assert array.flags.writeable, tensor_name
             assert array.nbytes == tensor.nbytes and array.tobytes() == tensor.tobytes(), tensor_name
             base = array
             while isinstance(base, np.ndarray):
                 base = base.base
             assert base is tensor, "the array keeps the tensor (and so its bytes) alive"
+            # Every array of one Tensor views its one memory; another Tensor of the name is
+            # memory of its own, with the file's bytes.
+            before = f[tensor_name].tobytes()
+            array.view(np.uint8)[...] = 0x5A
+            assert tensor.numpy(raw=True).tobytes() == array.tobytes() == tensor.tobytes()
+            assert f[tensor_name].tobytes() == before, tensor_name
             with pytest.raises(ValueError):
-                array[...] = 0
+                tensor.numpy(readonly=True)[...] = 0
             checked += mapped
         assert checked > 0, "some tensor is a view of the map"
 

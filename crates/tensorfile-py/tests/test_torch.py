@@ -12,10 +12,11 @@ torch = pytest.importorskip("torch")
 def test_torch_tensors_are_views_with_every_dtype():
     with tensorfile.open(FIXTURES / "pytorch" / "dtypes.pt") as f:
         for name in f:
-            t = f[name].torch()
+            tensor = f[name]
+            t = tensor.torch()
             assert str(t.dtype) == f"torch.{name}" and list(t.shape) == f[name].shape
             assert t.reshape(-1).view(torch.uint8).numpy().tobytes() == f[name].tobytes()
-            mapped, address, _, _ = f[name].memory()
+            mapped, address, _, _ = tensor.memory()
             if mapped:
                 assert t.data_ptr() == address
 

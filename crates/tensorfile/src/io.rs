@@ -4,7 +4,9 @@
 //! staging a file's bytes into reused buffers on their way to a device ([`stage`]).
 
 pub use crate::output::{AtomicFile, FileWriter, Output, StagedFile, write_atomically};
-pub use crate::source::{Bytes, REMOTE_SCHEMES, SPECULATIVE_READ, Source, file_is_cached, is_cached, is_url, url_of};
+pub use crate::source::{
+    Bytes, PrivateBytes, REMOTE_SCHEMES, SPECULATIVE_READ, Source, file_is_cached, is_cached, is_url, url_of,
+};
 
 /// Staging a file's bytes for a device: windows of the file read into page-aligned buffers
 /// (`pread` on every core, or `O_DIRECT` when the file is not cached), for a loader to copy

@@ -4,20 +4,23 @@ zTensor (`.zt`), safetensors, ExecuTorch `.pte`/`.ptd` and PyTorch `.pt2`/`torch
 files are recognised by their content. Tensors come out as numpy arrays or torch tensors that
 are views of the memory-mapped file whenever the file stores them raw and little-endian.
 
+Arrays and tensors are writable and safe to keep after the file is closed; writing to them
+never changes the file (each is a private copy-on-write map of the file's pages: nothing is
+copied until a page is written). `readonly=True` gives read-only numpy views of the shared
+map instead.
+
     import tensorfile
     with tensorfile.open("model.safetensors") as f:
-        w = f["lm_head.weight"].numpy()          # a view of the map: no copy
+        w = f["lm_head.weight"].numpy()          # the file's pages: no copy until written
         rows = f.get_slice("embed.weight")[10:20]
     tensorfile.save_file({"w": w}, "out.zt", compress="zstd")
 """
 
 # Everything imported here under a name of its own is private (a leading underscore): the
 # package's namespace is its API, `__all__`.
-import contextlib as _contextlib
 import importlib.util as _importlib_util
 import json as _json
 import os as _os
-import warnings as _warnings
 from collections.abc import Iterator as _Iterator
 from collections.abc import Mapping as _Mapping
 
@@ -55,30 +58,35 @@ __all__ = [
 class Tensor(_NativeTensor):
     """One tensor of a file: `name`, `dtype` (torch's spelling), `shape`, `nbytes`.
 
-    Its bytes are read on first use and shared: `numpy()` and `torch()` are views of them (of
-    the file's map when stored raw little-endian), read-only. numpy's array interface
-    describes them typed (`np.asarray(t)`; dtypes numpy has no type for, such as bfloat16, as
-    unsigned integers of their width), and `__dlpack__` hands them on.
+    Its bytes are read on first use into memory of its own, writable: `numpy()` and
+    `torch()` are views of that memory (a private copy-on-write map of the file when it stores
+    the tensor raw little-endian: the page cache's pages until one is written; writes never
+    reach the file). Two `Tensor` objects of one name are two memories. numpy's array
+    interface describes it typed (`np.asarray(t)`; dtypes numpy has no type for, such as
+    bfloat16, as unsigned integers of their width), and `__dlpack__` hands it on.
     """
 
-    def numpy(self, raw: bool = False) -> _np.ndarray:
-        """The tensor as a read-only numpy array. bfloat16 and float8 need `ml_dtypes`;
-        `raw=True` gives unsigned integers of the same width instead."""
+    def numpy(self, raw: bool = False, readonly: bool = False) -> _np.ndarray:
+        """The tensor as a numpy array over its memory (writable). bfloat16 and float8 need
+        `ml_dtypes`; `raw=True` gives unsigned integers of the same width instead. With
+        `readonly=True`, a read-only view of the bytes as read instead (the file's shared map
+        when stored raw: no private map made; writing raises numpy's ValueError)."""
         _check_plain(self)
         dtype = _dtypes.numpy_dtype(self.dtype, raw)
         shape = tuple(self.shape)
         if self.nbytes == 0:
-            return _np.empty(shape, dtype)
-        return _view(self).view(dtype).reshape(shape)
+            array = _np.empty(shape, dtype)
+            array.flags.writeable = not readonly
+            return array
+        return _view(self, readonly).view(dtype).reshape(shape)
 
     def torch(self, device: str = "cpu", raw: bool = False):
-        """The tensor as a torch tensor: on the CPU a view of the bytes (read-only memory:
-        do not write to it), elsewhere a copy on `device`."""
+        """The tensor as a torch tensor: on the CPU a view of its memory (writable; writes
+        never reach the file), elsewhere a copy on `device`."""
         import torch
 
         _check_plain(self)
-        with _quiet_readonly():
-            cpu = self._torch_cpu(raw)
+        cpu = self._torch_cpu(raw)
         if torch.device(device).type == "cpu":
             return cpu
         from ._cuda import to_device
@@ -86,7 +94,7 @@ class Tensor(_NativeTensor):
         return to_device([cpu], torch.device(device))[0]
 
     def _torch_cpu(self, raw: bool = False):
-        """A CPU torch view of the bytes (callers silence torch's read-only warning)."""
+        """A CPU torch view of the tensor's memory."""
         import torch
 
         dtype = _dtypes.torch_dtype(self.dtype, raw)
@@ -117,14 +125,15 @@ class Tensor(_NativeTensor):
         decoded = self.decoded(name)
         return _np.asarray(decoded).view(_dtypes.numpy_dtype(name)).reshape(tuple(self.shape))
 
-    def parts(self) -> dict:
+    def parts(self, readonly: bool = False) -> dict:
         """The parts of the tensor's layout as numpy arrays, by role, in the layout's order:
         `data` for a dense tensor; `indices` and `values` (and `indptr` for CSR) for a sparse
         one; a quantized one's stored parts (`blocks` of a ggml type, verbatim; `data`,
         `scales` and `zeros` of group and MX quantization). Index parts are uint64. Each array
-        is a read-only view of the bytes read (of the file's map when stored raw)."""
+        is writable memory of its own (a private copy-on-write map of the file when stored
+        raw), or with `readonly=True` a read-only view of the bytes read."""
         out = {}
-        for name, dtype, shape, buffer in self.layout_parts():
+        for name, dtype, shape, buffer in self.layout_parts(readonly):
             out[name] = _np.asarray(buffer).view(_dtypes.numpy_dtype(dtype, raw=True)).reshape(tuple(shape))
         return out
 
@@ -158,7 +167,7 @@ class Tensor(_NativeTensor):
             # numpy 2.1 (the last numpy for Python 3.9 is 2.0) to every consumer: torch does not.
             if _importlib_util.find_spec("torch") is None:
                 raise BufferError(
-                    f"{self.name}: numpy {np.__version__} cannot hand it on through DLPack ({refused}) "
+                    f"{self.name}: numpy {_np.__version__} cannot hand it on through DLPack ({refused}) "
                     "and torch is not installed; np.asarray(t) is a view of it without DLPack"
                 ) from refused
             return self.torch().__dlpack__(**kwargs)
@@ -180,31 +189,26 @@ def _check_plain(tensor: _NativeTensor) -> None:
         )
 
 
-def _view(tensor: _NativeTensor) -> _np.ndarray:
-    """The tensor's bytes as a flat read-only numpy array over them (no copy), of the type its
-    array interface gives, whose base is the tensor."""
+def _view(tensor: _NativeTensor, readonly: bool = False) -> _np.ndarray:
+    """The tensor's memory as a flat numpy array over it (no copy), of the type its array
+    interface gives, whose base keeps the memory: writable memory of the tensor's own, or with
+    `readonly` a read-only view of the bytes as read."""
+    if readonly:
+        return _np.asarray(tensor.shared()).reshape(-1)
     # Read first: an error raised inside `__array_interface__` some numpy versions swallow.
     tensor.load()
     return _np.asarray(tensor).reshape(-1)
 
 
-@_contextlib.contextmanager
-def _quiet_readonly():
-    """torch warns that a tensor over read-only memory is not writable: we know (the docs say
-    so), and the warning would come once per tensor."""
-    with _warnings.catch_warnings():
-        _warnings.filterwarnings("ignore", message="The given buffer is not writable")
-        _warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        yield
-
-
 class Slice:
     """`File.get_slice(name)[...]`: indexing reads only the rows of the first dimension that
-    the index selects; the rest of the index is applied to them."""
+    the index selects; the rest of the index is applied to them. Each result is memory of its
+    own, writable (read-only views with `readonly=True`, numpy only)."""
 
-    def __init__(self, tensor: Tensor, framework: str):
+    def __init__(self, tensor: Tensor, framework: str, readonly: bool = False):
         self._tensor = tensor
         self._framework = framework
+        self._readonly = readonly
 
     def get_shape(self) -> list:
         """The whole tensor's shape."""
@@ -218,8 +222,7 @@ class Slice:
         t = self._tensor
         key = key if isinstance(key, tuple) else (key,)
         if not t.shape or t.is_sparse or not key or key[0] is Ellipsis:
-            array = t.numpy()[key]
-            return _framework(array, self._framework)
+            return self._take(t, key)
         first, rest = key[0], key[1:]
         rows = t.shape[0]
         if isinstance(first, slice):
@@ -229,26 +232,31 @@ class Slice:
                 part, inner = t.rows(lo, hi), slice(None, None, step)
             else:
                 part, inner = t.rows(start, max(start, stop)), slice(None, None, step)
-            array = Tensor.numpy(part)[(inner, *rest)]
-        elif isinstance(first, (int, _np.integer)):
+            return self._take(part, (inner, *rest))
+        if isinstance(first, (int, _np.integer)):
             index = int(first) + rows if first < 0 else int(first)
             if not 0 <= index < rows:
                 raise IndexError(f"index {first} is out of bounds for dimension 0 of size {rows}")
-            array = Tensor.numpy(t.rows(index, index + 1))[(0, *rest)]
-        else:
-            array = t.numpy()[key]
-        return _framework(array, self._framework)
+            return self._take(t.rows(index, index + 1), (0, *rest))
+        return self._take(t, key)
 
-
-def _framework(array: _np.ndarray, framework: str):
-    if framework == "numpy":
-        return array
-    if framework in ("torch", "pt"):
+    def _take(self, part, index: tuple):
+        """`index` applied to the rows read (`part`), as the framework's array."""
+        if self._framework == "numpy":
+            return (part.dense() if part.is_sparse else Tensor.numpy(part, readonly=self._readonly))[index]
+        if self._framework not in ("torch", "pt"):
+            raise UsageError(f"framework must be 'numpy' or 'torch', not {self._framework!r}")
         import torch
 
-        with _quiet_readonly():
-            return torch.from_numpy(array) if array.dtype.kind != "V" else torch.from_numpy(array.copy())
-    raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
+        # Indexed as unsigned integers of the dtype's width (numpy has no bfloat16 or float8
+        # that torch takes), then seen as torch's dtype: a view where numpy's result is one.
+        raw = part.dense(raw=True) if part.is_sparse else Tensor.numpy(part, raw=True)
+        array = _np.asarray(raw[index])
+        if any(s < 0 for s in array.strides):
+            array = array.copy()  # torch has no negative strides
+        out = torch.from_numpy(array)
+        dtype = _dtypes.torch_dtype(part.dtype)
+        return out.view(dtype) if out.element_size() == dtype.itemsize else out
 
 
 class File(_Mapping):
@@ -334,19 +342,25 @@ class File(_Mapping):
         """The names of the readable tensors, in file order."""
         return list(self._names)
 
-    def get_tensor(self, name: str, framework: str = "numpy", device: str = "cpu", raw: bool = False):
+    def get_tensor(
+        self, name: str, framework: str = "numpy", device: str = "cpu", raw: bool = False, readonly: bool = False
+    ):
         """Tensor `name` as a numpy array (`framework="numpy"`) or a torch tensor
-        (`"torch"`, on `device`)."""
-        _check_framework(framework, device)
+        (`"torch"`, on `device`): memory of its own at each call, writable (writes never reach
+        the file). `readonly=True` gives a read-only numpy view of the bytes as read instead
+        (torch has no read-only tensors: refused there)."""
+        _check_framework(framework, device, readonly)
         tensor = self[name]
         if framework == "numpy":
-            return tensor.numpy(raw=raw)
+            return tensor.numpy(raw=raw, readonly=readonly)
         return tensor.torch(device=device, raw=raw)
 
-    def get_slice(self, name: str, framework: str = "numpy") -> Slice:
+    def get_slice(self, name: str, framework: str = "numpy", readonly: bool = False) -> Slice:
         """Tensor `name` as a `Slice`: indexing it reads only the rows it selects, as numpy
-        arrays (`framework="numpy"`) or torch tensors (`"torch"`)."""
-        return Slice(self[name], framework)
+        arrays (`framework="numpy"`) or torch tensors (`"torch"`), writable (read-only numpy
+        views with `readonly=True`)."""
+        _check_framework(framework, "cpu", readonly)
+        return Slice(self[name], framework, readonly)
 
     def close(self) -> None:
         """Forget the file. Arrays and tensors already made keep the memory they view."""
@@ -427,10 +441,24 @@ def report_data(path, compare=None, stats: bool = True, bins: int = 32, atol: "f
 
 
 def load_file(
-    path, framework: str = "numpy", device: str = "cpu", data=None, process_group=None, staging=None, direct="auto"
+    path,
+    framework: str = "numpy",
+    device: str = "cpu",
+    data=None,
+    process_group=None,
+    staging=None,
+    direct="auto",
+    readonly: bool = False,
 ) -> dict:
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
     file's tensors are fetched ahead, several at a time.
+
+    Each is memory of its own, writable, safe to keep after the call: on the CPU a private
+    copy-on-write map of the file where it stores the tensor raw (the page cache's pages, no
+    copy until a page is written; writes never reach the file), else the buffer it was read
+    or decoded into. `readonly=True` gives read-only numpy views of the bytes as read instead
+    (the file's shared map: no private maps made); torch has no read-only tensors, so it is
+    refused with `framework="torch"`.
 
     Onto a GPU the bytes go through a few pinned staging buffers of `staging` bytes in all
     (`_staging.DEFAULT_STAGING`, 256 MiB, by default), filled from the file on all cores
@@ -443,7 +471,7 @@ def load_file(
     the group calls it alike: each reads about 1/N of the bytes from storage (the run of
     tensors `distributed_plan` gives it) and the group broadcasts the rest (NCCL on `device`,
     gloo through the CPU), so every rank gets every tensor, in memory of its own."""
-    _check_framework(framework, device)
+    _check_framework(framework, device, readonly)
     if process_group is not None:
         if framework not in ("torch", "pt"):
             raise UsageError(f"process_group exchanges torch tensors: give framework='torch', not {framework!r}")
@@ -454,11 +482,10 @@ def load_file(
         tensors = [f[name] for name in f]
         f._file.load_tensors(tensors)
         if framework == "numpy":
-            return {name: t.numpy() for name, t in zip(f.keys(), tensors)}
+            return {name: t.numpy(readonly=readonly) for name, t in zip(f.keys(), tensors)}
         import torch
 
-        with _quiet_readonly():
-            cpu = [t._torch_cpu() for t in tensors]
+        cpu = [t._torch_cpu() for t in tensors]
         if torch.device(device).type == "cpu":
             return dict(zip(f.keys(), cpu))
         from ._cuda import to_device
@@ -514,11 +541,16 @@ def distributed_plan(path, world_size: int, data=None) -> list:
     return _distributed.plan(path, world_size, data)
 
 
-def _check_framework(framework: str, device: str) -> None:
+def _check_framework(framework: str, device: str, readonly: bool = False) -> None:
     if framework not in ("numpy", "torch", "pt"):
         raise UsageError(f"framework must be 'numpy' or 'torch', not {framework!r}")
     if framework == "numpy" and device != "cpu":
         raise UsageError("numpy arrays live on the CPU: use framework='torch' for other devices")
+    if readonly and framework != "numpy":
+        raise UsageError(
+            "readonly=True gives read-only numpy views: torch has no read-only tensors (a write to one "
+            "over read-only memory would crash the process); leave readonly False for torch"
+        )
 
 
 def _torch_uint8():

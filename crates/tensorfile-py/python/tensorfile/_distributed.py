@@ -179,9 +179,10 @@ def _global_rank(group, rank: int) -> int:
 
 def _read(native, tensors: list) -> list:
     """The bytes of `tensors` (of `native`), read through the ordinary load path, each as a flat
-    uint8 numpy array (a view of the map or of the bytes read)."""
+    uint8 numpy array: a read-only view of the bytes read (the file's shared map, no private
+    map: they are only copied from)."""
     native.load_tensors(tensors)
-    return [np.asarray(t).reshape(-1).view(np.uint8) for t in tensors]
+    return [np.asarray(t.shared()).reshape(-1).view(np.uint8) for t in tensors]
 
 
 def _fill(buffer, native, tensors: list, batch: _Batch) -> None:

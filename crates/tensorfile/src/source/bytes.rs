@@ -9,7 +9,32 @@ use std::sync::Arc;
 use crate::checked;
 use crate::error::{Error, Result};
 
-type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
+use super::private::PrivateBytes;
+
+/// What holds the memory: a vector of the library's own (which a sole holder can take back,
+/// [`Bytes::into_private`]) or anything else that holds bytes (a map, a network buffer).
+#[derive(Clone)]
+enum Owner {
+    Vec(Arc<Vec<u8>>),
+    Other(Arc<dyn AsRef<[u8]> + Send + Sync>),
+}
+
+impl Owner {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Owner::Vec(v) => v,
+            Owner::Other(o) => (**o).as_ref(),
+        }
+    }
+
+    fn same(&self, other: &Owner) -> bool {
+        match (self, other) {
+            (Owner::Vec(a), Owner::Vec(b)) => Arc::ptr_eq(a, b),
+            (Owner::Other(a), Owner::Other(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
 
 /// A cheaply cloned, immutable byte range: a slice of a mapped file or of an owned buffer.
 /// Clones share the same memory.
@@ -26,13 +51,13 @@ impl Bytes {
     /// Bytes owned by this value.
     pub fn from_vec(v: Vec<u8>) -> Self {
         let len = v.len();
-        Bytes { owner: Arc::new(v), range: 0..len, file: None }
+        Bytes { owner: Owner::Vec(Arc::new(v)), range: 0..len, file: None }
     }
 
     /// Bytes held by any owner of a byte buffer (a network buffer, say), without a copy.
     pub fn from_owner(owner: impl AsRef<[u8]> + Send + Sync + 'static) -> Self {
         let len = owner.as_ref().len();
-        Bytes { owner: Arc::new(owner), range: 0..len, file: None }
+        Bytes { owner: Owner::Other(Arc::new(owner)), range: 0..len, file: None }
     }
 
     /// Map a file read-only. Empty files are served from an empty buffer (an empty map is not
@@ -45,7 +70,7 @@ impl Bytes {
         }
         let map = super::mapped::map_read_only(&file).map_err(|e| Error::from(e).in_file(path))?;
         let len = map.len();
-        Ok(Bytes { owner: Arc::new(map), range: 0..len, file: Some(Arc::new(file)) })
+        Ok(Bytes { owner: Owner::Other(Arc::new(map)), range: 0..len, file: Some(Arc::new(file)) })
     }
 
     /// Read a whole file into memory around the page cache (`O_DIRECT`, several reads in
@@ -92,7 +117,7 @@ impl Bytes {
 
     /// Whether `self` lies inside the same memory as `other` (same owner, overlapping or not).
     pub fn shares_owner(&self, other: &Bytes) -> bool {
-        Arc::ptr_eq(&self.owner, &other.owner)
+        self.owner.same(&other.owner)
     }
 
     /// A copy of the bytes in a new vector, owned by the caller (no longer a view of the file).
@@ -100,10 +125,32 @@ impl Bytes {
         self.deref().to_vec()
     }
 
+    /// These bytes as memory of the caller's own, to write to without changing the file or
+    /// what anyone else reads: a slice of a mapped file becomes a private copy-on-write map of
+    /// its range (no copy: pages are copied by the kernel only when written); a vector no one
+    /// else holds is taken as it is; anything else (a slice of a buffer others share) is
+    /// copied. A map the system refuses (too many maps) falls back to a copy.
+    pub fn into_private(self) -> PrivateBytes {
+        if let Some(file) = &self.file
+            && !self.is_empty()
+            && let Ok(map) = PrivateBytes::map(file, self.range.start as u64, self.len())
+        {
+            return map;
+        }
+        let Bytes { owner, range, file } = self;
+        match owner {
+            Owner::Vec(v) if file.is_none() && range == (0..v.len()) => match Arc::try_unwrap(v) {
+                Ok(v) => PrivateBytes::from_vec(v),
+                Err(shared) => PrivateBytes::from_vec(shared.to_vec()),
+            },
+            owner => PrivateBytes::from_vec(owner.bytes()[range].to_vec()),
+        }
+    }
+
     /// The addresses of the whole map or buffer these bytes were sliced from: with
     /// [`Bytes::is_mapped`], how a caller checks that its array is a view of the file.
     pub fn owner_addresses(&self) -> Range<usize> {
-        let all: &[u8] = (*self.owner).as_ref();
+        let all: &[u8] = self.owner.bytes();
         let start = all.as_ptr() as usize;
         start..start + all.len()
     }
@@ -113,7 +160,7 @@ impl Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         // The range was checked against the owner when this value was made.
-        &(*self.owner).as_ref()[self.range.clone()]
+        &self.owner.bytes()[self.range.clone()]
     }
 }
 
@@ -155,6 +202,33 @@ mod tests {
         assert_eq!(&*s2, &[3, 4]);
         assert!(s.slice(2, 2).is_err());
         assert!(b.slice(u64::MAX, 1).is_err());
+    }
+
+    #[test]
+    fn private_bytes_are_the_callers_own() {
+        // A vector no one else holds is taken as it is; a shared one is copied.
+        let v: Vec<u8> = (0u8..10).collect();
+        let address = v.as_ptr() as usize;
+        let private = Bytes::from_vec(v).into_private();
+        assert_eq!((private.address(), &*private), (address, &(0u8..10).collect::<Vec<_>>()[..]));
+        let shared = Bytes::from_vec((0u8..10).collect());
+        let kept = shared.clone();
+        let private = shared.slice(2, 3).unwrap().into_private();
+        assert!(!private.is_mapped() && *private == [2, 3, 4]);
+        assert_ne!(private.address(), kept.as_ptr() as usize + 2);
+        // A slice of a mapped file becomes a private map of its range, at any offset.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        let content: Vec<u8> = (0..3 * 4096 + 100).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &content).unwrap();
+        let map = Bytes::map_file(&p).unwrap();
+        for (offset, len) in [(0u64, 10u64), (4095, 2), (4096 * 2 + 7, 4096 + 90)] {
+            let private = map.slice(offset, len).unwrap().into_private();
+            assert!(private.is_mapped());
+            assert_ne!(private.address(), map.as_ptr() as usize + offset as usize);
+            assert_eq!(&*private, &content[offset as usize..(offset + len) as usize]);
+        }
+        assert!(!map.slice(5, 0).unwrap().into_private().is_mapped());
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod kept;
 // one call is in this module, with its reasoning.
 #[allow(unsafe_code)]
 mod mapped;
+mod private;
 #[cfg(feature = "remote")]
 mod pool;
 #[cfg(feature = "remote")]
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
+pub use private::PrivateBytes;
 pub use direct::{file_is_cached, is_cached};
 /// Requests in flight at once for the tensor reads of one remote object.
 #[cfg(feature = "remote")]
