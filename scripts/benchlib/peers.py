@@ -2,9 +2,9 @@
 `scripts/bench`; prints `{"seconds": ..., "bytes": ..., "tensors": ...}` (the operation
 alone: not the interpreter's start nor the imports).
 
-  tensorfile    open | list | read | load-torch | convert   (the package: pip install
+  tensorfile    open | list | read | load-torch[-write] | convert   (the package: pip install
                 ./crates/tensorfile-py; convert: DATA is the output, written as zTensor 2)
-  safetensors   open | read | load-torch
+  safetensors   open | read | load-torch[-write]   (-write: then every byte inverted in place)
   ztensor       open | read                   (pip ztensor==0.1.4, the zTensor 0.1 reference)
   torch-export  read                          (torch.export.load(FILE).state_dict + constants)
   torch-load    read                          (torch.load(FILE, weights_only=True, mmap=True))
@@ -45,6 +45,15 @@ def touch_torch(t) -> int:
     return touch(flat.numpy())
 
 
+def write_torch(t) -> int:
+    """Bytes of `t` after inverting every one in place (a write to every page)."""
+    import torch
+
+    flat = t.detach().reshape(-1).view(torch.uint8)
+    flat.bitwise_not_()
+    return flat.numel()
+
+
 def run(tool: str, op: str, path: str, data: str | None):
     if tool == "tensorfile":
         import tensorfile
@@ -66,12 +75,12 @@ def run(tool: str, op: str, path: str, data: str | None):
                           for a in (t.parts().values() if t.quantization is not None else [t.numpy(raw=True)])]
             total = sum(touch(a) for a in arrays)
             return time.perf_counter() - start, total, len(arrays)
-        if op == "load-torch":
+        if op in ("load-torch", "load-torch-write"):
             import torch  # noqa: F401 (imported before the clock starts, as safetensors' is)
 
             start = time.perf_counter()
             tensors = tensorfile.load_file(path, framework="torch")
-            total = sum(touch_torch(t) for t in tensors.values())
+            total = sum((write_torch if op == "load-torch-write" else touch_torch)(t) for t in tensors.values())
             return time.perf_counter() - start, total, len(tensors)
     if tool == "safetensors":
         from safetensors import safe_open
@@ -89,12 +98,12 @@ def run(tool: str, op: str, path: str, data: str | None):
             tensors = load_file(path)
             total = sum(touch_torch(t) for t in tensors.values())
             return time.perf_counter() - start, total, len(tensors)
-        if op == "load-torch":
+        if op in ("load-torch", "load-torch-write"):
             from safetensors.torch import load_file
 
             start = time.perf_counter()
             tensors = load_file(path)
-            total = sum(touch_torch(t) for t in tensors.values())
+            total = sum((write_torch if op == "load-torch-write" else touch_torch)(t) for t in tensors.values())
             return time.perf_counter() - start, total, len(tensors)
     if tool == "ztensor":
         import ztensor

@@ -5,7 +5,8 @@
 
 pub use crate::output::{AtomicFile, FileWriter, Output, StagedFile, write_atomically};
 pub use crate::source::{
-    Bytes, PrivateBytes, REMOTE_SCHEMES, SPECULATIVE_READ, Source, file_is_cached, is_cached, is_url, url_of,
+    Bytes, PRIVATE_MAP_MIN, PrivateBytes, REMOTE_SCHEMES, SPECULATIVE_READ, Source, file_is_cached, is_cached, is_url,
+    url_of,
 };
 
 /// Staging a file's bytes for a device: windows of the file read into page-aligned buffers

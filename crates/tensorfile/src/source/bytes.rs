@@ -47,6 +47,11 @@ pub struct Bytes {
     file: Option<Arc<File>>,
 }
 
+/// The smallest slice of a mapped file that [`Bytes::into_private`] maps privately rather than
+/// copies: below it, copying costs less than making and unmapping a map and faulting its pages
+/// in (measured: `docs/performance.md`, "Writable tensors").
+pub const PRIVATE_MAP_MIN: usize = 64 * 1024;
+
 impl Bytes {
     /// Bytes owned by this value.
     pub fn from_vec(v: Vec<u8>) -> Self {
@@ -126,13 +131,14 @@ impl Bytes {
     }
 
     /// These bytes as memory of the caller's own, to write to without changing the file or
-    /// what anyone else reads: a slice of a mapped file becomes a private copy-on-write map of
-    /// its range (no copy: pages are copied by the kernel only when written); a vector no one
-    /// else holds is taken as it is; anything else (a slice of a buffer others share) is
-    /// copied. A map the system refuses (too many maps) falls back to a copy.
+    /// what anyone else reads: a slice of a mapped file of at least [`PRIVATE_MAP_MIN`] bytes
+    /// becomes a private copy-on-write map of its range (no copy: pages are copied by the
+    /// kernel only when written); a vector no one else holds is taken as it is; anything else
+    /// (a smaller slice of the map, a slice of a buffer others share) is copied. A map the
+    /// system refuses (too many maps) falls back to a copy.
     pub fn into_private(self) -> PrivateBytes {
         if let Some(file) = &self.file
-            && !self.is_empty()
+            && self.len() >= PRIVATE_MAP_MIN
             && let Ok(map) = PrivateBytes::map(file, self.range.start as u64, self.len())
         {
             return map;
@@ -219,12 +225,14 @@ mod tests {
         // A slice of a mapped file becomes a private map of its range, at any offset.
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x");
-        let content: Vec<u8> = (0..3 * 4096 + 100).map(|i| (i % 251) as u8).collect();
+        let min = PRIVATE_MAP_MIN as u64;
+        let content: Vec<u8> = (0..3 * min + 100).map(|i| (i % 251) as u8).collect();
         std::fs::write(&p, &content).unwrap();
         let map = Bytes::map_file(&p).unwrap();
-        for (offset, len) in [(0u64, 10u64), (4095, 2), (4096 * 2 + 7, 4096 + 90)] {
+        for (offset, len) in [(0u64, min), (4095, min + 2), (min * 2 + 7, min + 90), (9, min - 1), (4096, 10)] {
             let private = map.slice(offset, len).unwrap().into_private();
-            assert!(private.is_mapped());
+            // Large slices are mapped (at any offset), smaller ones copied.
+            assert_eq!(private.is_mapped(), len >= min, "{offset} {len}");
             assert_ne!(private.address(), map.as_ptr() as usize + offset as usize);
             assert_eq!(&*private, &content[offset as usize..(offset + len) as usize]);
         }

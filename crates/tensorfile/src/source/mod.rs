@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub use bytes::Bytes;
+pub use bytes::{Bytes, PRIVATE_MAP_MIN};
 pub use private::PrivateBytes;
 pub use direct::{file_is_cached, is_cached};
 /// Requests in flight at once for the tensor reads of one remote object.
