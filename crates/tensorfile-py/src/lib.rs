@@ -13,6 +13,7 @@
 mod compare;
 mod errors;
 mod file;
+mod memory;
 mod meta;
 mod opened;
 mod report;
@@ -49,6 +50,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<staging::NativeStageBuffer>()?;
     m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::open_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::write_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     m.add_function(wrap_pyfunction!(threads, m)?)?;

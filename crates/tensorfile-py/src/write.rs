@@ -10,8 +10,7 @@ use tensorfile::convert::parse_size;
 use tensorfile::convert::quantize::{KvOverride, QuantizeRequest, QuantizeTarget};
 use tensorfile::convert::{ConvertJob, Selection};
 use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
-use tensorfile::io::AtomicFile;
-use tensorfile::io::Bytes;
+use tensorfile::io::{AtomicFile, Bytes, Output};
 use tensorfile::model::quant::GgmlType;
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::{DType, Error};
@@ -20,7 +19,7 @@ use crate::errors::IntoPy;
 
 /// The options as given (`None`: not given, the library's default applies), after warning
 /// (`UserWarning`) about those the output format ignores, each named as its keyword.
-fn request(
+pub(crate) fn request(
     py: Python<'_>,
     format: Format,
     compress: Option<&str>,
@@ -55,6 +54,10 @@ fn keyword(option: WriteOption) -> &'static str {
     }
 }
 
+/// A tensor as Python hands it over: name, dtype name, shape, and its bytes (`bytes`, or a
+/// callable returning them).
+pub(crate) type GivenTensor<'py> = (String, String, Vec<u64>, Bound<'py, PyAny>);
+
 /// Write `tensors` — `(name, dtype, shape, data)`, each data the tensor's contiguous
 /// little-endian bytes as `bytes`, or a callable returning them when called with no argument
 /// — to `path` as `format` (from the extension when None), atomically. One tensor's bytes are
@@ -67,7 +70,7 @@ fn keyword(option: WriteOption) -> &'static str {
 pub fn write_file(
     py: Python<'_>,
     path: PathBuf,
-    tensors: Vec<(String, String, Vec<u64>, Bound<'_, PyAny>)>,
+    tensors: Vec<GivenTensor<'_>>,
     format: Option<&str>,
     compress: Option<&str>,
     checksum: Option<&str>,
@@ -75,47 +78,74 @@ pub fn write_file(
     zt_version: Option<&str>,
 ) -> PyResult<()> {
     let format = match format {
-        Some(f) => {
-            let f = Format::from_name(f).ok_or_else(|| Error::usage(format!("unknown format {f:?}"))).py()?;
-            f.with_variant(zt_version).py()?
-        }
+        Some(f) => named_format(f)?.with_variant(zt_version).py()?,
         None => Format::for_output(&path, zt_version).py()?,
     };
     let options = request(py, format, compress, checksum, false, metadata)?;
-    let mut infos = Vec::with_capacity(tensors.len());
-    for (name, dtype, shape, _) in &tensors {
-        let d = DType::from_name(dtype).ok_or_else(|| Error::usage(format!("{name}: unknown dtype {dtype:?}"))).py()?;
-        infos.push(TensorInfo::dense(name.clone(), d, shape.clone()));
-    }
-    // In the order the format stores them (zTensor 2: by name, which makes the file canonical).
-    let order = format.write_order(&infos);
-    let infos: Vec<TensorInfo> = order.iter().map(|&k| infos[k].clone()).collect();
-    let mut tensors: Vec<Option<_>> = tensors.into_iter().map(Some).collect();
-    let sources: Vec<(String, Py<PyAny>)> =
-        order.iter().filter_map(|&k| tensors[k].take()).map(|(name, _, _, b)| (name, b.unbind())).collect();
+    let plan = Planned::new(format, tensors)?;
     let in_file = |e: Error| e.in_file(&path);
     py.detach(|| -> PyResult<()> {
         let mut out = AtomicFile::create(&path).map_err(in_file).py()?;
         {
             let mut sink = out.writer();
-            let mut writer = format.writer(Box::new(&mut sink), &infos, &options).map_err(in_file).py()?;
-            for ((name, source), info) in sources.iter().zip(&infos) {
-                let bytes = Python::attach(|py| tensor_bytes(source.bind(py)))?;
-                let expected = info.nbytes().py()?;
-                if bytes.len() as u64 != expected {
-                    let e = Error::usage(format!("{} bytes given, {expected} expected", bytes.len()));
-                    return Err(e).map_err(|e: Error| e.for_tensor(name)).py();
-                }
-                writer
-                    .write(&TensorData::dense(Bytes::from_vec(bytes)))
-                    .map_err(|e| in_file(e.for_tensor(name)))
-                    .py()?;
-            }
-            writer.finish().map_err(in_file).py()?;
+            plan.write(format, Box::new(&mut sink), &options, &in_file)?;
             std::io::Write::flush(&mut sink).map_err(|e| in_file(Error::from(e))).py()?;
         }
         out.commit().py()
     })
+}
+
+/// The format of a name (`safetensors`, `zt`...).
+pub(crate) fn named_format(name: &str) -> PyResult<Format> {
+    Format::from_name(name).ok_or_else(|| Error::usage(format!("unknown format {name:?}"))).py()
+}
+
+/// Tensors handed over by Python, in the order `format` stores them (zTensor 2: by name, which
+/// makes the file canonical), their bytes still to be taken.
+pub(crate) struct Planned {
+    infos: Vec<TensorInfo>,
+    sources: Vec<(String, Py<PyAny>)>,
+}
+
+impl Planned {
+    pub(crate) fn new(format: Format, tensors: Vec<GivenTensor<'_>>) -> PyResult<Self> {
+        let mut infos = Vec::with_capacity(tensors.len());
+        for (name, dtype, shape, _) in &tensors {
+            let d =
+                DType::from_name(dtype).ok_or_else(|| Error::usage(format!("{name}: unknown dtype {dtype:?}"))).py()?;
+            infos.push(TensorInfo::dense(name.clone(), d, shape.clone()));
+        }
+        let order = format.write_order(&infos);
+        let infos: Vec<TensorInfo> = order.iter().map(|&k| infos[k].clone()).collect();
+        let mut tensors: Vec<Option<_>> = tensors.into_iter().map(Some).collect();
+        let sources =
+            order.iter().filter_map(|&k| tensors[k].take()).map(|(name, _, _, b)| (name, b.unbind())).collect();
+        Ok(Planned { infos, sources })
+    }
+
+    /// Write the tensors as a whole file of `format` into `out`, taking each one's bytes (with
+    /// the GIL, which the caller has released) only when it is written; the library's errors
+    /// go through `locate` (which names the file), Python's raised by a tensor's callable are
+    /// raised as they are.
+    pub(crate) fn write(
+        &self,
+        format: Format,
+        out: Box<dyn Output + '_>,
+        options: &WriteOptions,
+        locate: &dyn Fn(Error) -> Error,
+    ) -> PyResult<()> {
+        let mut writer = format.writer(out, &self.infos, options).map_err(locate).py()?;
+        for ((name, source), info) in self.sources.iter().zip(&self.infos) {
+            let bytes = Python::attach(|py| tensor_bytes(source.bind(py)))?;
+            let expected = info.nbytes().py()?;
+            if bytes.len() as u64 != expected {
+                let e = Error::usage(format!("{} bytes given, {expected} expected", bytes.len()));
+                return Err(locate(e.for_tensor(name))).py();
+            }
+            writer.write(&TensorData::dense(Bytes::from_vec(bytes))).map_err(|e| locate(e.for_tensor(name))).py()?;
+        }
+        writer.finish().map_err(locate).py()
+    }
 }
 
 /// A tensor's bytes, copied out of `source`: `bytes`, or a callable that returns `bytes`.
