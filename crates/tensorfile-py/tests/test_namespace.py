@@ -1,10 +1,16 @@
 """The package's namespace is its API: `dir(tensorfile)` shows what `__all__` names and
-nothing else but dunders and private names (helpers, modules imported under names with a
-leading underscore), and every public name is documented."""
+nothing else but dunders, private names (helpers, modules imported under names with a
+leading underscore) and the public subpackages, once imported; every public name is
+documented."""
 
+import importlib
 import inspect
 
 import tensorfile
+
+# Imported only when asked for (`import tensorfile.safetensors`): the package does not import
+# them, and then they are attributes of it.
+SUBPACKAGES = {"safetensors"}
 
 
 def public(names) -> set:
@@ -13,7 +19,17 @@ def public(names) -> set:
 
 def test_the_namespace_is_all():
     assert len(tensorfile.__all__) == len(set(tensorfile.__all__)), "a name twice in __all__"
-    assert public(dir(tensorfile)) == public(tensorfile.__all__)
+    assert public(dir(tensorfile)) - SUBPACKAGES == public(tensorfile.__all__)
+
+
+def test_the_subpackages_are_documented_and_their_namespaces_are_their_all():
+    for name in SUBPACKAGES:
+        module = importlib.import_module(f"tensorfile.{name}")
+        assert inspect.getdoc(module), name
+        for member in module.__all__:
+            assert member == "__version__" or inspect.getdoc(getattr(module, member)), f"{name}.{member}"
+        submodules = {m for m in public(dir(module)) if inspect.ismodule(getattr(module, m))}
+        assert public(dir(module)) - submodules == public(module.__all__), name
     # Dunders in __all__ are the package's own (its version), not the interpreter's.
     assert {n for n in tensorfile.__all__ if n.startswith("_")} == {"__version__"}
 
