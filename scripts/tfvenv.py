@@ -38,6 +38,8 @@ LIGHT_PACKAGES = [
     "onnx==1.23.2",
     "onnxruntime==1.32.0",
     "h5py==3.16.0",
+    # safetensors' own tests of file handles (scripts/safetensors-suite).
+    "fsspec",
 ]
 FULL_PACKAGES = ["torch", *LIGHT_PACKAGES]
 # Besides the light set, for `scripts/interop --real` (MATLAB v5 files read with scipy.io.loadmat).
