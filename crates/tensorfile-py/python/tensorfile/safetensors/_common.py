@@ -7,7 +7,6 @@ import json
 import numpy as np
 
 from .. import Error, FileError, Tensor
-from .. import _dtypes
 
 # safetensors' dtype codes by the names `TensorSpec` takes (numpy's and torch's spelling). A
 # float4 tensor of torch (`float4_e2m1fn_x2`) holds two elements per byte: the file's shape
@@ -141,6 +140,3 @@ def to_device(tensor, device):
 
     return copy_to([tensor], torch.device(device))[0]
 
-
-def numpy_dtype(name: str):
-    return _dtypes.numpy_dtype(name)

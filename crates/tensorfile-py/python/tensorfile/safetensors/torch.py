@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import torch
 
 from .._native import open_bytes
-from ._common import PACKED_TORCH, SafetensorError, as_framework, dtype_of_spec, safetensor_errors
+from ._common import PACKED_TORCH, as_framework, dtype_of_spec, safetensor_errors
 from ._open import safe_open
 from ._write import write
 
