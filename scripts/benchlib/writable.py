@@ -60,22 +60,31 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         f"Made by `{command}` on {now}, in {elapsed / 60:.1f} minutes, {repeat} repetitions"
         + (" (quick: small workloads; not the numbers to judge by)." if quick else "."),
         f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB. Each row its own process,",
-        "rows interleaved, median, warm (the file read once before). Every tensor comes back writable",
-        "from both; the first group then reads every byte, the second writes every byte (in place).",
-        "Ratio: safetensors' time over tensorfile's (above 1: tensorfile is faster).",
+        "rows interleaved, median; warm: the file read once before; cold: dropped from the page cache",
+        "first. Every tensor comes back writable from both; the first group then reads every byte,",
+        "the second writes every byte (in place). Ratios: safetensors' time over tensorfile's (above",
+        "1: tensorfile is faster). Peak anon: the most anonymous memory of the process, warm or cold.",
         f"Files: {sizes}.", "",
-        "| file | operation | tool | warm ms | GB/s | vs safetensors | peak anon MiB | tensors |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| file | operation | tool | warm ms | warm GB/s | warm vs safetensors | cold ms | cold vs safetensors "
+        "| peak anon MiB | tensors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         peer = next((p for p in results if p["workload"] == r["workload"] and p["group"] == r["group"]
                      and p["label"] == PEER), None)
-        ratio = f"{peer['warm'] / r['warm']:.2f}x" if peer and r["label"] != PEER and r["warm"] else "-"
         rate = f"{r['bytes'] / r['warm'] / 1e9:.2f}" if r["bytes"] and r["warm"] else "-"
-        lines.append(f"| {r['workload']} | {r['group']} | {r['label']} | {sections.ms(r['warm'])} | {rate} | {ratio} | "
+        lines.append(f"| {r['workload']} | {r['group']} | {r['label']} | {sections.ms(r['warm'])} | {rate} | "
+                     f"{ratio(peer, r, 'warm')} | {sections.ms(r['cold'])} | {ratio(peer, r, 'cold')} | "
                      f"{r['peak_anon'] / 2**20:.0f} | {r['tensors']} |")
     lines += commands(results)
     return "\n".join(lines) + "\n"
+
+
+def ratio(peer, row, mode: str) -> str:
+    """safetensors' time over the row's, for tensorfile's rows."""
+    if peer is None or row["label"] == PEER or not row[mode] or not peer[mode]:
+        return "-"
+    return f"{peer[mode] / row[mode]:.2f}x"
 
 
 def splice(document: str, section: str) -> str:

@@ -34,6 +34,10 @@ impl PrivateBytes {
     /// is checked against the file by the caller.
     pub(super) fn map(file: &File, offset: u64, len: usize) -> std::io::Result<Self> {
         let mut map = super::mapped::map_private(file, offset, len)?;
+        // The holder reads the whole range next (it asked for these bytes): have the kernel
+        // read it ahead, for a file not in the page cache, rather than fault page by page.
+        // Only advice: a refusal changes nothing.
+        let _ = map.advise(memmap2::Advice::WillNeed);
         let address = map.as_mut_ptr() as usize;
         Ok(PrivateBytes { buffer: Buffer::Map(map), address })
     }
