@@ -73,3 +73,33 @@ def test_numpy_and_torch_agree():
             if f[name].dtype == "bfloat16":
                 continue
             assert np.array_equal(f[name].numpy(), f[name].torch().numpy()), name
+
+
+def test_a_training_step_on_loaded_weights_in_a_fresh_process(tmp_path):
+    """The issue's report: weights from `load_file` assigned into a module (`assign=True`: the
+    module's parameters are the loaded tensors) and one optimizer step, in a fresh interpreter
+    (a write to read-only memory would kill it); the file is unchanged."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "model.safetensors"
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 8))
+    tensorfile.save_file(model.state_dict(), path)
+    before = path.read_bytes()
+    code = f"""
+import torch, tensorfile
+model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 8))
+state = tensorfile.load_file({str(path)!r}, framework="torch")
+model.load_state_dict(state, assign=True)
+assert model[0].weight.data_ptr() == state["0.weight"].data_ptr()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(4, 64)).sum().backward()
+optimizer.step()
+model[0].weight.data.add_(1)
+assert not torch.equal(model[0].weight, tensorfile.load_file({str(path)!r}, framework="torch")["0.weight"])
+print("stepped")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "stepped", (run.returncode, run.stderr[-3000:])
+    assert path.read_bytes() == before
