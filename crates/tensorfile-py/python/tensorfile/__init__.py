@@ -1,13 +1,12 @@
 """Read, convert and write tensor files without running their code.
 
 zTensor (`.zt`), safetensors, ExecuTorch `.pte`/`.ptd` and PyTorch `.pt2`/`torch.save`
-files are recognised by their content. Tensors come out as numpy arrays or torch tensors that
-are views of the memory-mapped file whenever the file stores them raw and little-endian.
-
-Arrays and tensors are writable and safe to keep after the file is closed; writing to them
-never changes the file (each is a private copy-on-write map of the file's pages: nothing is
-copied until a page is written). `readonly=True` gives read-only numpy views of the shared
-map instead.
+files are recognised by their content (and the other formats `formats()` lists). Tensors come
+out as numpy arrays or torch tensors, writable and safe to keep after the file is closed;
+writing to them never changes the file. One stored raw and little-endian, of 64 KiB or more,
+is a private copy-on-write map of the file's pages (nothing is copied until a page is
+written), a smaller one a copy. `readonly=True` gives read-only numpy views of the shared map
+instead.
 
     import tensorfile
     with tensorfile.open("model.safetensors") as f:
