@@ -488,5 +488,9 @@ pub(crate) fn read_unread(
     for (tensor, data) in unread.iter().zip(read.py()?) {
         tensor.keep(data)?;
     }
+    // The caller goes through them next (copies, private maps): have the kernel read their
+    // span of the file ahead, for a file not in the page cache.
+    let kept: Vec<Bytes> = unread.iter().filter_map(|t| t.kept().clone()).collect();
+    Bytes::will_read(&kept);
     Ok(())
 }

@@ -16,6 +16,8 @@ use super::private::PrivateBytes;
 #[derive(Clone)]
 enum Owner {
     Vec(Arc<Vec<u8>>),
+    /// A read-only map of a file ([`Bytes::map_file`]).
+    Map(Arc<memmap2::Mmap>),
     Other(Arc<dyn AsRef<[u8]> + Send + Sync>),
 }
 
@@ -23,6 +25,7 @@ impl Owner {
     fn bytes(&self) -> &[u8] {
         match self {
             Owner::Vec(v) => v,
+            Owner::Map(m) => m,
             Owner::Other(o) => (**o).as_ref(),
         }
     }
@@ -30,6 +33,7 @@ impl Owner {
     fn same(&self, other: &Owner) -> bool {
         match (self, other) {
             (Owner::Vec(a), Owner::Vec(b)) => Arc::ptr_eq(a, b),
+            (Owner::Map(a), Owner::Map(b)) => Arc::ptr_eq(a, b),
             (Owner::Other(a), Owner::Other(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -75,7 +79,7 @@ impl Bytes {
         }
         let map = super::mapped::map_read_only(&file).map_err(|e| Error::from(e).in_file(path))?;
         let len = map.len();
-        Ok(Bytes { owner: Owner::Other(Arc::new(map)), range: 0..len, file: Some(Arc::new(file)) })
+        Ok(Bytes { owner: Owner::Map(Arc::new(map)), range: 0..len, file: Some(Arc::new(file)) })
     }
 
     /// Read a whole file into memory around the page cache (`O_DIRECT`, several reads in
@@ -107,6 +111,25 @@ impl Bytes {
     /// slice of a mapped file: the file offset).
     pub fn offset_in_owner(&self) -> u64 {
         self.range.start as u64
+    }
+
+    /// Tell the system that all of `slices` will be read soon: for each file map among their
+    /// owners, `MADV_WILLNEED` once over the span from the first to the last byte of theirs in
+    /// it. For a file not in the page cache, the kernel reads that span ahead while the caller
+    /// goes through the slices, rather than one fault at a time. Nothing for slices that are
+    /// not of a map; only advice (a refusal changes nothing).
+    pub fn will_read(slices: &[Bytes]) {
+        let mut spans: Vec<(&Arc<memmap2::Mmap>, Range<usize>)> = Vec::new();
+        for b in slices {
+            let Owner::Map(map) = &b.owner else { continue };
+            match spans.iter_mut().find(|(m, _)| Arc::ptr_eq(m, map)) {
+                Some((_, span)) => *span = span.start.min(b.range.start)..span.end.max(b.range.end),
+                None => spans.push((map, b.range.clone())),
+            }
+        }
+        for (map, span) in spans {
+            let _ = map.advise_range(memmap2::Advice::WillNeed, span.start, span.len());
+        }
     }
 
     /// Whether these bytes live in a memory-mapped file (zero-copy) rather than a buffer.
