@@ -106,8 +106,14 @@ pub fn hint(hint: tensorfile::Hint) -> String {
         Hint::ProgramData => "open it with --data FILE.ptd".into(),
         Hint::SkipUnknown => "use --skip-unknown to ignore such tensors".into(),
         Hint::UseConvert => "use tensorfile convert".into(),
+        Hint::Drop(option) => format!("leave out {}", job_option(option)),
         other => other.describe().into(),
     }
+}
+
+/// A conversion option as this tool's flag.
+pub fn job_option(option: tensorfile::JobOption) -> String {
+    format!("--{}", option.id())
 }
 
 /// A write option as this tool's flag.

@@ -24,7 +24,23 @@ pub fn hint(hint: Hint) -> String {
     match hint {
         Hint::SkipUnsupported => "pass skip_unsupported=True to leave it out".into(),
         Hint::ProgramData => "open it with data='FILE.ptd'".into(),
+        Hint::Drop(option) => format!("leave out {}", job_option(option)),
         other => other.describe().into(),
+    }
+}
+
+/// A conversion option as this package's keyword argument (llama-quantize's under
+/// `quantize_options`).
+fn job_option(option: tensorfile::JobOption) -> String {
+    use tensorfile::JobOption;
+    let key = option.id().replace('-', "_");
+    match option {
+        JobOption::DType
+        | JobOption::MaxShardSize
+        | JobOption::SplitMaxTensors
+        | JobOption::NoTensorFirstSplit
+        | JobOption::Rename => format!("{key}="),
+        _ => format!("quantize_options[{key:?}]"),
     }
 }
 

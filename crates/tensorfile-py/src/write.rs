@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use tensorfile::convert::ConvertJob;
 use tensorfile::convert::parse_size;
-use tensorfile::convert::quantize::{KvOverride, QuantizeRequest, QuantizeTarget};
-use tensorfile::convert::{ConvertJob, Selection};
+use tensorfile::convert::quantize::QuantizeOptions;
 use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::io::{AtomicFile, Bytes, Output};
-use tensorfile::model::quant::GgmlType;
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::{DType, Error};
 
@@ -168,12 +167,18 @@ fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 /// keyword arguments, each already in the form the job takes: `data`, `skip_unsupported`,
 /// `compress`, `checksum`, `big_endian`, `verify`, `max_shard_size` (text), `split_max_tensors`
 /// (a count), `no_tensor_first_split`, `dtype` (a name), `zt_version` (text), `include`,
-/// `exclude` (lists of globs), `rename` (a list of pairs)).
-/// Options the output format ignores are named in a `UserWarning` first. Returns the
-/// conversion's report as JSON text ([`tensorfile::convert::Conversion::to_json`]).
+/// `exclude` (lists of globs), `rename` (a list of pairs), `quantize`, `imatrix`,
+/// `quantize_options` (a dict)). Options the output format ignores are named in a
+/// `UserWarning` first. Returns the conversion's report as JSON text
+/// ([`tensorfile::convert::Conversion::to_json`]), or with a dry run its sizes
+/// ([`tensorfile::convert::quantize::QuantizeSizes::to_json`]), nothing written.
 #[pyfunction]
 pub fn convert(py: Python<'_>, src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult<String> {
     let job = job(src, dst, options)?;
+    if quantize_options(options)?.is_some_and(|q| q.dry_run) {
+        let sizes = py.detach(|| job.dry_run()).py()?;
+        return Ok(sizes.to_json().to_string());
+    }
     for ignored in job.ignored().py()? {
         warn_ignored(py, &ignored)?;
     }
@@ -205,6 +210,7 @@ const CONVERT_OPTIONS: &[&str] = &[
 /// The keys of `quantize_options` (llama-quantize's options).
 const QUANTIZE_OPTIONS: &[&str] = &[
     "tensor_types",
+    "tensor_type_file",
     "output_tensor_type",
     "token_embedding_type",
     "leave_output_tensor",
@@ -215,6 +221,7 @@ const QUANTIZE_OPTIONS: &[&str] = &[
     "prune_layers",
     "include_weights",
     "exclude_weights",
+    "dry_run",
 ];
 
 /// The job `options` describe (an unknown key is an error, never ignored).
@@ -235,9 +242,7 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     let exclude: Vec<String> = get(options, "exclude")?.unwrap_or_default();
     let rename: Vec<(String, String)> = get(options, "rename")?.unwrap_or_default();
     let mut job = ConvertJob::new(src, dst);
-    job.quantize = quantize_request(options, &include, &exclude)?;
-    let (include, exclude) = if job.quantize.is_some() { (Vec::new(), Vec::new()) } else { (include, exclude) };
-    job.select = Selection::new(&include, &exclude, &rename).py()?;
+    job.set_selection(&include, &exclude, &rename, quantize_options(options)?.as_ref()).py()?;
     job.dtype = get::<String>(options, "dtype")?.as_deref().map(cast::target).transpose().py()?;
     job.variant = get(options, "zt_version")?;
     job.format().py()?;
@@ -254,55 +259,50 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     Ok(job)
 }
 
-/// The quantize request `options` describe (`quantize`, `imatrix`, `quantize_options`), with
-/// `include` and `exclude` picking what is quantized; `None` without `quantize`.
-fn quantize_request(
-    options: &Bound<'_, PyDict>,
-    include: &[String],
-    exclude: &[String],
-) -> PyResult<Option<QuantizeRequest>> {
+/// The quantization `options` describe (`quantize`, `imatrix`, `quantize_options`), as the
+/// library's plain options; `None` without `quantize`.
+fn quantize_options(options: &Bound<'_, PyDict>) -> PyResult<Option<QuantizeOptions>> {
     let Some(target) = options.get_item("quantize")?.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let target: String = target.extract()?;
-    let mut r = QuantizeRequest::new(QuantizeTarget::parse(&target).py()?);
+    let mut o = QuantizeOptions::new(target.extract::<String>()?);
     if let Some(path) = options.get_item("imatrix")?.filter(|v| !v.is_none()) {
-        r.imatrix = Some(path.extract()?);
+        o.imatrix = Some(path.extract()?);
     }
-    r.include = include.to_vec();
-    r.exclude = exclude.to_vec();
     let Some(given) = options.get_item("quantize_options")?.filter(|v| !v.is_none()) else {
-        return Ok(Some(r));
+        return Ok(Some(o));
     };
     let given = given.cast_into::<PyDict>().map_err(|_| Error::usage("quantize_options is a dict")).py()?;
     for (key, value) in given.iter() {
         let key: String = key.extract()?;
-        let ggml = |v: &Bound<'_, pyo3::PyAny>| -> PyResult<GgmlType> {
-            let name: String = v.extract()?;
-            GgmlType::from_name(&name).ok_or_else(|| Error::usage(format!("{name:?} is not a ggml type"))).py()
-        };
+        if value.is_none() {
+            continue;
+        }
         match key.as_str() {
             "tensor_types" => {
-                let pairs: Vec<(String, String)> = value.extract()?;
-                r.tensor_types = pairs
-                    .iter()
-                    .map(|(re, t)| QuantizeRequest::parse_tensor_type(&format!("{re}={t}")))
-                    .collect::<tensorfile::Result<_>>()
-                    .py()?;
+                // Pairs (regex, type), or texts "REGEX=TYPE".
+                let mut texts = Vec::new();
+                for item in value.try_iter()? {
+                    let item = item?;
+                    match item.extract::<(String, String)>() {
+                        Ok((re, t)) => texts.push(format!("{re}={t}")),
+                        Err(_) => texts.push(item.extract::<String>()?),
+                    }
+                }
+                o.tensor_types = texts;
             }
-            "output_tensor_type" => r.output_tensor_type = Some(ggml(&value)?),
-            "token_embedding_type" => r.token_embedding_type = Some(ggml(&value)?),
-            "leave_output_tensor" => r.leave_output_tensor = value.extract()?,
-            "pure" => r.pure = value.extract()?,
-            "override_kv" => {
-                let texts: Vec<String> = value.extract()?;
-                r.override_kv = texts.iter().map(|t| KvOverride::parse(t)).collect::<tensorfile::Result<_>>().py()?;
-            }
-            "allow_requantize" => r.allow_requantize = value.extract()?,
-            "keep_split" => r.keep_split = value.extract()?,
-            "prune_layers" => r.prune_layers = value.extract()?,
-            "include_weights" => r.imatrix_include = value.extract()?,
-            "exclude_weights" => r.imatrix_exclude = value.extract()?,
+            "tensor_type_file" => o.tensor_type_file = Some(value.extract()?),
+            "output_tensor_type" => o.output_tensor_type = Some(value.extract()?),
+            "token_embedding_type" => o.token_embedding_type = Some(value.extract()?),
+            "leave_output_tensor" => o.leave_output_tensor = value.extract()?,
+            "pure" => o.pure = value.extract()?,
+            "override_kv" => o.override_kv = value.extract()?,
+            "allow_requantize" => o.allow_requantize = value.extract()?,
+            "keep_split" => o.keep_split = value.extract()?,
+            "prune_layers" => o.prune_layers = value.extract()?,
+            "include_weights" => o.include_weights = value.extract()?,
+            "exclude_weights" => o.exclude_weights = value.extract()?,
+            "dry_run" => o.dry_run = value.extract()?,
             _ => {
                 return Err(Error::usage(format!(
                     "quantize_options has no option {key:?} (options: {})",
@@ -312,5 +312,5 @@ fn quantize_request(
             }
         }
     }
-    Ok(Some(r))
+    Ok(Some(o))
 }

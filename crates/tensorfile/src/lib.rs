@@ -114,7 +114,7 @@ pub mod internals {
 mod fuzzing;
 
 pub use convert::{Conversion, ConvertJob};
-pub use error::{Diagnosis, Error, ErrorKind, Hint, Result, Rule};
+pub use error::{Diagnosis, Error, ErrorKind, Hint, JobOption, Result, Rule};
 pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Caps, Compression, Format, WriteOptions};
 pub use meta::{Assignment, Given, MetaChange, MetaEdit, MetaReport, MetaType, edit_metadata};

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use tensorfile::convert::parse_size;
+use tensorfile::convert::quantize::QuantizeSizes;
 use tensorfile::convert::{Conversion, ConvertJob, Progress, Selection, Shards};
 use tensorfile::formats::WriteRequest;
 use tensorfile::model::{ByteOrder, DType, cast};
@@ -125,6 +126,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.data.is_some() && args.inputs().len() > 1 {
         return Err(tensorfile::Error::usage("--data goes with a single input (an ExecuTorch program)").into());
     }
+    if args.quantize.dry_run {
+        let sizes = job.dry_run()?;
+        print_sizes(&args, &sizes, out)?;
+        return Ok(Outcome::Success);
+    }
     let mut bar: Option<progress::Progress> = None;
     let mut on_progress = |p: Progress<'_>| {
         let bar = bar.get_or_insert_with(|| progress::Progress::new(p.total_bytes, progress::Unit::Bytes));
@@ -182,12 +188,36 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     job.dtype = args.dtype.as_deref().and_then(DType::from_name);
     let renames: Vec<(String, String)> =
         args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;
-    job.quantize = args.quantize.request(&args.include, &args.exclude)?;
-    // With --quantize, --include and --exclude pick what is quantized, not what is written.
-    let (include, exclude) =
-        if job.quantize.is_some() { (&[][..], &[][..]) } else { (&args.include[..], &args.exclude[..]) };
-    job.select = Selection::new(include, exclude, &renames)?;
+    job.set_selection(&args.include, &args.exclude, &renames, args.quantize.options().as_ref())?;
     Ok(job)
+}
+
+/// A dry run's sizes: a line per tensor, then the total.
+fn print_sizes(args: &Args, sizes: &QuantizeSizes, out: &mut dyn Write) -> std::io::Result<()> {
+    if args.json {
+        return render::json(out, &sizes.to_json());
+    }
+    let width = sizes.tensors.iter().map(|t| render::printable(&t.name).chars().count()).max().unwrap_or(0);
+    for t in &sizes.tensors {
+        let name = render::printable(&t.name);
+        let pad = width.saturating_sub(name.chars().count());
+        writeln!(
+            out,
+            "{name}{:pad$}  {:>7} -> {:<7}  {} -> {}",
+            "",
+            t.from,
+            t.to,
+            render::size(t.bytes_in),
+            render::size(t.bytes_out)
+        )?;
+    }
+    writeln!(
+        out,
+        "{}: {} -> {} (dry run: nothing written)",
+        render::count(sizes.tensors.len(), "tensor"),
+        render::size(sizes.bytes_in),
+        render::size(sizes.bytes_out)
+    )
 }
 
 fn print_report(args: &Args, done: &Conversion, out: &mut dyn Write) -> std::io::Result<()> {

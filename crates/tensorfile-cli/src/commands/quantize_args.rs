@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 
-use tensorfile::convert::quantize::{KvOverride, QuantizeRequest, QuantizeTarget};
-use tensorfile::model::quant::GgmlType;
+use tensorfile::convert::quantize::QuantizeOptions;
 
 /// The quantization options of `convert`.
 #[derive(clap::Args)]
@@ -12,11 +11,16 @@ use tensorfile::model::quant::GgmlType;
 pub struct QuantizeArgs {
     /// Quantize as ggml does, byte for byte. A GGUF model into a .gguf: a llama-quantize preset
     /// (Q4_K_M, Q5_K_S, IQ2_M, MXFP4_MOE...) or type, each tensor's type chosen as
-    /// llama-quantize chooses it, the output identical to llama-quantize's. Any other input,
-    /// or a zTensor 2 output: one ggml type (Q8_0, Q4_K...) for every floating tensor of two
-    /// or more dimensions; rows that are not whole blocks fall back as llama.cpp falls back.
-    /// With --quantize, --include and --exclude pick the tensors quantized (the others are
-    /// copied as they are).
+    /// llama-quantize chooses it (Q4_K is its alias of the Q4_K_M mixture), the output
+    /// identical to llama-quantize's; options that would change that file (--dtype, splits,
+    /// --rename) are refused. Any other input, or a zTensor 2 output: one ggml type (a preset
+    /// named after a type, Q8_0, Q4_K, means that type alone, as --pure does) for every
+    /// floating tensor of two or more dimensions, --tensor-type and --imatrix applied by name;
+    /// rows that are not whole blocks fall back as llama.cpp falls back; the options that need
+    /// llama.cpp's names or file (--output-tensor-type, --token-embedding-type,
+    /// --leave-output-tensor, --override-kv, --keep-split, --prune-layers) are refused. With
+    /// --quantize, --include and --exclude pick the tensors quantized (the others are copied
+    /// as they are).
     #[arg(long, value_name = "PRESET|TYPE")]
     pub quantize: Option<String>,
     /// The importance matrix (llama-imatrix's .gguf or legacy .dat) whose weights steer the
@@ -32,6 +36,10 @@ pub struct QuantizeArgs {
     /// Give the tensors whose name REGEX finds this type (repeatable; the first that matches).
     #[arg(long, value_name = "REGEX=TYPE", requires = "quantize")]
     pub tensor_type: Vec<String>,
+    /// A file of REGEX=TYPE entries separated by white space (as llama-quantize reads it),
+    /// applied after the --tensor-type ones.
+    #[arg(long, value_name = "FILE", requires = "quantize")]
+    pub tensor_type_file: Option<PathBuf>,
     /// The type of output.weight.
     #[arg(long, value_name = "TYPE", requires = "quantize")]
     pub output_tensor_type: Option<String>,
@@ -53,36 +61,34 @@ pub struct QuantizeArgs {
     /// One output per split of a split input, named as llama.cpp names splits.
     #[arg(long, requires = "quantize")]
     pub keep_split: bool,
+    /// Write nothing: print each tensor's type and size before and after, and the total.
+    #[arg(long, requires = "quantize")]
+    pub dry_run: bool,
     /// Leave out these layers (comma-separated numbers), the others renumbered.
     #[arg(long, value_name = "N,N,...", value_delimiter = ',', requires = "quantize")]
     pub prune_layers: Vec<u32>,
 }
 
 impl QuantizeArgs {
-    /// The request, with `include` and `exclude` picking what is quantized; `None` without
+    /// The options as given, for the library to make its request of; `None` without
     /// --quantize.
-    pub fn request(&self, include: &[String], exclude: &[String]) -> tensorfile::Result<Option<QuantizeRequest>> {
-        let Some(target) = &self.quantize else { return Ok(None) };
-        let mut r = QuantizeRequest::new(QuantizeTarget::parse(target)?);
-        r.imatrix = self.imatrix.clone();
-        r.imatrix_include = self.include_weights.clone();
-        r.imatrix_exclude = self.exclude_weights.clone();
-        r.tensor_types =
-            self.tensor_type.iter().map(|t| QuantizeRequest::parse_tensor_type(t)).collect::<Result<_, _>>()?;
-        r.output_tensor_type = self.output_tensor_type.as_deref().map(ggml_type).transpose()?;
-        r.token_embedding_type = self.token_embedding_type.as_deref().map(ggml_type).transpose()?;
-        r.leave_output_tensor = self.leave_output_tensor;
-        r.pure = self.pure;
-        r.override_kv = self.override_kv.iter().map(|o| KvOverride::parse(o)).collect::<Result<_, _>>()?;
-        r.allow_requantize = self.allow_requantize;
-        r.keep_split = self.keep_split;
-        r.prune_layers = self.prune_layers.clone();
-        r.include = include.to_vec();
-        r.exclude = exclude.to_vec();
-        Ok(Some(r))
+    pub fn options(&self) -> Option<QuantizeOptions> {
+        let target = self.quantize.as_ref()?;
+        let mut o = QuantizeOptions::new(target.clone());
+        o.imatrix = self.imatrix.clone();
+        o.include_weights = self.include_weights.clone();
+        o.exclude_weights = self.exclude_weights.clone();
+        o.tensor_types = self.tensor_type.clone();
+        o.tensor_type_file = self.tensor_type_file.clone();
+        o.output_tensor_type = self.output_tensor_type.clone();
+        o.token_embedding_type = self.token_embedding_type.clone();
+        o.leave_output_tensor = self.leave_output_tensor;
+        o.pure = self.pure;
+        o.override_kv = self.override_kv.clone();
+        o.allow_requantize = self.allow_requantize;
+        o.keep_split = self.keep_split;
+        o.prune_layers = self.prune_layers.clone();
+        o.dry_run = self.dry_run;
+        Some(o)
     }
-}
-
-fn ggml_type(name: &str) -> tensorfile::Result<GgmlType> {
-    GgmlType::from_name(name).ok_or_else(|| tensorfile::Error::usage(format!("{name:?} is not a ggml type")))
 }

@@ -659,14 +659,22 @@ def convert(
     tensors dequantized first; integer, bool and complex tensors are written as they are.
     With `quantize` (a llama-quantize preset such as "Q4_K_M", or a ggml type such as
     "Q8_0"), tensors are quantized as ggml quantizes them: a GGUF model into a `.gguf`
-    byte for byte as `llama-quantize` writes it (each tensor's type chosen as it chooses);
+    byte for byte as `llama-quantize` writes it (each tensor's type chosen as it chooses;
+    "Q4_K" is its alias of the Q4_K_M mixture; `dtype`, splits and `rename` are refused);
     any other input, or a zTensor 2 output, to one type for every floating tensor of two or
-    more dimensions (`include`/`exclude` then pick what is quantized). `imatrix` is an
+    more dimensions (a preset named after a type means that type alone, as `pure` does;
+    `include`/`exclude` then pick what is quantized). `imatrix` is an
     importance matrix file (llama-imatrix's `.gguf` or `.dat`); `quantize_options` holds
-    llama-quantize's other options by name: `tensor_types` ([(regex, type)]),
-    `output_tensor_type`, `token_embedding_type`, `leave_output_tensor`, `pure`,
-    `override_kv` (["KEY=TYPE:VALUE"]), `allow_requantize`, `keep_split`, `prune_layers`
-    ([n]), `include_weights`, `exclude_weights` ([names]).
+    llama-quantize's other options by name: `tensor_types` ([(regex, type)] or
+    ["REGEX=TYPE"]), `tensor_type_file` (a path), `output_tensor_type`,
+    `token_embedding_type`, `leave_output_tensor`, `pure`, `override_kv`
+    (["KEY=TYPE:VALUE"]), `allow_requantize`, `keep_split`, `prune_layers` ([n]),
+    `include_weights`, `exclude_weights` ([names]), `dry_run`. An option that does not apply
+    to the way the file is quantized (the output tensor's type without a GGUF model into a
+    `.gguf`...) raises `UsageError` naming it. With `dry_run`, nothing is written and the
+    sizes are returned: `{"dry_run": True, "path": "llama-quantize" or "one-type",
+    "tensors": [{"name", "from", "to", "bytes_in", "bytes_out"}], "bytes_in": n,
+    "bytes_out": n}`.
     Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
     "index": path or None, "renamed": {source name: name written}, "filtered_out": n,
     "quantized": {source name: ggml type}}`."""
@@ -699,6 +707,8 @@ def convert(
         "quantize_options": None if quantize_options is None else dict(quantize_options),
     }
     done = _json.loads(_convert(sources, _os.fspath(dst), options))
+    if done.get("dry_run"):
+        return done
     return {
         "tensors": done["tensors"],
         "skipped": [s["name"] for s in done["skipped"]],

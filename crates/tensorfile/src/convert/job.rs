@@ -8,10 +8,13 @@ use std::path::PathBuf;
 use serde_json::{Value as Json, json};
 
 use super::gguf_split;
-use super::quantize::{Imatrix, QuantizeRequest, quantize_gguf};
+use super::quantize::{
+    QuantizeOptions, QuantizePath, QuantizeRequest, QuantizeSizes, one_type, quantize_gguf, refuse_on_llama_quantize,
+    refuse_on_one_type,
+};
 use super::shards::convert_to_shards;
-use super::{ConvertOptions, ConvertReport, Progress, QuantizeTypes, Selection, convert_file};
-use crate::error::{Error, Result};
+use super::{ConvertOptions, ConvertReport, Progress, Selection, convert_file};
+use crate::error::{Error, JobOption, Result};
 use crate::file::{OpenOptions, TensorFile};
 use crate::formats::{Format, Ignored, WriteRequest};
 use crate::model::DType;
@@ -62,9 +65,12 @@ pub struct ConvertJob {
     /// (`llama-gguf-split --no-tensor-first-split`).
     pub no_tensor_first_split: bool,
     /// Quantize as ggml does: a GGUF model into a `.gguf` exactly as llama-quantize would (a
-    /// preset or one type, and its options); any other input, or a zTensor 2 output, to one
+    /// preset or one type, and its options; always, whatever else is asked: options that would
+    /// change llama-quantize's file are refused); any other input, or another output, to one
     /// type (floating tensors of two or more dimensions; rows that are not whole blocks fall
-    /// back as llama.cpp falls back; the request's include and exclude pick the tensors).
+    /// back as llama.cpp falls back; the request's include and exclude pick the tensors, its
+    /// tensor types and importance matrix apply by name; the options that need llama.cpp's
+    /// names or file are refused). See [`ConvertJob::quantize_path`].
     pub quantize: Option<QuantizeRequest>,
 }
 
@@ -112,22 +118,12 @@ impl ConvertJob {
             quantize: None,
         };
         gguf_split::split_asked(self, format)?;
-        if self.inputs.is_empty() {
-            return Err(Error::usage("a conversion needs at least one file to read"));
-        }
-        if self.data.is_some() && self.inputs.len() > 1 {
-            return Err(Error::usage("the second file of a program goes with a single input"));
-        }
-        let mut open = OpenOptions::new();
-        if let Some(data) = &self.data {
-            open.data(data);
-        }
-        let src = open.open_merged(&self.inputs)?;
+        let src = self.open()?;
         if let Some(request) = &self.quantize {
-            if let Some(done) = self.as_llama_quantize(&src, format, request, progress)? {
-                return Ok(done);
+            match self.quantize_path(&src, request)? {
+                QuantizePath::LlamaQuantize => return self.as_llama_quantize(&src, format, request, progress),
+                QuantizePath::OneType => options.quantize = Some(one_type(&src, request)?),
             }
-            options.quantize = Some(one_type(&src, request)?);
         }
         let (report, sharded) = match self.max_shard_size {
             _ if format == Format::Gguf => gguf_split::write_gguf(self, &src, &options, progress)?,
@@ -140,22 +136,77 @@ impl ConvertJob {
         Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: self.dtype, report, sharded })
     }
 
-    /// A GGUF model into a `.gguf` file, quantized as llama-quantize quantizes it; `None`
-    /// when the job is not that (another input or output, or options llama-quantize lacks).
+    /// The inputs, opened (merged when several).
+    fn open(&self) -> Result<TensorFile> {
+        if self.inputs.is_empty() {
+            return Err(Error::usage("a conversion needs at least one file to read"));
+        }
+        if self.data.is_some() && self.inputs.len() > 1 {
+            return Err(Error::usage("the second file of a program goes with a single input"));
+        }
+        let mut open = OpenOptions::new();
+        if let Some(data) = &self.data {
+            open.data(data);
+        }
+        open.open_merged(&self.inputs)
+    }
+
+    /// Set what is written and quantized from the shells' values: the globs of the tensors
+    /// kept (`include`, `exclude`), the renames, and the quantization. With a quantization,
+    /// `include` and `exclude` pick the tensors quantized (the others are written as they
+    /// are), not the tensors written.
+    pub fn set_selection(
+        &mut self,
+        include: &[String],
+        exclude: &[String],
+        renames: &[(String, String)],
+        quantize: Option<&QuantizeOptions>,
+    ) -> Result<()> {
+        self.quantize = quantize.map(|q| q.request(include, exclude)).transpose()?;
+        let (include, exclude) = if self.quantize.is_some() { (&[][..], &[][..]) } else { (include, exclude) };
+        self.select = Selection::new(include, exclude, renames)?;
+        Ok(())
+    }
+
+    /// The way the job quantizes `src` as `request` asks: llama-quantize's for a GGUF model
+    /// into a `.gguf` file, else one type; an option that does not apply on that way is
+    /// refused (a usage error with [`crate::Hint::Drop`] naming it).
+    pub fn quantize_path(&self, src: &TensorFile, request: &QuantizeRequest) -> Result<QuantizePath> {
+        let format = self.format()?;
+        if format == Format::Gguf && src.format() == Format::Gguf {
+            refuse_on_llama_quantize(&[
+                (JobOption::DType, self.dtype.is_some(), "casting to a dtype"),
+                (JobOption::MaxShardSize, self.max_shard_size.is_some(), "splitting the output by size"),
+                (JobOption::SplitMaxTensors, self.split_max_tensors.is_some(), "splitting the output by tensors"),
+                (JobOption::NoTensorFirstSplit, self.no_tensor_first_split, "a first part of metadata alone"),
+                (JobOption::Rename, !self.select.is_everything(), "renaming or leaving out tensors"),
+            ])?;
+            return Ok(QuantizePath::LlamaQuantize);
+        }
+        let what = format!("a {} input into a {} file", src.format(), format);
+        refuse_on_one_type(request, &what)?;
+        Ok(QuantizePath::OneType)
+    }
+
+    /// What quantizing would write, tensor by tensor, without writing anything (llama-quantize's
+    /// dry run): each tensor's type and size before and after.
+    pub fn dry_run(&self) -> Result<QuantizeSizes> {
+        let Some(request) = &self.quantize else {
+            return Err(Error::usage("a dry run gives the sizes of a quantization: none is asked"));
+        };
+        let src = self.open()?;
+        let path = self.quantize_path(&src, request)?;
+        QuantizeSizes::of(&src, request, path)
+    }
+
+    /// A GGUF model into a `.gguf` file, quantized as llama-quantize quantizes it.
     fn as_llama_quantize(
         &self,
         src: &TensorFile,
         format: Format,
         request: &QuantizeRequest,
         progress: &mut dyn FnMut(Progress<'_>),
-    ) -> Result<Option<Conversion>> {
-        let plain = self.dtype.is_none()
-            && self.max_shard_size.is_none()
-            && self.split_max_tensors.is_none()
-            && self.select.is_everything();
-        if format != Format::Gguf || src.format() != Format::Gguf || self.inputs.len() != 1 || !plain {
-            return Ok(None);
-        }
+    ) -> Result<Conversion> {
         let done = quantize_gguf(src, &self.output, request, progress)?;
         let tensors = done.plan.files.iter().map(|f| f.tensors.len()).sum();
         let report = ConvertReport {
@@ -172,50 +223,8 @@ impl ConvertJob {
         };
         let sharded =
             (done.files.len() > 1).then(|| Shards { files: done.files.clone(), index: None, removed: Vec::new() });
-        Ok(Some(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: None, report, sharded }))
+        Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: None, report, sharded })
     }
-}
-
-/// The tensors of `src` that quantizing to the request's one type changes, each with the type
-/// it gets: floating tensors (quantized ones too when requantizing is allowed) of two or more
-/// dimensions that the request's include and exclude keep, their rows in the type's blocks or
-/// in the type llama.cpp falls back to; the importance matrix's weights by tensor name.
-fn one_type(src: &TensorFile, request: &QuantizeRequest) -> Result<QuantizeTypes> {
-    let Some(t) = request.target.single_type() else {
-        return Err(Error::usage(
-            "a preset that mixes types chooses each tensor's type by llama.cpp's tensor names: it quantizes a \
-             GGUF model into a .gguf file; quantize to one type (Q8_0, Q4_K...) instead",
-        ));
-    };
-    let select = Selection::new(&request.include, &request.exclude, &[])?;
-    let mut types = QuantizeTypes { allow_requantize: request.allow_requantize, ..QuantizeTypes::default() };
-    for e in src.entries() {
-        let info = e.info();
-        let float = matches!(info.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64);
-        let quantized = info.layout().quant().is_some();
-        if info.kind() != crate::model::Kind::Tensor
-            || info.shape().len() < 2
-            || !select.keeps(info.name())
-            || !(float && !quantized || quantized && request.allow_requantize)
-        {
-            continue;
-        }
-        let ncols = *info.shape().last().unwrap_or(&0);
-        if let Some(to) = super::quantize::fallback(t, ncols) {
-            types.types.insert(info.name().to_string(), to);
-        }
-    }
-    if let Some(path) = &request.imatrix {
-        let weights = Imatrix::read(path)?.weights().map_err(|e| e.in_file(path))?;
-        for (name, w) in weights {
-            if let Ok(name) = String::from_utf8(name) {
-                if types.types.contains_key(&name) {
-                    types.importance.insert(name, w);
-                }
-            }
-        }
-    }
-    Ok(types)
 }
 
 /// What a [`ConvertJob`] did.

@@ -244,6 +244,63 @@ pub enum Hint {
     SkipUnknown,
     /// Convert the file instead: `update` rewrites files whose tensors are part of more.
     UseConvert,
+    /// Leave out this option of the conversion: it does not apply to what was asked.
+    Drop(JobOption),
+}
+
+/// An option of a conversion that can be refused where it does not apply (a quantization
+/// option on a path that cannot honour it...), for the shells to name as their flag or
+/// keyword argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum JobOption {
+    /// The importance matrix entries included by name.
+    IncludeWeights,
+    /// The importance matrix entries excluded by name.
+    ExcludeWeights,
+    /// The output tensor's type.
+    OutputTensorType,
+    /// The token embeddings' type.
+    TokenEmbeddingType,
+    /// Leaving the output tensor as it is.
+    LeaveOutputTensor,
+    /// Key/values set in the output.
+    OverrideKv,
+    /// One output per split of the input.
+    KeepSplit,
+    /// Layers left out.
+    PruneLayers,
+    /// The dtype floating tensors are cast to.
+    DType,
+    /// Shards of at most a size.
+    MaxShardSize,
+    /// Parts of a split model of at most a number of tensors.
+    SplitMaxTensors,
+    /// A first part of a split model with no tensor.
+    NoTensorFirstSplit,
+    /// Tensors renamed.
+    Rename,
+}
+
+impl JobOption {
+    /// A short kebab-case identifier (`output-tensor-type`...).
+    pub fn id(self) -> &'static str {
+        match self {
+            JobOption::IncludeWeights => "include-weights",
+            JobOption::ExcludeWeights => "exclude-weights",
+            JobOption::OutputTensorType => "output-tensor-type",
+            JobOption::TokenEmbeddingType => "token-embedding-type",
+            JobOption::LeaveOutputTensor => "leave-output-tensor",
+            JobOption::OverrideKv => "override-kv",
+            JobOption::KeepSplit => "keep-split",
+            JobOption::PruneLayers => "prune-layers",
+            JobOption::DType => "dtype",
+            JobOption::MaxShardSize => "max-shard-size",
+            JobOption::SplitMaxTensors => "split-max-tensors",
+            JobOption::NoTensorFirstSplit => "no-tensor-first-split",
+            JobOption::Rename => "rename",
+        }
+    }
 }
 
 impl Hint {
@@ -254,6 +311,7 @@ impl Hint {
             Hint::ProgramData => "program-data",
             Hint::SkipUnknown => "skip-unknown",
             Hint::UseConvert => "use-convert",
+            Hint::Drop(_) => "drop-option",
         }
     }
 
@@ -264,6 +322,7 @@ impl Hint {
             Hint::ProgramData => "give the .ptd file that holds the program's external tensors",
             Hint::SkipUnknown => "ignore tensors the file being updated lacks",
             Hint::UseConvert => "convert the file instead",
+            Hint::Drop(_) => "leave that option out",
         }
     }
 }

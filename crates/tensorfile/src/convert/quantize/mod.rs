@@ -20,6 +20,8 @@
 mod hparams;
 mod imatrix;
 mod metadata;
+mod one_type;
+mod options;
 mod order;
 mod overrides;
 mod plan;
@@ -30,11 +32,15 @@ mod write;
 use std::path::PathBuf;
 
 pub use imatrix::{Imatrix, ImatrixEntry};
+pub use one_type::{QuantizeSizes, TensorSize};
+pub use options::{QuantizeOptions, QuantizePath, read_tensor_type_file};
 pub use overrides::{KvOverride, OverrideValue};
 pub use plan::plan;
 pub use presets::Preset;
 pub use write::{Quantized, quantize_gguf};
 
+pub(crate) use one_type::one_type;
+pub(crate) use options::{refuse_on_llama_quantize, refuse_on_one_type};
 pub(crate) use rules::fallback;
 
 use crate::error::{Error, Result};

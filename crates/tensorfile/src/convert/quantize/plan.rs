@@ -219,7 +219,7 @@ fn imatrix_keys(path: &std::path::Path, m: &Imatrix, entries: usize) -> Result<V
 }
 
 /// The `--tensor-type` regexes, lowered to ASCII lower case as llama-quantize lowers them.
-fn patterns(given: &[(String, GgmlType)]) -> Result<Vec<(Regex, GgmlType)>> {
+pub(crate) fn patterns(given: &[(String, GgmlType)]) -> Result<Vec<(Regex, GgmlType)>> {
     given
         .iter()
         .map(|(p, t)| {
