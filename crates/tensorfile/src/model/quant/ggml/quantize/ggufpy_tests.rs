@@ -86,32 +86,62 @@ fn gguf_py_types_quantize_as_gguf_py_does_except_where_it_parts_from_ggml() {
     assert_eq!(parted, ["Q4_1 / signed_zeros / row 0", "Q5_1 / signed_zeros / row 0"]);
 }
 
+/// Every row gguf-py is recorded parting from ggml in gives ggml's bytes here: the rows of the
+/// cases (`rows_unlike_ggml`, ggml's bytes from `ggml-quant/`) and the rows the search kept
+/// (`found-<TYPE>.bin`: gguf-py's row, then ggml's). The search of 9 × 4096 random rows found
+/// none (every `kept` is 0), so the rows checked are exactly the two of the cases; a record that
+/// vanishes, or a search that finds rows, changes that list and fails here.
 #[test]
 fn rows_where_gguf_py_parts_from_ggml_are_quantized_as_ggml_does() {
     let record = record();
     let dir = fixtures().join("ggufpy-quant");
+    let ggml = fixtures().join("ggml-quant");
+    let inputs = floats(&read(&ggml, &record["inputs"]["file"], &record["inputs"]["sha256"]));
     let found = floats(&read(&dir, &record["found"]["file"], &record["found"]["sha256"]));
-    let mut searched = 0;
+    let ggml_record: Value = serde_json::from_slice(&std::fs::read(ggml.join("quant.expected.json")).unwrap()).unwrap();
+    let cases = ggml_record["inputs"]["cases"].as_array().unwrap();
+    let (mut checked, mut searched, mut kept_values) = (Vec::new(), 0, 0);
+    let mut check = |ty: GgmlType, label: String, src: &[f32], gguf_py: &[u8], ggml_row: &[u8]| {
+        assert_ne!(gguf_py, ggml_row, "{label}: recorded as parting, gguf-py's bytes are ggml's");
+        assert_eq!(quantized(ty, src, src.len(), ggml_row.len()), ggml_row, "{label}: ours is not ggml's");
+        checked.push(label);
+    };
     for t in record["types"].as_array().unwrap() {
-        let ty = GgmlType::from_name(t["type"].as_str().unwrap()).unwrap();
+        let name = t["type"].as_str().unwrap();
+        let ty = GgmlType::from_name(name).unwrap();
+        let blob = read(&dir, &t["file"], &t["sha256"]);
+        let ggml_type = ggml_record["types"].as_array().unwrap().iter().find(|g| g["type"] == name).unwrap();
+        let ggml_blob = read(&ggml, &ggml_type["file"], &ggml_type["sha256"]);
+        for r in t["records"].as_array().unwrap() {
+            let case = cases.iter().find(|c| c["name"] == r["case"]).unwrap();
+            let theirs = ggml_type["records"].as_array().unwrap().iter();
+            let theirs = theirs.clone().find(|g| g["case"] == r["case"] && g["importance"].is_null()).unwrap();
+            let (n, row_bytes) = (at(case, "n_per_row"), at(r, "row_bytes"));
+            for row in r["rows_unlike_ggml"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize) {
+                let src = &inputs[at(case, "offset") + row * n..at(case, "offset") + (row + 1) * n];
+                let ours_at = at(r, "offset") + row * row_bytes;
+                let ggml_at = at(theirs, "offset") + row * row_bytes;
+                let label = format!("{name} / {} / row {row}", r["case"].as_str().unwrap());
+                check(ty, label, src, &blob[ours_at..ours_at + row_bytes], &ggml_blob[ggml_at..ggml_at + row_bytes]);
+            }
+        }
         let s = &t["search"];
-        assert!(
-            s.is_object(),
-            "{}: no search recorded (run scripts/fixtures with scripts/llama-tools built)",
-            t["type"]
-        );
+        assert!(s.is_object(), "{name}: no search recorded (run scripts/fixtures with scripts/llama-tools built)");
         searched += at(s, "rows");
         let (kept, n, row_bytes, first) =
             (at(s, "kept"), at(s, "n_per_row"), at(s, "row_bytes"), at(s, "inputs_offset"));
+        assert_eq!(kept, at(s, "unlike").min(16), "{name}: up to 16 of the rows that parted are kept");
+        assert_eq!(first, kept_values, "{name}: its found rows follow the previous type's");
+        kept_values += kept * n;
         let pairs = read(&dir, &s["file"], &s["sha256"]);
-        assert_eq!(pairs.len(), kept * 2 * row_bytes, "{}: found rows", t["type"]);
+        assert_eq!(pairs.len(), kept * 2 * row_bytes, "{name}: found rows");
         for k in 0..kept {
+            let (gguf_py, ggml_row) = pairs[2 * k * row_bytes..(2 * k + 2) * row_bytes].split_at(row_bytes);
             let src = &found[first + k * n..first + (k + 1) * n];
-            let got = quantized(ty, src, n, row_bytes);
-            let (gguf_py, ggml) = pairs[2 * k * row_bytes..(2 * k + 2) * row_bytes].split_at(row_bytes);
-            assert_ne!(gguf_py, ggml, "{} found row {k}: recorded as parting", t["type"]);
-            assert_eq!(got, ggml, "{} found row {k}: ours is not ggml's", t["type"]);
+            check(ty, format!("{name} / found / row {k}"), src, gguf_py, ggml_row);
         }
     }
-    assert!(searched >= 9 * 4096, "{searched} rows searched");
+    assert_eq!(found.len(), kept_values, "found.f32 holds the kept rows, nothing else");
+    assert_eq!(searched, 9 * 4096, "rows searched");
+    assert_eq!(checked, ["Q4_1 / signed_zeros / row 0", "Q5_1 / signed_zeros / row 0"], "the rows recorded parting");
 }
