@@ -4,7 +4,7 @@
 //! model, a split model and a quantized one, with and without importance matrices, with every
 //! option) is run again with the same arguments, and each output file must have the recorded
 //! size and sha256: byte for byte llama-quantize's file. A run llama-quantize refused must be
-//! refused too. Where the tool writes a broken file, ours deviates on purpose: see
+//! refused too, with the problem the tool names and nothing written. Where the tool writes a broken file, ours deviates on purpose: see
 //! `broken_by_the_tool`.
 
 use crate::common::*;
@@ -118,16 +118,59 @@ fn deviation(name: &str, file: &Path, bytes: &[u8], want: &Json) -> Option<Strin
     None
 }
 
-/// Runs `run` as llama-quantize ran it and checks every file it wrote; what differs, in words.
+/// The tool's messages that ours words otherwise (lowercase): the tool's, then ours. A NaN
+/// in the importance matrix is named by its entry; quantized data the tool finds invalid once
+/// written is refused before, for its cause (rows that are not whole blocks of the type).
+const REWORDED: &[(&str, &str)] = &[
+    ("imatrix contains non-finite value nan", "a value that is not finite (nan)"),
+    ("quantized data validation failed", "are not whole q4_k blocks"),
+];
+
+/// What is wrong with our refusal `o` of a run llama-quantize refused, in words: it must exit
+/// 1 or 2 (README: a failure or a usage error; a panic is 101), say on stderr, as
+/// `tensorfile: INPUT: ...` with no panic, the problem the tool's `error` says (its words, an
+/// imatrix called an importance matrix, or ours in `REWORDED`) and the `tensor` it names, and
+/// leave nothing in `folder`, the output's own (no file, no temporary file).
+fn refusal_differs(name: &str, run: &Json, o: &std::process::Output, folder: &Path) -> Option<String> {
+    let (err, input) = (stderr(o), run["input"].as_str().unwrap());
+    let said = err.to_lowercase();
+    let tool = run["error"].as_str().unwrap().to_lowercase();
+    let tool = match run["tensor"].as_str() {
+        Some(tensor) => tool.trim_end_matches(&format!(" for {tensor}")).to_string(),
+        None => tool,
+    };
+    let problem = REWORDED.iter().find(|(theirs, _)| *theirs == tool).map(|(_, ours)| ours.to_string());
+    let problem = problem.unwrap_or_else(|| tool.trim_end_matches('!').replace("imatrix", "importance matrix"));
+    let left: Vec<_> = std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+    if ![1, 2].contains(&code(o)) {
+        Some(format!("{name}: llama-quantize refused it, we exit {}: {}", code(o), err.trim()))
+    } else if err.contains("panicked") || !err.starts_with(&format!("tensorfile: {input}: ")) {
+        Some(format!("{name}: not an error naming {input}: {}", err.trim()))
+    } else if !said.contains(&problem) {
+        Some(format!("{name}: llama-quantize said {:?}, we say {}", run["error"], err.trim()))
+    } else if run["tensor"].as_str().is_some_and(|tensor| !err.contains(&format!("tensor \"{tensor}\""))) {
+        Some(format!("{name}: llama-quantize named {}, we say {}", run["tensor"], err.trim()))
+    } else if !left.is_empty() {
+        Some(format!("{name}: refused, but left {left:?} in the output's folder"))
+    } else {
+        None
+    }
+}
+
+/// Runs `run` as llama-quantize ran it and checks every file it wrote, or its refusal; what
+/// differs, in words.
 fn check(name: &str, run: &Json, dir: &Path) -> Option<String> {
-    let (args, output) = command(run["arguments"].as_array().unwrap(), dir);
+    let refused = run["exit_code"] != 0;
+    // A refused run writes into a folder of its own, which must stay empty.
+    let own = tempfile::tempdir_in(dir).unwrap();
+    let (args, output) = command(run["arguments"].as_array().unwrap(), if refused { own.path() } else { dir });
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_tensorfile"))
         .args(&args)
         .current_dir(fixtures().join("gguf-quantize"))
         .output()
         .unwrap();
-    if run["exit_code"] != 0 {
-        return (code(&o) == 0).then(|| format!("{name}: llama-quantize refused it, we wrote it"));
+    if refused {
+        return refusal_differs(name, run, &o, own.path());
     }
     if code(&o) != 0 {
         return Some(format!("{name}: {}", stderr(&o).trim()));
@@ -166,7 +209,9 @@ fn check(name: &str, run: &Json, dir: &Path) -> Option<String> {
 fn every_recorded_llama_quantize_run_is_made_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let runs = runs();
-    assert!(runs.len() > 150, "only {} runs recorded", runs.len());
+    assert_eq!(runs.len(), 202, "runs recorded in tests/fixtures/gguf-quantize/runs/");
+    let refused = runs.iter().filter(|(_, run)| run["exit_code"] != 0).count();
+    assert_eq!(refused, 24, "runs llama-quantize refused");
     // Two at a time: each run is its own process.
     let (even, odd): (Vec<_>, Vec<_>) = runs.iter().enumerate().partition(|(i, _)| i % 2 == 0);
     let failures: Vec<String> = std::thread::scope(|s| {
