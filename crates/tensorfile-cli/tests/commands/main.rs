@@ -19,6 +19,7 @@ mod info;
 mod ls;
 mod meta;
 mod quantize;
+mod quantize_options;
 mod report;
 mod rewritten;
 mod select;
