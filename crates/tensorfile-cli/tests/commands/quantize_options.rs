@@ -189,3 +189,25 @@ fn a_dry_run_gives_the_sizes_and_writes_nothing() {
         (Some("Q8_0"), Some(4096), Some(1088))
     );
 }
+
+#[test]
+fn an_importance_matrix_and_its_picked_entries_take_effect_on_the_one_type_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = quantize_fixture("tiny.gguf");
+    let imatrix = quantize_fixture("imatrix-tiny.gguf");
+    let made = |name: &str, options: &[&str]| -> Vec<u8> {
+        let out = dir.path().join(name);
+        let mut args: Vec<Arg<'_>> = vec![&"convert", &tiny, &out, &"--zt-version", &"2", &"--quantize", &"Q4_K"];
+        args.extend(options.iter().map(|o| o as Arg<'_>));
+        ok(&args);
+        std::fs::read(&out).unwrap()
+    };
+    let plain = made("plain.zt", &[]);
+    let imatrix = imatrix.display().to_string();
+    let weighted = made("weighted.zt", &["--imatrix", &imatrix]);
+    assert_ne!(weighted, plain, "the importance matrix changed nothing");
+    // Every entry excluded: as without the matrix; some included: between the two.
+    assert_eq!(made("none.zt", &["--imatrix", &imatrix, "--exclude-weights", "blk"]), plain);
+    let some = made("some.zt", &["--imatrix", &imatrix, "--include-weights", "attn_v"]);
+    assert!(some != plain && some != weighted);
+}
