@@ -48,6 +48,12 @@ fn records(command: &str) -> Vec<Json> {
         .collect()
 }
 
+/// The case names of `records`, in order: each test checks them against the records committed,
+/// so a record that vanishes fails.
+fn case_names(records: &[Json]) -> Vec<&str> {
+    records.iter().map(|r| text(r, "case")).collect()
+}
+
 /// Every output file of the case, with the recorded size and sha256, and nothing else.
 fn outputs_match(record: &Json, folder: &Path) {
     let case = text(record, "case");
@@ -184,6 +190,21 @@ fn update_writes_what_torch_executorch_onnx_and_gguf_py_read() {
     let formats: std::collections::BTreeSet<String> =
         cases.iter().map(|r| Path::new(text(r, "input")).extension().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(formats.into_iter().collect::<Vec<_>>(), ["gguf", "onnx", "pt", "pt2", "pte"], "every updatable format");
+    let committed = [
+        "gguf_big_endian",
+        "gguf_plain",
+        "onnx_external",
+        "onnx_raw",
+        "pt2_plain",
+        "pt2_tied",
+        "pt2_views",
+        "pt_checkpoint",
+        "pt_state_dict",
+        "pte_constants",
+        "pte_mutable",
+        "pte_named_data",
+    ];
+    assert_eq!(case_names(&cases), committed, "the update records committed");
     let failed: Vec<&str> = cases
         .iter()
         .filter(|record| std::panic::catch_unwind(|| check_update(record)).is_err())
@@ -226,7 +247,9 @@ fn convert_writes_the_pt_and_ptd_files_torch_and_executorch_read() {
         .iter()
         .map(|r| Path::new(text(r, "output")).extension().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert!(outputs.contains(&"pt".to_string()) && outputs.contains(&"ptd".to_string()), "{outputs:?}");
+    assert_eq!(outputs, ["pt", "pt", "ptd", "ptd"], "the outputs of the convert records");
+    let committed = ["convert_pt", "convert_pt_names", "convert_ptd", "convert_ptd_dtypes"];
+    assert_eq!(case_names(&cases), committed, "the convert records committed");
     let failed: Vec<&str> = cases
         .iter()
         .filter(|record| std::panic::catch_unwind(|| check_convert(record)).is_err())
@@ -251,7 +274,8 @@ fn check_convert(record: &Json) {
 #[test]
 fn externalize_writes_programs_and_a_ptd_that_executorch_runs() {
     let cases = records("externalize");
-    assert!(cases.len() >= 2, "one program and several");
+    // One program and several.
+    assert_eq!(case_names(&cases), ["externalize_one", "externalize_two"], "the externalize records committed");
     let failed: Vec<&str> = cases
         .iter()
         .filter(|record| std::panic::catch_unwind(|| check_externalize(record)).is_err())
