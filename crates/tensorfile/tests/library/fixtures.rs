@@ -20,7 +20,7 @@ fn records() -> Vec<(PathBuf, Value)> {
     let mut out = common::records_in(&common::fixtures_dir().join("zt"), true);
     out.extend(common::records_in(&common::fixtures_dir().join("safetensors"), true));
     // 12 made by the Rust crate, 6 by the pip package, 7 by safetensors.
-    assert!(out.len() >= 25, "fixtures missing: run scripts/fixtures ({} records found)", out.len());
+    assert_eq!(out.len(), 25, "records committed in tests/fixtures/zt and safetensors (run scripts/fixtures)");
     out
 }
 

@@ -24,17 +24,17 @@ const REGRESSIONS: [(&str, usize); 2] = [("pickle", 1), ("split_gguf", 1)];
 const FIXTURES: [(&str, usize); 5] =
     [("executorch", 34), ("pytorch", 52), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
 
-/// The files under `root/folder`, at least `at_least` of them.
-fn at_least(root: &Path, folder: &str, at_least: usize) -> Vec<PathBuf> {
+/// The files under `root/folder`, exactly the `committed` of them: a file lost fails.
+fn committed(root: &Path, folder: &str, committed: usize) -> Vec<PathBuf> {
     let mut files = Vec::new();
     files_under(&root.join(folder), &mut files);
-    assert!(files.len() >= at_least, "{folder}: {} files, {at_least} committed", files.len());
+    assert_eq!(files.len(), committed, "{folder}: {} files, {committed} committed", files.len());
     files
 }
 
 fn inputs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut regressions = at_least(&root, "fuzz/regressions", 1);
+    let mut regressions = committed(&root, "fuzz/regressions", 3);
     regressions.retain(|p| p.file_name().is_some_and(|n| n != "README"));
     for (target, committed) in REGRESSIONS {
         let prefix = format!("{target}-");
@@ -42,14 +42,14 @@ fn inputs() -> Vec<PathBuf> {
             .iter()
             .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix)))
             .count();
-        assert!(found >= committed, "fuzz/regressions: {found} inputs of {target}, {committed} committed");
+        assert_eq!(found, committed, "fuzz/regressions: {found} inputs of {target}, {committed} committed");
     }
     let mut files = regressions;
-    for (folder, committed) in FIXTURES {
-        files.extend(at_least(&root.join("tests/fixtures"), folder, committed));
+    for (folder, count) in FIXTURES {
+        files.extend(committed(&root.join("tests/fixtures"), folder, count));
     }
     // Seeds of targets whose input is no file format (XNNPACK payloads), and their README.
-    files.extend(at_least(&root, "fuzz/seeds", 7));
+    files.extend(committed(&root, "fuzz/seeds", 490));
     files
 }
 
@@ -77,9 +77,9 @@ fn fuzz_findings_and_fixtures_never_panic() {
 #[test]
 fn the_split_gguf_seeds_are_what_they_say() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
-    let mut seeds: Vec<PathBuf> = at_least(&root, "", 1);
+    let mut seeds: Vec<PathBuf> = committed(&root, "", 490);
     seeds.retain(|p| p.extension().is_some_and(|e| e == "ggufsplit"));
-    assert!(seeds.len() >= 5, "{} split_gguf seeds", seeds.len());
+    assert_eq!(seeds.len(), 6, "split_gguf seeds committed in fuzz/seeds");
     for seed in seeds {
         let data = std::fs::read(&seed).unwrap();
         let name = seed.file_name().unwrap().to_string_lossy().into_owned();

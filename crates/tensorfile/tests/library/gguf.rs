@@ -20,7 +20,7 @@ use tensorfile::{Format, Rule, TensorData, TensorFile};
 fn records() -> Vec<(PathBuf, Value)> {
     // Only the files of this folder: its subfolders belong to other tests.
     let out = common::records_in(&common::fixtures_dir().join("gguf"), false);
-    assert!(out.len() >= 4, "GGUF fixtures missing: run scripts/fixtures ({} records found)", out.len());
+    assert_eq!(out.len(), 4, "records committed in tests/fixtures/gguf (run scripts/fixtures)");
     out
 }
 

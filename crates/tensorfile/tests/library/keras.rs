@@ -21,7 +21,7 @@ fn records() -> Vec<(std::path::PathBuf, Value)> {
         .into_iter()
         .filter(|(path, _)| path.extension().is_some_and(|e| e == "keras"))
         .collect();
-    assert!(out.len() >= 3, "fixtures missing: run scripts/fixtures ({} records found)", out.len());
+    assert_eq!(out.len(), 3, "`.keras` records committed in tests/fixtures/keras (run scripts/fixtures)");
     out
 }
 

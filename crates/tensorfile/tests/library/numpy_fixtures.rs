@@ -16,7 +16,7 @@ use tensorfile::{Format, Rule, TensorFile};
 
 fn records() -> Vec<(PathBuf, Value)> {
     let out = common::records_in(&common::fixtures_dir().join("numpy"), false);
-    assert!(out.len() >= 40, "NumPy fixtures missing: run scripts/fixtures ({} records found)", out.len());
+    assert_eq!(out.len(), 40, "records committed in tests/fixtures/numpy (run scripts/fixtures)");
     out
 }
 

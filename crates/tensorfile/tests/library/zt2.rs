@@ -19,7 +19,7 @@ use tensorfile::{Format, TensorFile};
 
 fn records() -> Vec<(PathBuf, Value)> {
     let out = common::records_in(&common::fixtures_dir().join("zt2"), false);
-    assert!(out.len() >= 10, "fixtures missing: run scripts/fixtures ({} records found)", out.len());
+    assert_eq!(out.len(), 10, "records committed in tests/fixtures/zt2 (run scripts/fixtures)");
     out
 }
 

@@ -16,7 +16,7 @@ fn files() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "ptd"))
         .collect();
     out.sort();
-    assert!(out.len() >= 2, "fixtures missing: run scripts/fixtures");
+    assert_eq!(out.len(), 2, "`.ptd` fixtures committed in tests/fixtures/executorch (run scripts/fixtures)");
     out
 }
 

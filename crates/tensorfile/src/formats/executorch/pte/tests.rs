@@ -28,7 +28,7 @@ fn programs() -> Vec<(PathBuf, Option<PathBuf>)> {
         })
         .collect();
     out.sort();
-    assert!(out.len() >= 10, "fixtures missing: run scripts/fixtures");
+    assert_eq!(out.len(), 15, "`.pte` fixtures committed in tests/fixtures/executorch (run scripts/fixtures)");
     out
 }
 
