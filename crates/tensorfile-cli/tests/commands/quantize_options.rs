@@ -211,3 +211,16 @@ fn an_importance_matrix_and_its_picked_entries_take_effect_on_the_one_type_path(
     let some = made("some.zt", &["--imatrix", &imatrix, "--include-weights", "attn_v"]);
     assert!(some != plain && some != weighted);
 }
+
+#[test]
+fn a_mixture_preset_made_pure_is_its_type_on_the_one_type_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = safetensors_input(dir.path());
+    let out = dir.path().join("out.gguf");
+    let o = tensorfile(&[&"convert", &src, &out, &"--quantize", &"Q4_K_M"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    ok(&[&"convert", &src, &out, &"--quantize", &"Q4_K_M", &"--pure"]);
+    let typed = dir.path().join("typed.gguf");
+    ok(&[&"convert", &src, &typed, &"--quantize", &"Q4_K"]);
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&typed).unwrap());
+}

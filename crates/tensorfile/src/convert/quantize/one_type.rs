@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use super::options::QuantizePath;
 use super::plan::patterns;
-use super::{Imatrix, QuantizeInput, QuantizeRequest, fallback, plan};
+use super::{Imatrix, QuantizeInput, QuantizeRequest, QuantizeTarget, fallback, plan};
 use crate::convert::{QuantizeTypes, Selection};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
@@ -21,11 +21,18 @@ use crate::model::{DType, Kind};
 /// back to; the importance matrix's weights by tensor name, its entries picked by the
 /// request's included and excluded names.
 pub(crate) fn one_type(src: &TensorFile, request: &QuantizeRequest) -> Result<QuantizeTypes> {
-    let Some(t) = request.target.single_type() else {
-        return Err(Error::usage(
-            "a preset that mixes types chooses each tensor's type by llama.cpp's tensor names: it quantizes a \
-             GGUF model into a .gguf file; quantize to one type (Q8_0, Q4_K...) instead",
-        ));
+    let t = match (request.target.single_type(), request.target) {
+        (Some(t), _) => t,
+        // llama-quantize's pure: the type the preset's every tensor starts from.
+        (None, QuantizeTarget::Preset(p)) if request.pure && !p.only_copies() => p.default_type().ok_or_else(|| {
+            Error::unsupported(format!("{} starts from a ggml type this library does not know", p.name()))
+        })?,
+        _ => {
+            return Err(Error::usage(
+                "a preset that mixes types chooses each tensor's type by llama.cpp's tensor names: it quantizes a \
+                 GGUF model into a .gguf file; quantize to one type (Q8_0, Q4_K...), or ask for it pure, instead",
+            ));
+        }
     };
     let select = Selection::new(&request.include, &request.exclude, &[])?;
     let patterns = patterns(&request.tensor_types)?;
