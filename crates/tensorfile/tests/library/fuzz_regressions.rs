@@ -76,8 +76,8 @@ fn fuzz_findings_and_fixtures_never_panic() {
 
 #[test]
 fn the_split_gguf_seeds_are_what_they_say() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
-    let mut seeds: Vec<PathBuf> = committed(&root, "", 490);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", 490);
     seeds.retain(|p| p.extension().is_some_and(|e| e == "ggufsplit"));
     assert_eq!(seeds.len(), 6, "split_gguf seeds committed in fuzz/seeds");
     for seed in seeds {
