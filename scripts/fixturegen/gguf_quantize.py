@@ -22,6 +22,8 @@ Inputs (committed, in OUT):
                    with no bytes) beside one expert tensor of values
   falcon-split-0000N-of-00003.gguf
                    falcon.gguf split by llama-gguf-split (24 tensors a file)
+  and the models of the architectures whose rules differ, with their runs and importance
+  matrices: see fixturegen.gguf_quantize_archs
 
 Importance matrices (committed): imatrix-tiny.gguf and imatrix-tiny.dat, by llama-imatrix on
 tiny.gguf; imatrix-moe.gguf (some experts never counted) written with gguf-py in the layout
@@ -562,7 +564,8 @@ def plan_runs() -> list:
         ("empty-Q8_0", {"preset": "Q8_0"}),
     ]
     runs += [(name, name.split("-")[0] + ".gguf", o) for name, o in options]
-    return runs
+    from fixturegen import gguf_quantize_archs  # here: it is imported by name, this may be __main__
+    return runs + gguf_quantize_archs.plan_runs()
 
 
 def generate(out: Path, tools: dict) -> None:
@@ -577,6 +580,11 @@ def generate(out: Path, tools: dict) -> None:
     falcon(out / "falcon.gguf")
     prequant(out / "prequant.gguf")
     empty(out / "empty.gguf")
+    from fixturegen import gguf_quantize_archs
+    for name, (make, _, _) in gguf_quantize_archs.models(add, write).items():
+        make(out / name)
+    for name in gguf_quantize_archs.imatrix_inputs():
+        imatrix_moe(out / f"imatrix-{name}", out / name)
     imatrix_moe(out / "imatrix-moe.gguf", out / "moe.gguf")
     imatrix_dat(out / "imatrix-bad-size.dat", [("blk.0.attn_q.weight", 4, [1.0] * 128)], 4, "short.txt")
     imatrix_dat(out / "imatrix-empty.dat", [(f"blk.0.ffn_{t}_exps.weight", 3, weights(f"imatrix {t}", 8 * 256) ** 2)
