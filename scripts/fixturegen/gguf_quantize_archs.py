@@ -20,6 +20,11 @@ on them.
               in the second layer after a dense first, a shared expert
   deepseek32.gguf
               deepseek2's tensors and the indexer's (indexer.attn_k counts as an attention key)
+  glm5next.gguf
+              glm5-next: the names it keeps as they are (hc_, its indexer's, ssm_f/g, attn_k_b...),
+              attn_q_a, attn_q_b and nextn.eh_proj kept at Q8_0 or better, a prediction layer
+  bailingmoe3.gguf
+              a 3-D attention projection beside 3-D experts: MXFP4_MOE makes only the experts MXFP4
 
 Only the layers the rules look at have tensors: llama-quantize reads the key/values, never
 checks which tensors a model should have.
@@ -171,6 +176,52 @@ def deepseek(add, write, path, arch: str) -> None:
     write(w)
 
 
+def mla_moe(add, write, path, arch: str) -> None:
+    """glm5-next (the names it keeps as they are, the ones it keeps at Q8_0 or better, a
+    next-token-prediction layer) or bailingmoe3 (3-D attention projections beside the experts,
+    which MXFP4_MOE tells apart)."""
+    w = GGUFWriter(path, arch)
+    extra = [("feed_forward_length", 10944, V.UINT32), ("attention.head_count", 16, V.UINT32),
+             ("attention.head_count_kv", 16, V.UINT32), ("attention.layer_norm_rms_epsilon", 1e-6, V.FLOAT32),
+             ("attention.key_length_mla", 192, V.UINT32), ("attention.value_length_mla", 128, V.UINT32),
+             ("attention.q_lora_rank", 1536, V.UINT32), ("attention.kv_lora_rank", 512, V.UINT32),
+             ("ssm.conv_kernel", 4, V.UINT32), ("kda.head_dim", 128, V.UINT32),
+             ("leading_dense_block_count", 1, V.UINT32), ("expert_feed_forward_length", 1408, V.UINT32),
+             ("expert_shared_count", 1, V.UINT32), ("expert_count", 4, V.UINT32), ("expert_used_count", 2, V.UINT32),
+             ("expert_gating_func", 2, V.UINT32)]
+    if arch == "glm5-next":
+        extra += [("nextn_predict_layers", 1, V.UINT32), ("attention.indexer.head_count", 32, V.UINT32),
+                  ("attention.indexer.key_length", 128, V.UINT32), ("attention.indexer.top_k", 2048, V.UINT32),
+                  ("attention.indexer.kpool", 4, V.UINT32), ("hyper_connection.count", 4, V.UINT32),
+                  ("hyper_connection.sinkhorn_iterations", 20, V.UINT32), ("hyper_connection.epsilon", 1e-6, V.FLOAT32)]
+        kept = ["hc_attn_fn", "indexer.attn_q_b", "indexer.attn_k", "indexer.proj", "indexer_compressor_gate",
+                "indexer_compressor_ape", "ssm_f_a", "ssm_f_b", "ssm_g_a", "ssm_g_b", "ssm_beta", "attn_kv_a_mqa",
+                "attn_k_b", "attn_v_b"]
+        attention = ["attn_q_a", "attn_q_b", "attn_kv_b", "attn_output"]
+    else:
+        extra += [("kda.gate_lower_bound", -5.0, V.FLOAT32)]
+        kept, attention = [], ["attn_q_a", "attn_q_b", "attn_kv_a_mqa", "attn_kv_b", "attn_output"]
+    keys(w, f"thin {arch}", 2, 2048, extra)
+    add(w, "token_embd.weight", "F16", (4, 256))
+    for i in range(2):
+        b = f"blk.{i}."
+        add(w, b + "attn_norm.weight", "F32", (256,))
+        for t in attention + kept:
+            add(w, b + t + ".weight", "F16", (2, 256))
+        if i == 0:
+            add(w, b + "ffn_down.weight", "F16", (2, 256))
+            continue
+        if arch == "glm5-next":
+            add(w, b + "nextn.eh_proj.weight", "F16", (2, 256))
+        else:
+            add(w, b + "attn_k_b.weight", "F16", (4, 2, 256))
+        for t in ["ffn_up_exps", "ffn_down_exps"]:
+            add(w, b + t + ".weight", "F16", (4, 2, 256))
+        add(w, b + "ffn_gate_inp.weight", "F32", (4, 256))
+    add(w, "output.weight", "F16", (4, 256))
+    write(w)
+
+
 # The models: input name -> (maker, presets without an importance matrix, with one).
 def models(add, write) -> dict:
     return {
@@ -185,6 +236,9 @@ def models(add, write) -> dict:
         "gemma3n.gguf": (lambda p: gemma3n(add, write, p), PRESETS, IMATRIX_PRESETS),
         "deepseek2.gguf": (lambda p: deepseek(add, write, p, "deepseek2"), PRESETS, IMATRIX_PRESETS),
         "deepseek32.gguf": (lambda p: deepseek(add, write, p, "deepseek32"), FEW_PRESETS, FEW_IMATRIX_PRESETS),
+        "glm5next.gguf": (lambda p: mla_moe(add, write, p, "glm5-next"), FEW_PRESETS + ["Q4_0", "Q8_0"],
+                          FEW_IMATRIX_PRESETS),
+        "bailingmoe3.gguf": (lambda p: mla_moe(add, write, p, "bailingmoe3"), FEW_PRESETS, []),
     }
 
 
@@ -211,6 +265,7 @@ OPTION_RUNS = [
     ("deepseek2-IQ2_XS-imatrix-pure-output", "deepseek2.gguf", {"preset": "IQ2_XS", "imatrix": "imatrix-deepseek2.gguf",
                                                                 "pure": True, "output_tensor_type": "q6_k",
                                                                 "token_embedding_type": "q4_k"}),
+    ("glm5next-Q4_0-pure", "glm5next.gguf", {"preset": "Q4_0", "pure": True}),
     ("rwkv6-Q4_K_M-imatrix-exclude", "rwkv6.gguf", {"preset": "Q4_K_M", "imatrix": "imatrix-rwkv6.gguf",
                                                     "exclude_weights": ["channel_mix"]}),
 ]
