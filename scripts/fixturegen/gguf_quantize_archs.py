@@ -242,7 +242,7 @@ def models(add, write) -> dict:
     }
 
 
-# Option combinations as people give them, with importance matrices.
+# Option combinations as people give them, most with importance matrices, and two refusals.
 OPTION_RUNS = [
     ("tiny-Q4_K_M-imatrix-output-embd-q8", "tiny.gguf", {"preset": "Q4_K_M", "imatrix": "imatrix-tiny.gguf",
                                                         "output_tensor_type": "q8_0", "token_embedding_type": "q8_0"}),
@@ -266,6 +266,9 @@ OPTION_RUNS = [
                                                                 "pure": True, "output_tensor_type": "q6_k",
                                                                 "token_embedding_type": "q4_k"}),
     ("glm5next-Q4_0-pure", "glm5next.gguf", {"preset": "Q4_0", "pure": True}),
+    # Refused: a type that needs an importance matrix, none given (the first tensor named).
+    ("deepseek32-IQ3_XS", "deepseek32.gguf", {"preset": "IQ3_XS"}),
+    ("gemma3n-IQ2_XXS", "gemma3n.gguf", {"preset": "IQ2_XXS"}),
     ("rwkv6-Q4_K_M-imatrix-exclude", "rwkv6.gguf", {"preset": "Q4_K_M", "imatrix": "imatrix-rwkv6.gguf",
                                                     "exclude_weights": ["channel_mix"]}),
 ]
