@@ -60,8 +60,8 @@ def seventy(add, write, path, arch: str, layers: int, eps_key: str, heads) -> No
     """Attention and FFN tensors in the first, a middle and the last layers of a model of
     `layers`; `heads` the head count (a number, or a list of one per layer)."""
     w = GGUFWriter(path, arch)
-    head_keys = [("attention.head_count", heads, V.ARRAY, V.UINT32), ("attention.head_count_kv", heads, V.ARRAY, V.UINT32)] \
-        if isinstance(heads, list) else [("attention.head_count", heads, V.UINT32), ("attention.head_count_kv", heads, V.UINT32)]
+    kind = (V.ARRAY, V.UINT32) if isinstance(heads, list) else (V.UINT32,)
+    head_keys = [("attention.head_count", heads, *kind), ("attention.head_count_kv", heads, *kind)]
     keys(w, f"thin {arch}", layers, 8192, [("feed_forward_length", 28672, V.UINT32), *head_keys,
                                            (eps_key, 1e-5, V.FLOAT32)])
     add(w, "token_embd.weight", "F16", (2, 256))
@@ -122,8 +122,10 @@ def mamba(add, write, path) -> None:
 
 def gemma3n(add, write, path) -> None:
     w = GGUFWriter(path, "gemma3n")
-    keys(w, "thin gemma3n", 30, 2048, [("feed_forward_length", 8192, V.UINT32), ("attention.head_count", 8, V.UINT32),
-                                       ("attention.head_count_kv", 2, V.UINT32), ("attention.sliding_window", 512, V.UINT32),
+    keys(w, "thin gemma3n", 30, 2048, [("feed_forward_length", 8192, V.UINT32),
+                                       ("attention.head_count", 8, V.UINT32),
+                                       ("attention.head_count_kv", 2, V.UINT32),
+                                       ("attention.sliding_window", 512, V.UINT32),
                                        ("attention.layer_norm_rms_epsilon", 1e-6, V.FLOAT32),
                                        ("embedding_length_per_layer_input", 256, V.UINT32)])
     add(w, "token_embd.weight", "F16", (4, 256))
@@ -224,12 +226,12 @@ def mla_moe(add, write, path, arch: str) -> None:
 
 # The models: input name -> (maker, presets without an importance matrix, with one).
 def models(add, write) -> dict:
+    rms, eps = "attention.layer_norm_rms_epsilon", "attention.layer_norm_epsilon"
     return {
-        "qwen2.gguf": (lambda p: seventy(add, write, p, "qwen2", 80, "attention.layer_norm_rms_epsilon", 8), SEVENTY_PRESETS, []),
-        "olmo.gguf": (lambda p: seventy(add, write, p, "olmo", 80, "attention.layer_norm_epsilon", 8), SEVENTY_PRESETS, []),
-        "deci.gguf": (lambda p: seventy(add, write, p, "deci", 80, "attention.layer_norm_rms_epsilon", [8] * 80),
-                      SEVENTY_PRESETS, []),
-        "jais2.gguf": (lambda p: seventy(add, write, p, "jais2", 68, "attention.layer_norm_epsilon", 8), SEVENTY_PRESETS, []),
+        "qwen2.gguf": (lambda p: seventy(add, write, p, "qwen2", 80, rms, 8), SEVENTY_PRESETS, []),
+        "olmo.gguf": (lambda p: seventy(add, write, p, "olmo", 80, eps, 8), SEVENTY_PRESETS, []),
+        "deci.gguf": (lambda p: seventy(add, write, p, "deci", 80, rms, [8] * 80), SEVENTY_PRESETS, []),
+        "jais2.gguf": (lambda p: seventy(add, write, p, "jais2", 68, eps, 8), SEVENTY_PRESETS, []),
         "rwkv6.gguf": (lambda p: rwkv(add, write, p, "rwkv6"), PRESETS, IMATRIX_PRESETS),
         "rwkv7.gguf": (lambda p: rwkv(add, write, p, "rwkv7"), FEW_PRESETS, FEW_IMATRIX_PRESETS),
         "mamba.gguf": (lambda p: mamba(add, write, p), FEW_PRESETS, FEW_IMATRIX_PRESETS),
