@@ -25,6 +25,8 @@ on them.
               attn_q_a, attn_q_b and nextn.eh_proj kept at Q8_0 or better, a prediction layer
   bailingmoe3.gguf
               a 3-D attention projection beside 3-D experts: MXFP4_MOE makes only the experts MXFP4
+  names.gguf  gpt2 keys, the names llama.cpp keeps as they are whatever the architecture, and
+              a name of 5 bytes (taken for one ending in "weight")
 
 Only the layers the rules look at have tensors: llama-quantize reads the key/values, never
 checks which tensors a model should have.
@@ -224,6 +226,24 @@ def mla_moe(add, write, path, arch: str) -> None:
     write(w)
 
 
+def names(add, write, path) -> None:
+    """gpt2 keys with the names llama.cpp keeps as they are whatever the architecture (positions,
+    token types, a relative position bias, small convolutions and indexers, multimodal and audio
+    tensors), and a name of 5 bytes, which llama.cpp takes for one ending in "weight"."""
+    w = GGUFWriter(path, "gpt2")
+    keys(w, "tensor names", 1, 256, [("feed_forward_length", 1024, V.UINT32), ("attention.head_count", 4, V.UINT32),
+                                     ("attention.layer_norm_epsilon", 1e-5, V.FLOAT32)])
+    for name in ["token_embd", "position_embd", "token_types", "blk.0.attn_qkv", "blk.0.attn_output",
+                 "blk.0.attn_rel_b", "blk.0.shortconv.conv", "blk.0.indexer.k_proj", "blk.0.indexer.q_proj",
+                 "blk.0.ffn_gate_tid2eid", "blk.0.ffn_up", "blk.0.ffn_down", "v.position_embd", "v.patch_embd",
+                 "v.blk.0.attn.rel_pos_h", "sam.pos_embd", "sam.neck.0", "sam.net_2", "mm.patch_merger",
+                 "a.rvq.codebook", "mm.a.code_embd", "output"]:
+        add(w, name + ".weight", "F16", (2, 256))
+    add(w, "blk.0.attn_qkv.bias", "F16", (2, 256))
+    add(w, "abcde", "F16", (2, 256))
+    write(w)
+
+
 # The models: input name -> (maker, presets without an importance matrix, with one).
 def models(add, write) -> dict:
     rms, eps = "attention.layer_norm_rms_epsilon", "attention.layer_norm_epsilon"
@@ -241,6 +261,7 @@ def models(add, write) -> dict:
         "glm5next.gguf": (lambda p: mla_moe(add, write, p, "glm5-next"), FEW_PRESETS + ["Q4_0", "Q8_0"],
                           FEW_IMATRIX_PRESETS),
         "bailingmoe3.gguf": (lambda p: mla_moe(add, write, p, "bailingmoe3"), FEW_PRESETS, []),
+        "names.gguf": (lambda p: names(add, write, p), ["Q4_K_M", "Q4_0", "MXFP4_MOE", "COPY"], []),
     }
 
 

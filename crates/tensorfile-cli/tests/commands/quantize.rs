@@ -210,7 +210,7 @@ fn check(name: &str, run: &Json, dir: &Path) -> Option<String> {
 fn every_recorded_llama_quantize_run_is_made_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let runs = runs();
-    assert_eq!(runs.len(), 349, "runs recorded in tests/fixtures/gguf-quantize/runs/");
+    assert_eq!(runs.len(), 353, "runs recorded in tests/fixtures/gguf-quantize/runs/");
     let refused = runs.iter().filter(|(_, run)| run["exit_code"] != 0).count();
     assert_eq!(refused, 26, "runs llama-quantize refused");
     // Two at a time: each run is its own process.

@@ -31,7 +31,7 @@ fn runs() -> Vec<(String, Value)> {
         out.push((name, record));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(out.len(), 349, "runs recorded in tests/fixtures/gguf-quantize/runs/");
+    assert_eq!(out.len(), 353, "runs recorded in tests/fixtures/gguf-quantize/runs/");
     out
 }
 
