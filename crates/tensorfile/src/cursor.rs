@@ -21,6 +21,7 @@ pub fn array_at<const N: usize>(b: &[u8], at: usize, what: &str) -> Result<[u8; 
 }
 
 /// `len` bytes of `b` at `at`.
+#[cfg(any(test, feature = "internals"))]
 pub fn bytes_at<'a>(b: &'a [u8], at: usize, len: usize, what: &str) -> Result<&'a [u8]> {
     at.checked_add(len)
         .and_then(|end| b.get(at..end))
@@ -146,12 +147,16 @@ impl<'a> Cursor<'a> {
         /// The next eight bytes, big-endian.
         u64_be: u64, from_be_bytes;
         /// The next byte, as a signed integer.
+        #[cfg(any(test, feature = "internals"))]
         i8: i8, from_le_bytes;
         /// The next two bytes, little-endian, signed.
+        #[cfg(any(test, feature = "internals"))]
         i16_le: i16, from_le_bytes;
         /// The next four bytes, little-endian, signed.
+        #[cfg(any(test, feature = "internals"))]
         i32_le: i32, from_le_bytes;
         /// The next eight bytes, little-endian, signed.
+        #[cfg(any(test, feature = "internals"))]
         i64_le: i64, from_le_bytes;
     }
 }

@@ -69,9 +69,7 @@ macro_rules! internal_modules {
             #[cfg(feature = "internals")]
             #[doc(hidden)]
             pub mod $name;
-            // What only the tests use is unused without them.
             #[cfg(not(feature = "internals"))]
-            #[allow(dead_code, unused_imports)]
             pub(crate) mod $name;
         )+
     };

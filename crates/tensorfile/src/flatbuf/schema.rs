@@ -79,6 +79,7 @@ impl EnumDef {
 
 #[derive(Debug)]
 pub struct UnionDef {
+    #[allow(dead_code, reason = "the schema's name for the union: shown by Debug, read by the tests")]
     pub name: String,
     /// Variant `i + 1` is table `variants[i]` (0 is NONE).
     pub variants: Vec<(String, TableId)>,
@@ -94,6 +95,7 @@ pub struct FieldDef {
     /// or f64; schemas here only use integer defaults).
     pub default: i64,
     pub force_align: Option<usize>,
+    #[allow(dead_code, reason = "parsed from the schema and shown by Debug; no decoding rule depends on it")]
     pub deprecated: bool,
 }
 

@@ -150,6 +150,7 @@ impl Table {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn table_mut(&mut self, name: &str) -> Option<&mut Table> {
         match self.get_mut(name) {
             Some(Value::Table(t)) => Some(t),

@@ -13,4 +13,6 @@ mod opcode;
 mod value;
 
 pub use machine::{Loaded, load, load_prefix};
-pub use value::{Container, Id, Pickled, StorageRef, TensorRef, Value, items};
+pub use value::{Container, Pickled, TensorRef, Value};
+#[cfg(any(test, feature = "internals"))]
+pub use value::{Id, StorageRef, items};

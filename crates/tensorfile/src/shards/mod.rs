@@ -4,5 +4,7 @@
 //! given size, `model-00001-of-00003.safetensors`..., and their index, all of them or
 //! nothing).
 
+#[cfg(any(test, feature = "internals"))]
 pub use crate::convert::shards::{ShardNames, ShardedReport, convert_to_shards, parse_size, split};
+#[cfg(any(test, feature = "internals"))]
 pub use crate::file::sets::{MergedSet, ShardIndex, ShardSet, looks_like_index};

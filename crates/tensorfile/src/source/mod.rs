@@ -30,7 +30,7 @@ pub use bytes::{Bytes, PRIVATE_MAP_MIN};
 pub use private::PrivateBytes;
 pub use direct::{file_is_cached, is_cached};
 /// Requests in flight at once for the tensor reads of one remote object.
-#[cfg(feature = "remote")]
+#[cfg(all(feature = "remote", any(test, feature = "internals")))]
 pub use remote::REQUESTS_IN_FLIGHT;
 pub use sample::{SAMPLE_BYTES, Sample};
 

@@ -176,6 +176,7 @@ impl Archive {
 
     /// The whole archive in memory, when it lies in a local file (a slice of its map), for
     /// writers that copy it; a remote archive is read entry by entry instead.
+    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> Result<Bytes> {
         self.region
             .as_local()

@@ -32,11 +32,13 @@ impl Region {
         self.len
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The source the region lies in.
+    #[cfg(any(test, feature = "internals"))]
     pub fn source(&self) -> &Source {
         &self.src
     }

@@ -330,6 +330,23 @@ fn the_python_bindings_modules_form_no_circle() {
 
 /// The reader of paths above must see what the compiler sees: a hand-made file with each kind
 /// of path, comment and test module.
+/// Dead code is not hidden: no `allow(dead_code)` in the library without its reason (an item
+/// only the tests use is compiled for them alone: `#[cfg(any(test, feature = "internals"))]`).
+#[test]
+fn no_dead_code_is_allowed_without_a_reason() {
+    let src = src_dir("tensorfile");
+    let mut unexplained = Vec::new();
+    for file in sources(&src) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (k, line) in text.lines().enumerate() {
+            if line.contains("allow(dead_code") && !line.contains("reason =") {
+                unexplained.push(format!("{}:{}: {}", file.display(), k + 1, line.trim()));
+            }
+        }
+    }
+    assert!(unexplained.is_empty(), "allow(dead_code) without a reason:\n{}", unexplained.join("\n"));
+}
+
 #[test]
 fn paths_are_read_from_code_only() {
     let text = r#"

@@ -138,7 +138,7 @@ pub(super) fn allows_quantization(name: &str, n_dims: usize, arch: &Arch, quanti
 }
 
 /// llama.cpp's file types (`llama_ftype`) the rules name.
-#[allow(dead_code)]
+#[allow(dead_code, reason = "llama.cpp's table of file types as the tool numbers them; the rules name some")]
 pub(super) mod ftype {
     pub const Q4_0: u32 = 2;
     pub const Q5_0: u32 = 8;

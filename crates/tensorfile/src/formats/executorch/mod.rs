@@ -16,6 +16,7 @@ use crate::source::{Bytes, Source};
 /// Segments start at multiples of this (ExecuTorch's default since late 2024).
 pub const SEGMENT_ALIGNMENT: u64 = 128;
 /// Tensors inside a constant segment start at multiples of this.
+#[cfg(any(test, feature = "internals"))]
 pub const TENSOR_ALIGNMENT: u64 = 16;
 /// The runtime's limit on tensor rank.
 pub const MAX_RANK: usize = 16;

@@ -86,6 +86,7 @@ fn holds(d: DType) -> bool {
 
 /// Whether `bytes` start with the HDF5 signature (detection also finds it after a user block,
 /// at 512, 1024... bytes).
+#[cfg(any(test, feature = "internals"))]
 pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.starts_with(superblock::SIGNATURE)
 }

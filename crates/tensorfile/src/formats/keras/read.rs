@@ -60,21 +60,25 @@ impl KerasReader {
     }
 
     /// The zip archive.
+    #[cfg(any(test, feature = "internals"))]
     pub fn archive(&self) -> &Archive {
         &self.archive
     }
 
     /// The weights member opened as HDF5 (its entries' offsets counted in the member).
+    #[cfg(any(test, feature = "internals"))]
     pub fn weights(&self) -> &Hdf5Reader {
         &self.weights
     }
 
     /// `config.json` as Keras wrote it, or why it could not be read.
+    #[cfg(any(test, feature = "internals"))]
     pub fn config(&self) -> Result<&Json, &Error> {
         self.config.as_ref().map(|(json, _)| json)
     }
 
     /// `metadata.json`'s keys and values, or why they could not be read.
+    #[cfg(any(test, feature = "internals"))]
     pub fn metadata(&self) -> Result<&[(String, MetaValue)], &Error> {
         self.metadata.as_deref()
     }

@@ -25,6 +25,7 @@ pub struct Header {
 
 impl Header {
     /// Parse and check the header of a whole file.
+    #[cfg(any(test, feature = "internals"))]
     pub fn parse(bytes: &[u8]) -> Result<Header> {
         Header::parse_head(bytes, bytes.len() as u64)
     }

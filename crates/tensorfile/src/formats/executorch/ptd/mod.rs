@@ -10,6 +10,7 @@ mod read;
 mod tests;
 mod write;
 
+#[cfg(any(test, feature = "internals"))]
 pub use header::Header;
 pub use read::PtdReader;
 pub use write::PtdWriter;

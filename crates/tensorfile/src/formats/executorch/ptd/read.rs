@@ -101,11 +101,13 @@ impl PtdReader {
     }
 
     /// Where the file's bytes come from.
+    #[cfg(any(test, feature = "internals"))]
     pub fn source(&self) -> &Source {
         &self.src
     }
 
     /// The `FH01` header as read (checked against the file's length).
+    #[cfg(any(test, feature = "internals"))]
     pub fn header(&self) -> Header {
         self.header
     }

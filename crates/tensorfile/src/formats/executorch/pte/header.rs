@@ -27,6 +27,7 @@ pub struct HeaderLayout {
 
 impl HeaderLayout {
     /// Read the headers of a file of `bytes`, checked against its length.
+    #[cfg(any(test, feature = "internals"))]
     pub fn parse(bytes: &[u8]) -> Result<HeaderLayout> {
         HeaderLayout::parse_head(bytes, bytes.len() as u64)
     }

@@ -18,8 +18,11 @@ mod summary;
 mod tests;
 mod validate;
 
+#[cfg(any(test, feature = "internals"))]
 pub use delegates::DelegateGraph;
+#[cfg(any(test, feature = "internals"))]
 pub use header::HeaderLayout;
+#[cfg(any(test, feature = "internals"))]
 pub use program::{Origin, Program, ProgramTensor};
 pub use read::PteReader;
 

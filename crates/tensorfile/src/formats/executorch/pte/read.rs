@@ -106,6 +106,7 @@ impl PteReader {
 
     /// The whole file, when it is local (mapped or in memory); a remote program is read by
     /// range ([`PteReader::source`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> Result<&Bytes> {
         self.src
             .as_local()

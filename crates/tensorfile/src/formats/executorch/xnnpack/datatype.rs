@@ -64,6 +64,7 @@ impl Datatype {
     }
 
     /// Whether the values are quantized (their numbers stand for scaled reals).
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_quantized(self) -> bool {
         self.name.starts_with('q')
     }

@@ -40,6 +40,7 @@ pub struct PayloadHeader {
 impl PayloadHeader {
     /// The header of `payload`, or `None` when bytes 4..8 are not `XH00` (the payload is a
     /// bare flatbuffer). Checked as ExecuTorch's runtime checks it, and its length field too.
+    #[cfg(any(test, feature = "internals"))]
     pub fn parse(payload: &[u8]) -> Result<Option<PayloadHeader>> {
         PayloadHeader::parse_head(payload, payload.len() as u64)
     }

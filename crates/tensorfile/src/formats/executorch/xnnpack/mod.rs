@@ -17,9 +17,12 @@ mod tests;
 
 use std::sync::OnceLock;
 
+#[cfg(any(test, feature = "internals"))]
 pub use datatype::Datatype;
 pub use header::PayloadHeader;
-pub use model::{Constant, ConstantData, Graph, INVALID_ID, Node, Quantization, Scales, TensorValue};
+pub use model::{Constant, ConstantData, Graph, Quantization, Scales};
+#[cfg(any(test, feature = "internals"))]
+pub use model::{INVALID_ID, Node, TensorValue};
 
 use crate::error::{Error, Result, Rule};
 use crate::flatbuf::{self, Schema, schema};
@@ -49,6 +52,7 @@ fn graph_schema_xn00() -> &'static Schema {
 }
 
 /// Decode an XNNPACK delegate payload.
+#[cfg(any(test, feature = "internals"))]
 pub fn decode(payload: &Bytes) -> Result<Graph> {
     let (header, offset, len) = locate(payload, payload.len() as u64)?;
     decode_flatbuffer(&payload.slice(offset, len)?, header)
@@ -89,6 +93,7 @@ pub fn decode_flatbuffer(fb: &Bytes, header: Option<PayloadHeader>) -> Result<Gr
 /// The fuzz target's body (`xnnpack_payload`): any bytes decoded as a payload give an error
 /// or a graph whose JSON, operator counts and constant sizes can all be computed; never a
 /// panic or a runaway decode.
+#[cfg(any(test, feature = "internals"))]
 pub fn exercise(payload: &[u8]) {
     let Ok(graph) = decode(&Bytes::from_vec(payload.to_vec())) else { return };
     let _ = graph.to_json();

@@ -156,6 +156,7 @@ pub enum ConstantData {
 
 impl ConstantData {
     /// Bytes the payload declares for the constant.
+    #[cfg(any(test, feature = "internals"))]
     pub fn size(&self) -> u64 {
         match self {
             ConstantData::Named { size, .. }

@@ -11,7 +11,9 @@ mod extent;
 mod read;
 mod write;
 
-pub use read::{NpyReader, UNNAMED};
+pub use read::NpyReader;
+#[cfg(any(test, feature = "internals"))]
+pub use read::UNNAMED;
 pub use write::NpyWriter;
 pub(crate) use write::header_of;
 

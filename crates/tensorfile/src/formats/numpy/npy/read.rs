@@ -70,6 +70,7 @@ impl NpyReader {
     }
 
     /// The `.npy` format version (1, 2 or 3).
+    #[cfg(any(test, feature = "internals"))]
     pub fn version(&self) -> u8 {
         self.header.preamble.major
     }

@@ -74,6 +74,7 @@ impl NpzReader {
     }
 
     /// The zip archive.
+    #[cfg(any(test, feature = "internals"))]
     pub fn archive(&self) -> &Archive {
         &self.archive
     }

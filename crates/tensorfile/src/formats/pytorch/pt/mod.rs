@@ -7,6 +7,7 @@ mod flatten;
 mod read;
 mod write;
 
+#[cfg(any(test, feature = "internals"))]
 pub use flatten::flatten;
 pub use read::{PtReader, PtTensor, StorageSource, looks_like as looks_like_legacy};
 pub use write::PtWriter;

@@ -38,6 +38,7 @@ pub enum StorageSource {
 #[derive(Debug, Clone)]
 pub struct PtTensor {
     /// The tensor as the pickle rebuilds it: its storage, dtype, shape and strides.
+    #[allow(dead_code, reason = "kept whole for Debug and the tests; `view` is what reading uses")]
     pub tensor: TensorRef,
     /// Its view of the storage, checked to lie within it.
     pub view: View,

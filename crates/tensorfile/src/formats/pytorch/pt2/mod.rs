@@ -21,7 +21,9 @@ pub(crate) mod update;
 #[cfg(test)]
 mod tests;
 
-pub use read::{Pt2Reader, Pt2Tensor, TensorSource};
+pub use read::Pt2Reader;
+#[cfg(any(test, feature = "internals"))]
+pub use read::{Pt2Tensor, TensorSource};
 
 use super::torch_has;
 use crate::error::Error;

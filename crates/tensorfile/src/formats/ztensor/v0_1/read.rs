@@ -75,6 +75,7 @@ impl ZtReader {
     }
 
     /// Bytes of the CBOR index.
+    #[cfg(any(test, feature = "internals"))]
     pub fn index_len(&self) -> u64 {
         self.index_len
     }

@@ -12,6 +12,7 @@ mod read;
 #[cfg(test)]
 mod tests;
 
+#[cfg(any(test, feature = "internals"))]
 pub use read::open;
 
 use crate::error::{Error, Need, Result};

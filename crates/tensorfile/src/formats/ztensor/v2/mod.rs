@@ -38,7 +38,9 @@ pub use read::Zt2Reader;
 
 use crate::error::Need;
 use crate::formats::{Caps, Extent, FormatUnit, Variant};
-use crate::model::{ChecksumKind, DType, LayoutKind};
+#[cfg(any(test, feature = "internals"))]
+use crate::model::DType;
+use crate::model::{ChecksumKind, LayoutKind};
 use crate::source::Sample;
 
 pub(crate) use describe::check_supported;
@@ -103,6 +105,7 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 
 /// The dtypes zTensor 2 stores, for tests and the writer: the 12 storage types and the
 /// registered logical types.
+#[cfg(any(test, feature = "internals"))]
 pub fn dtypes() -> Vec<DType> {
     DType::ALL.into_iter().filter(|&d| types::element_name(d).is_some()).collect()
 }

@@ -142,6 +142,7 @@ impl Zt2Reader {
     }
 
     /// Whether the file is a data shard (no manifest: bytes a root file refers to).
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_data_shard(&self) -> bool {
         matches!(self.flavor, Flavor::V2(None))
     }

@@ -168,6 +168,7 @@ impl Element {
 
 /// The manifest's name for elements of `dtype` (a storage or a logical type), for the dtypes
 /// zTensor 2 can store.
+#[cfg(any(test, feature = "internals"))]
 pub fn element_name(dtype: DType) -> Option<&'static str> {
     let logical = LOGICAL.iter().find(|(_, _, d, _)| *d == dtype).map(|(n, _, _, _)| *n);
     logical.or_else(|| STORAGE.iter().find(|(_, _, d)| *d == dtype).map(|(_, n, _)| *n))
