@@ -347,6 +347,40 @@ fn no_dead_code_is_allowed_without_a_reason() {
     assert!(unexplained.is_empty(), "allow(dead_code) without a reason:\n{}", unexplained.join("\n"));
 }
 
+/// `internals` is for tests alone: no package of the workspace enables it through a normal
+/// dependency (which would put it into every workspace build of the shells), only through
+/// dev-dependencies.
+#[test]
+fn internals_come_only_through_dev_dependencies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members: Vec<&str> = workspace
+        .lines()
+        .find(|l| l.trim_start().starts_with("members"))
+        .expect("the workspace lists its members")
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    assert!(members.len() >= 3, "{members:?}");
+    for member in members {
+        let manifest = root.join(member).join("Cargo.toml");
+        let mut section = String::new();
+        for line in std::fs::read_to_string(&manifest).unwrap().lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                section = line.to_string();
+            } else if line.contains("\"internals\"") && !line.starts_with('#') {
+                assert!(
+                    section.contains("dev-dependencies") || section == "[features]",
+                    "{}: `internals` enabled under {section}: only dev-dependencies may",
+                    manifest.display()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn paths_are_read_from_code_only() {
     let text = r#"

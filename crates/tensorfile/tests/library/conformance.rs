@@ -1,4 +1,4 @@
-//! The conformance corpus (`tests/conformance/`, written by `cargo run -p conformance`):
+//! The conformance corpus (`tests/conformance/`, written by `cargo run -p tensorfile --example conformance`):
 //! every valid file opens, verifies clean and reads; every invalid file is refused with the
 //! exact rule its manifest names, at the stage it names.
 
@@ -72,8 +72,9 @@ fn text_of(v: &Value, what: &str) -> String {
 
 fn manifest() -> (Vec<Case>, BTreeSet<String>) {
     let path = corpus().join("MANIFEST.json");
-    let raw = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (generate it: cargo run -p conformance)", path.display()));
+    let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("{}: {e} (generate it: cargo run -p tensorfile --example conformance)", path.display())
+    });
     let m: Value = serde_json::from_str(&raw).expect("MANIFEST.json is JSON");
     let families: BTreeSet<String> =
         m["families"].as_array().expect("families").iter().map(|f| text(f, "id", "family").to_string()).collect();

@@ -1,9 +1,9 @@
 //! The conformance corpus: for every format tensorfile reads, files that must read and files
 //! that must be refused with an exact [`tensorfile::Rule`], generated from this code.
 //!
-//! `cargo run -p conformance` (re)writes `tests/conformance/` (the files and `MANIFEST.json`);
-//! `cargo run -p conformance -- --check` generates everything in memory and fails, naming
-//! the files, when what is on disk differs. `crates/tensorfile/tests/conformance.rs` reads the
+//! `cargo run -p tensorfile --example conformance` (re)writes `tests/conformance/` (the files
+//! and `MANIFEST.json`); `cargo run -p tensorfile --example conformance -- --check` generates
+//! everything in memory and fails, naming the files, when what is on disk differs. `crates/tensorfile/tests/conformance.rs` reads the
 //! manifest and asserts every case. The output is deterministic: no clocks, no random seeds,
 //! no hash-map ordering, and no compressor whose output could change with its version (the
 //! deflate and zstd streams are written by hand in `build/`).
@@ -130,7 +130,7 @@ fn compare(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(), String> 
         eprintln!("{p}");
     }
     Err(format!(
-        "{} file(s) under {} differ from what the generator writes: run `cargo run -p conformance` and review the diff",
+        "{} file(s) under {} differ from what the generator writes: run `cargo run -p tensorfile --example conformance` and review the diff",
         problems.len(),
         dir.display()
     ))

@@ -303,7 +303,7 @@ fn quoted(s: &str) -> String {
 /// the text does not depend on a JSON library's map ordering.
 pub fn manifest(cases: &[&Case]) -> String {
     let mut out = String::from("{\n");
-    out.push_str("  \"generator\": \"cargo run -p conformance (do not edit: regenerate)\",\n");
+    out.push_str("  \"generator\": \"cargo run -p tensorfile --example conformance (do not edit: regenerate)\",\n");
     out.push_str("  \"families\": [\n");
     let families: Vec<String> = Family::ALL
         .iter()
