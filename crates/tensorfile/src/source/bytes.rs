@@ -16,8 +16,10 @@ use super::private::PrivateBytes;
 #[derive(Clone)]
 enum Owner {
     Vec(Arc<Vec<u8>>),
-    /// A read-only map of a file ([`Bytes::map_file`]).
-    Map(Arc<memmap2::Mmap>),
+    /// A read-only map of `file` ([`Bytes::map_file`]); the file is kept so that an output can
+    /// copy these bytes in the kernel ([`Bytes::mapped_file`]) and a caller can map a range of
+    /// it privately ([`Bytes::into_private`]).
+    Map(Arc<memmap2::Mmap>, Arc<File>),
     Other(Arc<dyn AsRef<[u8]> + Send + Sync>),
 }
 
@@ -25,7 +27,7 @@ impl Owner {
     fn bytes(&self) -> &[u8] {
         match self {
             Owner::Vec(v) => v,
-            Owner::Map(m) => m,
+            Owner::Map(m, _) => m,
             Owner::Other(o) => (**o).as_ref(),
         }
     }
@@ -33,7 +35,7 @@ impl Owner {
     fn same(&self, other: &Owner) -> bool {
         match (self, other) {
             (Owner::Vec(a), Owner::Vec(b)) => Arc::ptr_eq(a, b),
-            (Owner::Map(a), Owner::Map(b)) => Arc::ptr_eq(a, b),
+            (Owner::Map(a, _), Owner::Map(b, _)) => Arc::ptr_eq(a, b),
             (Owner::Other(a), Owner::Other(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -46,9 +48,6 @@ impl Owner {
 pub struct Bytes {
     owner: Owner,
     range: Range<usize>,
-    /// The file mapped, when the owner is a map of it: an output file can then copy these
-    /// bytes in the kernel ([`Bytes::mapped_file`]).
-    file: Option<Arc<File>>,
 }
 
 /// The smallest slice of a mapped file that [`Bytes::into_private`] maps privately rather than
@@ -60,13 +59,13 @@ impl Bytes {
     /// Bytes owned by this value.
     pub fn from_vec(v: Vec<u8>) -> Self {
         let len = v.len();
-        Bytes { owner: Owner::Vec(Arc::new(v)), range: 0..len, file: None }
+        Bytes { owner: Owner::Vec(Arc::new(v)), range: 0..len }
     }
 
     /// Bytes held by any owner of a byte buffer (a network buffer, say), without a copy.
     pub fn from_owner(owner: impl AsRef<[u8]> + Send + Sync + 'static) -> Self {
         let len = owner.as_ref().len();
-        Bytes { owner: Owner::Other(Arc::new(owner)), range: 0..len, file: None }
+        Bytes { owner: Owner::Other(Arc::new(owner)), range: 0..len }
     }
 
     /// Map a file read-only. Empty files are served from an empty buffer (an empty map is not
@@ -79,7 +78,7 @@ impl Bytes {
         }
         let map = super::mapped::map_read_only(&file).map_err(|e| Error::from(e).in_file(path))?;
         let len = map.len();
-        Ok(Bytes { owner: Owner::Map(Arc::new(map)), range: 0..len, file: Some(Arc::new(file)) })
+        Ok(Bytes { owner: Owner::Map(Arc::new(map), Arc::new(file)), range: 0..len })
     }
 
     /// Read a whole file into memory around the page cache (`O_DIRECT`, several reads in
@@ -100,11 +99,7 @@ impl Bytes {
     /// A sub-range, checked against this slice's length.
     pub fn slice(&self, offset: u64, len: u64) -> Result<Bytes> {
         let r = checked::range_within(offset, len, self.len(), "byte range")?;
-        Ok(Bytes {
-            owner: self.owner.clone(),
-            range: self.range.start + r.start..self.range.start + r.end,
-            file: self.file.clone(),
-        })
+        Ok(Bytes { owner: self.owner.clone(), range: self.range.start + r.start..self.range.start + r.end })
     }
 
     /// Where these bytes start within the buffer or file they were sliced from (for a
@@ -121,7 +116,7 @@ impl Bytes {
     pub fn will_read(slices: &[Bytes]) {
         let mut spans: Vec<(&Arc<memmap2::Mmap>, Range<usize>)> = Vec::new();
         for b in slices {
-            let Owner::Map(map) = &b.owner else { continue };
+            let Owner::Map(map, _) = &b.owner else { continue };
             match spans.iter_mut().find(|(m, _)| Arc::ptr_eq(m, map)) {
                 Some((_, span)) => *span = span.start.min(b.range.start)..span.end.max(b.range.end),
                 None => spans.push((map, b.range.clone())),
@@ -134,13 +129,16 @@ impl Bytes {
 
     /// Whether these bytes live in a memory-mapped file (zero-copy) rather than a buffer.
     pub fn is_mapped(&self) -> bool {
-        self.file.is_some()
+        matches!(self.owner, Owner::Map(..))
     }
 
     /// For a slice of a mapped file: the file and where in it these bytes start, so that a
     /// writer can have the kernel copy them (`copy_file_range`) instead of copying the map.
     pub fn mapped_file(&self) -> Option<(&File, u64)> {
-        self.file.as_deref().map(|f| (f, self.range.start as u64))
+        match &self.owner {
+            Owner::Map(_, file) => Some((file, self.range.start as u64)),
+            _ => None,
+        }
     }
 
     /// Whether `self` lies inside the same memory as `other` (same owner, overlapping or not).
@@ -160,15 +158,15 @@ impl Bytes {
     /// (a smaller slice of the map, a slice of a buffer others share) is copied. A map the
     /// system refuses (too many maps) falls back to a copy.
     pub fn into_private(self) -> PrivateBytes {
-        if let Some(file) = &self.file
+        if let Some((file, offset)) = self.mapped_file()
             && self.len() >= PRIVATE_MAP_MIN
-            && let Ok(map) = PrivateBytes::map(file, self.range.start as u64, self.len())
+            && let Ok(map) = PrivateBytes::map(file, offset, self.len())
         {
             return map;
         }
-        let Bytes { owner, range, file } = self;
+        let Bytes { owner, range } = self;
         match owner {
-            Owner::Vec(v) if file.is_none() && range == (0..v.len()) => match Arc::try_unwrap(v) {
+            Owner::Vec(v) if range == (0..v.len()) => match Arc::try_unwrap(v) {
                 Ok(v) => PrivateBytes::from_vec(v),
                 Err(shared) => PrivateBytes::from_vec(shared.to_vec()),
             },
