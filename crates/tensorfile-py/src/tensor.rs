@@ -36,6 +36,13 @@ impl Memory {
     fn read_only(&self) -> bool {
         matches!(self, Memory::Shared(_))
     }
+
+    fn is_mapped(&self) -> bool {
+        match self {
+            Memory::Shared(b) => b.is_mapped(),
+            Memory::Private(p) => p.is_mapped(),
+        }
+    }
 }
 
 /// Bytes with numpy's array interface: a part of a tensor, a tensor decoded by the library,
@@ -44,7 +51,6 @@ impl Memory {
 #[pyclass(frozen, module = "tensorfile._native")]
 pub struct NativeBuffer {
     memory: Memory,
-    mapped: bool,
     typestr: &'static str,
     array_shape: Vec<isize>,
 }
@@ -62,9 +68,8 @@ impl NativeBuffer {
         } else {
             vec![to_isize(bytes.len() as u64)?]
         };
-        let mapped = bytes.is_mapped();
         let memory = if shared { Memory::Shared(bytes) } else { Memory::Private(py.detach(|| bytes.into_private())) };
-        Ok(NativeBuffer { memory, mapped, typestr, array_shape })
+        Ok(NativeBuffer { memory, typestr, array_shape })
     }
 }
 
@@ -77,10 +82,10 @@ impl NativeBuffer {
         interface(py, self.memory.address(), self.memory.read_only(), self.typestr, &self.array_shape)
     }
 
-    /// Whether the bytes come from the file's memory map (no copy was made: a view of the map,
-    /// or a private copy-on-write map of the same pages).
+    /// Whether the bytes come from the file's memory map without a copy: a view of the map,
+    /// or a private copy-on-write map of the same pages.
     fn is_mapped(&self) -> bool {
-        self.mapped
+        self.memory.is_mapped()
     }
 }
 
@@ -347,13 +352,7 @@ impl NativeTensor {
     /// as a read-only buffer with the tensor's array interface.
     fn shared(&self, py: Python<'_>) -> PyResult<NativeBuffer> {
         let bytes = self.dense_bytes(py)?;
-        let mapped = bytes.is_mapped();
-        Ok(NativeBuffer {
-            memory: Memory::Shared(bytes),
-            mapped,
-            typestr: self.typestr,
-            array_shape: self.array_shape.clone(),
-        })
+        NativeBuffer::new(py, bytes, self.dtype, &self.shape, true)
     }
 
     /// Read the bytes now (they are read on first use otherwise).

@@ -32,7 +32,7 @@ def test_a_quantized_tensor_is_its_blocks_and_dequantizes_to_float32():
         assert blocks.dtype == np.uint8 and blocks.shape == (2 * 64 // 32 * 34,)
         assert blocks.flags.writeable and not t.parts(readonly=True)["blocks"].flags.writeable
         assert np.array_equal(t.parts(readonly=True)["blocks"], blocks)
-        ((_, _, _, buffer),) = t.layout_parts()
+        ((_, _, _, buffer),) = t.layout_parts(shared=True)
         assert buffer.is_mapped(), "the blocks are a view of the file's map"
         values = t.dequantize()
         assert values.dtype == np.float32 and values.shape == (2, 64)
