@@ -5,7 +5,7 @@
 // fuzz-smoke: seeds *.dat *.gguf
 // fuzz-smoke: max-len 65536
 
-use tensorfile::convert::quantize::Imatrix;
+use tensorfile::llama::Imatrix;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(m) = Imatrix::from_bytes(data) else { return };

@@ -7,14 +7,21 @@ matrix and with one or two (random positive weights, and weights with zeros), as
 `ggml_quantize_chunk(type, src, dst, 0, nrows, n_per_row, imatrix)` makes them. The types that
 need an importance matrix (IQ2_XXS, IQ2_XS, IQ1_S) get only the records with one; the IQ grid
 types get no case with infinities or NaN (ggml indexes its grids with what such values give).
-Q2_0's outputs are also dequantized by ggml's `dequantize_row_q2_0` (gguf-py does not know the
-type). Each call runs in a forked child: where ggml stops the process (a failed GGML_ASSERT),
-the record says `"aborts": true`.
+Q2_0's outputs are also dequantized by ggml's `dequantize_row_q2_0`, and Q1_0's by
+`dequantize_row_q1_0` (gguf-py knows neither type). Two more sets of blocks are written and
+dequantized by ggml: hand-made Q1_0 blocks (negative, zero, subnormal, infinite and NaN scales
+that ggml's quantizer never writes), and Q8_K blocks (ggml's intermediate type, which
+`ggml_quantize_chunk` does not make): every case of whole blocks of 256 through
+`quantize_row_q8_K_ref`, then hand-made blocks (codes -128 to 127, every kind of scale, sums
+right and wrong), all through `dequantize_row_q8_K`. Each quantizing call runs in a forked
+child: where ggml stops the process (a failed GGML_ASSERT), the record says `"aborts": true`.
 
 Written to OUT: `inputs.f32` (every case's rows, little-endian float32, one after another),
 `importance.f32` (every importance vector), `<TYPE>.bin` (that type's outputs, one record after
-another), `Q2_0.dequantized.f32`, and the record `quant.expected.json` saying where each piece
-lies and its sha256.
+another), `Q2_0.dequantized.f32`, `Q1_0.dequantized.f32`, `Q1_0.handmade.blocks` and
+`Q1_0.handmade.f32`, `Q8_K.blocks` and `Q8_K.dequantized.f32`, and the record
+`quant.expected.json` saying where each piece lies and its sha256 (`dequantized`: Q2_0's;
+`more_dequantized`: the others, each naming its blocks).
 
 Runs with any Python that has numpy: `python -m fixturegen.ggml_quant OUT LIBGGML_BASE`, with
 the library's folder in LD_LIBRARY_PATH (scripts/fixtures does this when scripts/llama-tools has
@@ -154,8 +161,9 @@ def generate(out: Path, library: str) -> None:
     lib.ggml_blck_size.restype = ctypes.c_int64
     lib.ggml_blck_size.argtypes = [ctypes.c_int]
     lib.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
-    lib.dequantize_row_q2_0.restype = None
-    lib.dequantize_row_q2_0.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    for name in ("dequantize_row_q2_0", "dequantize_row_q1_0", "dequantize_row_q8_K", "quantize_row_q8_K_ref"):
+        getattr(lib, name).restype = None
+        getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
     lib.ggml_quantize_init.restype = None
     lib.ggml_quantize_init.argtypes = [ctypes.c_int]
     lib.ggml_version.restype = ctypes.c_char_p
@@ -175,7 +183,7 @@ def generate(out: Path, library: str) -> None:
             weight_records.append({"case": name, "kind": kind, "offset": len(weights) // 4})
             weights += w.astype("<f4").tobytes()
 
-    type_records, dequantized = [], bytearray()
+    type_records, dequantized, q1_0_dequantized = [], bytearray(), bytearray()
     for tname, tid in TYPES.items():
         lib.ggml_quantize_init(tid)
         blob, records = bytearray(), []
@@ -202,6 +210,10 @@ def generate(out: Path, library: str) -> None:
                     values = np.zeros(nrows * n_per_row, dtype=np.float32)
                     lib.dequantize_row_q2_0(dst.ctypes.data, values.ctypes.data, nrows * n_per_row)
                     dequantized += values.astype("<f4").tobytes()
+                if tname == "Q1_0":
+                    values = np.zeros(nrows * n_per_row, dtype=np.float32)
+                    lib.dequantize_row_q1_0(dst.ctypes.data, values.ctypes.data, nrows * n_per_row)
+                    q1_0_dequantized += values.astype("<f4").tobytes()
         (out / f"{tname}.bin").write_bytes(blob)
         type_records.append({"type": tname, "id": tid, "file": f"{tname}.bin", "sha256": sha256(blob),
                              "records": records})
@@ -210,11 +222,42 @@ def generate(out: Path, library: str) -> None:
     (out / "inputs.f32").write_bytes(inputs)
     (out / "importance.f32").write_bytes(weights)
     (out / "Q2_0.dequantized.f32").write_bytes(dequantized)
+    q1_0 = next(t for t in type_records if t["type"] == "Q1_0")
+    more = [{"type": "Q1_0", "blocks": q1_0["file"], "blocks_sha256": q1_0["sha256"],
+             **write_dequantized(out, "Q1_0.dequantized.f32", q1_0_dequantized)}]
+    blocks = q1_0_handmade()
+    values = np.zeros(len(blocks) // 18 * 128, dtype=np.float32)
+    lib.dequantize_row_q1_0(ctypes.c_char_p(blocks), values.ctypes.data, len(values))
+    (out / "Q1_0.handmade.blocks").write_bytes(blocks)
+    more.append({"type": "Q1_0", "blocks": "Q1_0.handmade.blocks", "blocks_sha256": sha256(blocks),
+                 "handmade_blocks": len(blocks) // 18,
+                 **write_dequantized(out, "Q1_0.handmade.f32", values.astype("<f4").tobytes())})
+    blocks, quantized = bytearray(), []
+    for name, rows, _ in cases:
+        if rows.shape[1] % 256 != 0:
+            continue
+        dst = q8_k_in_child(lib, rows)
+        if dst is None:
+            quantized.append({"case": name, "aborts": True})
+            continue
+        quantized.append({"case": name, "offset": len(blocks), "bytes": len(dst)})
+        blocks += dst
+    handmade = q8_k_handmade()
+    blocks += handmade
+    values = np.zeros(len(blocks) // 292 * 256, dtype=np.float32)
+    lib.dequantize_row_q8_K(ctypes.c_char_p(bytes(blocks)), values.ctypes.data, len(values))
+    (out / "Q8_K.blocks").write_bytes(blocks)
+    more.append({"type": "Q8_K", "blocks": "Q8_K.blocks", "blocks_sha256": sha256(blocks),
+                 "quantize_row_q8_K_ref": quantized, "handmade_blocks": len(handmade) // 292,
+                 **write_dequantized(out, "Q8_K.dequantized.f32", values.astype("<f4").tobytes())})
+    print(f"dequantized: Q1_0 {len(q1_0_dequantized) // 4} + {more[1]['handmade_blocks'] * 128} "
+          f"values, Q8_K {len(blocks) // 292} blocks", flush=True)
     write_record(out, {
         "producer": f"ggml {version} (llama.cpp as vendored by llama-cpp-python 0.3.36): ggml_quantize_chunk",
         "inputs": {"file": "inputs.f32", "sha256": sha256(inputs), "cases": case_records},
         "importance": {"file": "importance.f32", "sha256": sha256(weights), "vectors": weight_records},
         "dequantized": {"type": "Q2_0", "file": "Q2_0.dequantized.f32", "sha256": sha256(dequantized)},
+        "more_dequantized": more,
         "types": type_records,
     })
 
@@ -243,6 +286,67 @@ def quantize_in_child(lib, tid: int, rows: np.ndarray, w, size: int):
     return np.frombuffer(data, dtype=np.uint8)
 
 
+def write_dequantized(out: Path, file: str, values: bytes) -> dict:
+    (out / file).write_bytes(values)
+    return {"file": file, "sha256": sha256(values)}
+
+
+# Scales ggml's quantizers never write: signed zeros, subnormals, the largest finite value,
+# infinities, quiet and signalling NaNs with payloads, negative values.
+F16_SCALES = [0x3C00, 0xBC00, 0x0000, 0x8000, 0x0001, 0x83FF, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7D55,
+              0xFE01, 0x2E66, 0xB4CD]
+F32_SCALES = [0x3F800000, 0xBF000000, 0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x000116C2, 0x7F7FFFFF,
+              0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001, 0x7F800001, 0xFFC12345, 0x3C010204, 0xB8D1B717]
+
+
+def q1_0_handmade() -> bytes:
+    """One Q1_0 block per scale of F16_SCALES, its sign bits a different pattern each (all
+    clear, all set, and mixed)."""
+    out = bytearray()
+    for k, d in enumerate(F16_SCALES):
+        signs = [0x00] * 16 if k == 0 else [0xFF] * 16 if k == 1 else [(b * 37 + k * 11) & 0xFF for b in range(16)]
+        out += d.to_bytes(2, "little") + bytes(signs)
+    return bytes(out)
+
+
+def q8_k_handmade() -> bytes:
+    """One Q8_K block per scale of F32_SCALES: codes -128 to 127, rotated by a different step
+    each; the sums right in even blocks, and nonsense in odd ones (ggml's dequantization does not
+    read them)."""
+    out = bytearray()
+    for k, d in enumerate(F32_SCALES):
+        qs = np.roll(np.arange(-128, 128, dtype=np.int8), 37 * k)
+        if k % 2 == 0:
+            sums = qs.astype(np.int16).reshape(16, 16).sum(axis=1, dtype=np.int16)
+        else:
+            sums = np.array([32767, -32768, -1, 0] * 4, dtype=np.int16)
+        out += d.to_bytes(4, "little") + qs.tobytes() + sums.astype("<i2").tobytes()
+    return bytes(out)
+
+
+def q8_k_in_child(lib, rows: np.ndarray):
+    """quantize_row_q8_K_ref of the rows into zeroed blocks (it leaves an all-zero block's sums
+    as they were), made in a forked child (ggml asserts on what some inputs give in a debug
+    build), or None when the child does not finish."""
+    size = rows.size // 256 * 292
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        dst = np.zeros(size, dtype=np.uint8)
+        lib.quantize_row_q8_K_ref(rows.ctypes.data, dst.ctypes.data, rows.size)
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(dst.tobytes())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or len(data) != size:
+        return None
+    return data
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -267,6 +371,7 @@ def write_record(out: Path, record: dict) -> None:
         f'  "importance": {{"file": {json.dumps(importance["file"])}, "sha256": {json.dumps(importance["sha256"])}, '
         f'"vectors": [\n{rows(importance["vectors"], "    ")}\n  ]}},\n'
         f'  "dequantized": {json.dumps(record["dequantized"])},\n'
+        f'  "more_dequantized": [\n{rows(record["more_dequantized"], "    ")}\n  ],\n'
         '  "types": [\n' + ",\n".join(types) + "\n  ]\n}\n"
     )
     json.loads(text)

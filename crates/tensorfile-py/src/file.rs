@@ -10,7 +10,7 @@ use tensorfile::inspect as listing;
 use tensorfile::inspect::FileFacts;
 use tensorfile::model::MetaValue;
 use tensorfile::stats::{self, StatsOptions, TensorStats};
-use tensorfile::{Access, Depth, TensorFile};
+use tensorfile::{Access, Depth};
 
 use crate::errors::IntoPy;
 use crate::opened::NativeFile;
@@ -49,8 +49,8 @@ impl NativeFile {
         };
         let file = py
             .detach(|| match &data {
-                None => TensorFile::open_with(&path, access),
-                Some(data) => TensorFile::open_with_data(&path, Some(data)),
+                None => tensorfile::OpenOptions::new().access(access).open(&path),
+                Some(data) => tensorfile::OpenOptions::new().data(data).open(&path),
             })
             .py()?;
         Ok(NativeFile::new(Arc::new(file), display))

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use tensorfile::Error;
 use tensorfile::io::Bytes;
-use tensorfile::{Error, TensorFile};
 
 use crate::errors::IntoPy;
 use crate::opened::NativeFile;
@@ -24,8 +24,8 @@ pub fn open_bytes(py: Python<'_>, data: &[u8], format: Option<&str>) -> PyResult
     let bytes = Bytes::from_vec(data.to_vec());
     let file = py
         .detach(|| match format {
-            Some(format) => TensorFile::from_bytes_as(bytes, format),
-            None => TensorFile::from_bytes(bytes),
+            Some(format) => tensorfile::OpenOptions::new().format(format).open_bytes(bytes),
+            None => tensorfile::OpenOptions::new().open_bytes(bytes),
         })
         .map_err(|e| e.in_file(IN_MEMORY))
         .py()?;

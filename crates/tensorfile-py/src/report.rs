@@ -32,7 +32,11 @@ pub fn report_page(
     }
     let options = ReportOptions { stats, bins, tolerance: Tolerance::or_numpy(atol, rtol).py()? };
     py.detach(|| {
-        let file = TensorFile::open_with_data(&path, data.as_deref())?;
+        let mut open = tensorfile::OpenOptions::new();
+        if let Some(data) = &data {
+            open.data(data);
+        }
+        let file = open.open(&path)?;
         let other = compare.as_ref().map(TensorFile::open).transpose()?;
         let name = path.display().to_string();
         let other_name = compare.as_ref().map(|p| p.display().to_string());

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use tensorfile::convert::ConvertJob;
+use tensorfile::ConvertJob;
 use tensorfile::convert::parse_size;
-use tensorfile::convert::quantize::QuantizeOptions;
 use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::io::{AtomicFile, Bytes, Output};
+use tensorfile::llama::QuantizeOptions;
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::{DType, Error};
 
@@ -170,8 +170,8 @@ fn tensor_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 /// `exclude` (lists of globs), `rename` (a list of pairs), `quantize`, `imatrix`,
 /// `quantize_options` (a dict)). Options the output format ignores are named in a
 /// `UserWarning` first. Returns the conversion's report as JSON text
-/// ([`tensorfile::convert::Conversion::to_json`]), or with a dry run its sizes
-/// ([`tensorfile::convert::quantize::QuantizeSizes::to_json`]), nothing written.
+/// ([`tensorfile::Conversion::to_json`]), or with a dry run its sizes
+/// ([`tensorfile::llama::QuantizeSizes::to_json`]), nothing written.
 #[pyfunction]
 pub fn convert(py: Python<'_>, src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult<String> {
     let job = job(src, dst, options)?;

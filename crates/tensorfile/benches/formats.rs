@@ -6,10 +6,10 @@ use std::hint::black_box;
 use std::io::Cursor;
 
 use divan::Bencher;
+use tensorfile::DType;
 use tensorfile::formats::{Compression, Format, WriteOptions, write_to_vec};
 use tensorfile::model::{ChecksumKind, TensorData, TensorInfo};
 use tensorfile::source::Bytes;
-use tensorfile::{DType, TensorFile};
 
 fn main() {
     divan::main();
@@ -42,7 +42,7 @@ mod open_many {
     #[divan::bench]
     fn tensorfile_safetensors(b: Bencher) {
         let data = Bytes::from_vec(file(Format::Safetensors, 10_000, 256));
-        b.bench(|| TensorFile::from_bytes(black_box(data.clone())).unwrap().entries().len());
+        b.bench(|| tensorfile::OpenOptions::new().open_bytes(black_box(data.clone())).unwrap().entries().len());
     }
 
     #[divan::bench]
@@ -54,7 +54,7 @@ mod open_many {
     #[divan::bench]
     fn tensorfile_zt(b: Bencher) {
         let data = Bytes::from_vec(file(Format::Zt, 10_000, 256));
-        b.bench(|| TensorFile::from_bytes(black_box(data.clone())).unwrap().entries().len());
+        b.bench(|| tensorfile::OpenOptions::new().open_bytes(black_box(data.clone())).unwrap().entries().len());
     }
 
     #[divan::bench]
@@ -70,7 +70,7 @@ mod read_all {
 
     #[divan::bench]
     fn tensorfile_zt(b: Bencher) {
-        let f = TensorFile::from_bytes(Bytes::from_vec(file(Format::Zt, 64, 1 << 18))).unwrap();
+        let f = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(file(Format::Zt, 64, 1 << 18))).unwrap();
         b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().as_dense().unwrap())).fold(0, u64::wrapping_add));
     }
 
@@ -86,7 +86,8 @@ mod read_all {
 
     #[divan::bench]
     fn tensorfile_safetensors(b: Bencher) {
-        let f = TensorFile::from_bytes(Bytes::from_vec(file(Format::Safetensors, 64, 1 << 18))).unwrap();
+        let f =
+            tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(file(Format::Safetensors, 64, 1 << 18))).unwrap();
         b.bench(|| (0..64).map(|i| sum(f.read_index(i).unwrap().as_dense().unwrap())).fold(0, u64::wrapping_add));
     }
 

@@ -98,7 +98,7 @@ fn tensorfile_op(op: &str, path: &Path, out: Option<&Path>) -> Outcome {
     // load: every tensor into memory as a loader does, a file that is not cached read whole
     // with direct I/O first.
     let access = if op == "load" { Access::ReadWholeIfCold } else { Access::Map };
-    let file = TensorFile::open_with(path, access).expect("open");
+    let file = tensorfile::OpenOptions::new().access(access).open(path).expect("open");
     let tensors = file.entries().len();
     match op {
         "open" | "list" => {

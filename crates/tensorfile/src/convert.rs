@@ -10,21 +10,19 @@ use crate::model::{DType, MetaValue, TensorData, TensorInfo, cast};
 use crate::output::{AtomicFile, StagedFile};
 
 mod casting;
-mod gguf_split;
-mod job;
 mod plan;
-pub mod quantize;
 mod quantizing;
 mod select;
 pub(crate) mod shards;
 
 use casting::cast_data;
 pub(crate) use casting::written_bytes;
-pub use job::{Conversion, ConvertJob, Shards};
-pub use plan::{Plan, plan, plan_selected};
+pub use plan::{Plan, plan};
 pub use quantizing::QuantizeTypes;
+pub(crate) use quantizing::as_f32;
 pub use select::Selection;
-pub use shards::{ShardNames, ShardedReport, convert_to_shards, parse_size, split};
+pub use shards::parse_size;
+pub(crate) use shards::{ShardNames, convert_to_shards, remove_replaced};
 
 /// How to convert.
 #[derive(Debug, Clone)]
@@ -117,7 +115,7 @@ pub struct Progress<'a> {
 
 /// How a tensor is described to writers: readers hand over contiguous row-major data, so
 /// dense layouts that were strided or dim-ordered in the source become plain dense.
-pub fn as_written(info: &TensorInfo) -> TensorInfo {
+pub(crate) fn as_written(info: &TensorInfo) -> TensorInfo {
     let info = info.clone();
     if info.layout().reads_dense() { info.into_dense_layout() } else { info }
 }

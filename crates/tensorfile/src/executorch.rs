@@ -28,7 +28,7 @@ pub fn externalize(programs: &[(&TensorFile, PathBuf)], data: &Path) -> Result<V
         .collect::<Result<Vec<_>>>()?;
     let results = rewrite::externalize(&readers, data)?;
     for r in &results {
-        let written = TensorFile::open_with_data(&r.program, Some(data))?;
+        let written = crate::file::OpenOptions::new().data(data).open(&r.program)?;
         if let Some(problem) = written.verify().into_iter().next() {
             return Err(problem);
         }

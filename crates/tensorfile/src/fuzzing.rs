@@ -12,8 +12,8 @@ use crate::source::Bytes;
 pub fn exercise(data: &[u8], format: Option<Format>) {
     let bytes = Bytes::from_vec(data.to_vec());
     let opened = match format {
-        Some(f) => crate::TensorFile::from_bytes_as(bytes, f),
-        None => crate::TensorFile::from_bytes(bytes),
+        Some(f) => crate::file::OpenOptions::new().format(f).open_bytes(bytes),
+        None => crate::file::OpenOptions::new().open_bytes(bytes),
     };
     let Ok(file) = opened else { return };
     // What `info` and `report` show (the report holds all of info's facts), without the
@@ -60,8 +60,8 @@ pub fn exercise_split_gguf(data: &[u8]) -> bool {
     let declared = set.entries().len() + set.unreadable().len();
     if let Some(first) = first {
         let reopened = Bytes::from_vec(data[..starts.get(1).copied().unwrap_or(data.len())].to_vec());
-        let keys = Format::Gguf
-            .open(crate::source::Source::local(reopened))
+        let keys = Format::detect(&reopened)
+            .and_then(|format| format.open(crate::source::Source::local(reopened)))
             .ok()
             .and_then(|r| split_keys_of(r.as_ref()).ok().flatten());
         let expected = keys.and_then(|k| k.tensors);

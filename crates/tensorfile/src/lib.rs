@@ -82,11 +82,13 @@ internal_modules!(
 );
 
 mod ahead;
+mod convert_job;
 mod error;
 mod file;
 mod meta;
 mod swap;
 mod threads;
+mod update;
 
 pub mod compare;
 pub mod convert;
@@ -94,10 +96,10 @@ pub mod executorch;
 pub mod formats;
 pub mod inspect;
 pub mod io;
+pub mod llama;
 pub mod model;
 pub mod report;
 pub mod stats;
-pub mod update;
 
 /// The library's internal modules, for this workspace's own tests, conformance generator and
 /// fuzz targets (feature `internals`): not part of the API, no stability promised.
@@ -111,7 +113,7 @@ pub mod internals {
 #[cfg(feature = "internals")]
 mod fuzzing;
 
-pub use convert::{Conversion, ConvertJob};
+pub use convert_job::{Conversion, ConvertJob, Shards};
 pub use error::{Diagnosis, Error, ErrorKind, Hint, JobOption, Result, Rule};
 pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verification};
 pub use formats::{Caps, Compression, Format, WriteOptions};

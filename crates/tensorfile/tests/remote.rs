@@ -769,9 +769,10 @@ fn merging_a_remote_input_with_a_selection_converts_as_locally() {
             convert_to_writer(file, &mut out, Format::Safetensors, &options, &mut |_| {})
                 .map(|r| (r.tensors, r.renamed.len(), out.into_inner()))
         };
-        let local = TensorFile::open_merged(&[st.path.clone(), pt2.path.clone()]).unwrap();
+        let local = tensorfile::OpenOptions::new().open_merged(&[st.path.clone(), pt2.path.clone()]).unwrap();
         let (tensors, renamed, local_bytes) = convert(&local).unwrap();
-        let remote = TensorFile::open_merged(&[PathBuf::from(server.url(&st.name)), pt2.path.clone()]);
+        let remote =
+            tensorfile::OpenOptions::new().open_merged(&[PathBuf::from(server.url(&st.name)), pt2.path.clone()]);
         match remote.and_then(|remote| convert(&remote)) {
             Ok((n, r, bytes)) => checks.check(
                 (n, r) == (tensors, renamed) && renamed == 4 && n > renamed && bytes == local_bytes,

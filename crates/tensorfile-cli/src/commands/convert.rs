@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use tensorfile::convert::parse_size;
-use tensorfile::convert::quantize::QuantizeSizes;
-use tensorfile::convert::{Conversion, ConvertJob, Progress, Selection, Shards};
+use tensorfile::convert::{Progress, Selection};
 use tensorfile::formats::WriteRequest;
+use tensorfile::llama::QuantizeSizes;
 use tensorfile::model::{ByteOrder, DType, cast};
+use tensorfile::{Conversion, ConvertJob, Shards};
 
 use crate::outcome::Outcome;
 use crate::warning::warn;

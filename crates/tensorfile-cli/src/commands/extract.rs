@@ -79,7 +79,7 @@ impl Failure {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = TensorFile::open_with_data(&args.file, args.data.as_deref())?;
+    let file = super::input::open_with_data(&args.file, args.data.as_deref())?;
     if args.delegates {
         return delegates(&file, &args, out);
     }

@@ -1,6 +1,6 @@
 //! The file a reading command opens, as every such command takes it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tensorfile::TensorFile;
 
@@ -20,6 +20,15 @@ pub struct Input {
 impl Input {
     /// Open the file (with its `.ptd`, when given).
     pub fn open(&self) -> tensorfile::Result<TensorFile> {
-        TensorFile::open_with_data(&self.file, self.data.as_deref())
+        open_with_data(&self.file, self.data.as_deref())
     }
+}
+
+/// Open `file`, with `data` as the `.ptd` of its external tensors when given.
+pub fn open_with_data(file: &Path, data: Option<&Path>) -> tensorfile::Result<TensorFile> {
+    let mut options = tensorfile::OpenOptions::new();
+    if let Some(data) = data {
+        options.data(data);
+    }
+    options.open(file)
 }

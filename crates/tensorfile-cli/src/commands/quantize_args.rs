@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use tensorfile::convert::quantize::QuantizeOptions;
+use tensorfile::llama::QuantizeOptions;
 
 /// The quantization options of `convert`.
 #[derive(clap::Args)]

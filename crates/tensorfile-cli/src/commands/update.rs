@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use tensorfile::TensorFile;
-use tensorfile::update::{self, UpdateOptions};
+use tensorfile::UpdateOptions;
 
 use crate::outcome::Outcome;
 use crate::render;
@@ -37,7 +37,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let program = TensorFile::open(&args.program)?;
     let weights = TensorFile::open(&args.weights)?;
     let options = UpdateOptions::default().skip_unknown(args.skip_unknown);
-    let report = update::update(&program, &weights, &args.output, &options)?;
+    let report = tensorfile::update(&program, &weights, &args.output, &options)?;
     if args.json {
         render::json(out, &report.to_json(&args.output))?;
         return Ok(Outcome::Success);

@@ -303,7 +303,7 @@ fn check_externalize(record: &Json) {
     read_back_as_recorded(record, &data);
     for program in items(record, "programs") {
         let path = dir.path().join(text(program, "file"));
-        let file = TensorFile::open_with_data(&path, Some(&data)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let file = tensorfile::OpenOptions::new().data(&data).open(&path).unwrap_or_else(|e| panic!("{case}: {e}"));
         tensors_as_recorded(case, &file, items(program, "tensors"));
     }
 }

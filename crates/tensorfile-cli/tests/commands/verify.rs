@@ -13,7 +13,7 @@ fn zstd_frame(data: &[u8]) -> Vec<u8> {
         &WriteOptions { compression: Compression::Zstd(3), checksum: ChecksumKind::None, ..WriteOptions::default() },
     )
     .map(|zt| {
-        let f = TensorFile::from_bytes(Bytes::from_vec(zt.clone())).unwrap();
+        let f = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(zt.clone())).unwrap();
         let s = &f.entries()[0].storage();
         zt[s.offset() as usize..(s.offset() + s.len()) as usize].to_vec()
     })

@@ -183,7 +183,7 @@ impl Stage {
 pub enum Subject {
     /// The file is opened as this format.
     Format(Format),
-    /// The file is read as an importance matrix (`tensorfile::convert::quantize::Imatrix`):
+    /// The file is read as an importance matrix (`tensorfile::llama::Imatrix`):
     /// at `open`, read; at `verify`, its weights made.
     Imatrix,
 }

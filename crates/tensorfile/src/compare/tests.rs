@@ -11,7 +11,7 @@ use crate::source::Bytes;
 
 fn file(format: Format, tensors: &[(TensorInfo, TensorData)]) -> TensorFile {
     let out = crate::formats::write_to_vec(format, tensors, &WriteOptions::default()).unwrap();
-    TensorFile::from_bytes(Bytes::from_vec(out)).unwrap()
+    crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(out)).unwrap()
 }
 
 fn dense(name: &str, dtype: DType, shape: &[u64], bytes: Vec<u8>) -> (TensorInfo, TensorData) {
@@ -149,7 +149,7 @@ fn unreadable_entries_are_reported_not_compared() {
     let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
     bytes.extend_from_slice(header);
     bytes.extend_from_slice(&[1, 2, 3, 4]);
-    let a = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
+    let a = crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap();
     assert_eq!(a.unreadable().len(), 1);
     let b =
         file(Format::Zt, &[dense("w", DType::UInt8, &[2], vec![3, 4]), dense("odd", DType::UInt8, &[2], vec![0; 2])]);
@@ -248,7 +248,7 @@ fn a_tensor_failing_to_decode_is_unreadable_not_identical() {
     for b in &mut bytes[frame + 4..frame + 12] {
         *b ^= 0xFF;
     }
-    let broken = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
+    let broken = crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap();
     let good = file(Format::Safetensors, &tensors);
     let diff = compare(&broken, &good);
     assert_eq!(diff.identical, 0, "{diff:?}");

@@ -69,7 +69,7 @@ pub fn plan(src: &TensorFile, format: Format, skip_unsupported: bool, dtype: Opt
 /// [`TensorInfo`]s carry the new names; the indices are the source's). Entries left out by
 /// its filters are not read, nor checked (an unreadable one left out is no error). A filter
 /// that keeps nothing is an error, and so are two entries renamed to one name.
-pub fn plan_selected(
+pub(crate) fn plan_selected(
     src: &TensorFile,
     format: Format,
     skip_unsupported: bool,

@@ -123,7 +123,7 @@ pub(super) fn quantize_data(
 /// The tensor's values as `f32`: dequantized, decoded to dense and cast as needed. Cast (or
 /// dequantized) in pieces into the values: beside them only the stored bytes (mapped, for a
 /// plain tensor) and one piece, not a second whole copy of the tensor.
-pub(super) fn as_f32(read_as: &TensorInfo, data: TensorData) -> Result<Vec<f32>> {
+pub(crate) fn as_f32(read_as: &TensorInfo, data: TensorData) -> Result<Vec<f32>> {
     /// Elements cast at a time.
     const PIECE: usize = 1 << 16;
     if let Layout::Quantized(q) = read_as.layout() {

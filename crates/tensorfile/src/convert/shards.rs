@@ -9,13 +9,10 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::gguf_split;
 use crate::convert::{self, ConvertOptions, ConvertReport, Progress, Tally};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
 use crate::file::sets::ShardIndex;
-use crate::formats::Format;
-use crate::formats::gguf::split::SplitBy;
 use crate::limits::MAX_SHARDS;
 use crate::output::AtomicFile;
 
@@ -153,9 +150,8 @@ pub struct ShardedReport {
 }
 
 /// Convert `src` into shards of at most `max_shard_size` tensor bytes named after `dest`
-/// (whose extension picks the format), plus their index, all atomically. A GGUF `dest` is
-/// written as the parts of a split model instead, with no index, as llama.cpp's
-/// `llama-gguf-split --split-max-size` cuts and writes them.
+/// (whose extension picks the format), plus their index, all atomically. (A split GGUF
+/// model is cut as llama.cpp cuts it: `crate::llama`, through the convert job.)
 pub fn convert_to_shards(
     src: &TensorFile,
     dest: &Path,
@@ -167,11 +163,6 @@ pub fn convert_to_shards(
         return Err(Error::usage("a shard must hold at least one byte"));
     }
     let format = options.output_format(dest)?;
-    if format == Format::Gguf {
-        let by = SplitBy::Size(max_shard_size);
-        let (conversion, files, removed) = gguf_split::convert_to_split_model(src, dest, by, false, options, progress)?;
-        return Ok(ShardedReport { conversion, files, index: None, removed });
-    }
     let names = ShardNames::of(dest)?;
     let prepared = convert::prepare(src, format, options)?;
     let tensors = &prepared.plan.tensors;

@@ -39,7 +39,7 @@ pub struct TensorFile {
     source: Option<Source>,
 }
 
-/// How [`TensorFile::open_with`] reaches a local file's bytes.
+/// How [`OpenOptions::access`] reaches a local file's bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Access {
     /// Mapped: nothing is read until a tensor is, and the pages are the page cache's.

@@ -272,54 +272,11 @@ fn from_set(set: Result<ShardSet>, path: Option<&Path>) -> Result<TensorFile> {
 impl TensorFile {
     /// Map `path` and open it. A folder, or the index of a sharded checkpoint
     /// (`model.safetensors.index.json`), opens as one file holding every tensor of its shards
-    /// (see [`crate::convert::convert_to_shards`] for writing one). A URL (`https://`, `s3://`, `gs://`, `az://`) opens the remote
-    /// object. [`OpenOptions`] says how else to open.
+    /// (a [`crate::ConvertJob`] with a shard size writes one). A URL (`https://`, `s3://`,
+    /// `gs://`, `az://`) opens the remote object. [`OpenOptions`] opens in every other way
+    /// (bytes in memory, a set of files, files merged, a program with its `.ptd`...): this is
+    /// `OpenOptions::new().open(path)`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         OpenOptions::new().open(path)
-    }
-
-    /// [`Self::open`], a local file's bytes reached as `access` says.
-    pub fn open_with(path: impl AsRef<Path>, access: Access) -> Result<Self> {
-        OpenOptions::new().access(access).open(path)
-    }
-
-    /// Open a remote object by URL ([`OpenOptions::open`] of a URL).
-    pub fn open_url(url: &str) -> Result<Self> {
-        OpenOptions::new().open(url)
-    }
-
-    /// Open `paths` as one set ([`OpenOptions::open_set`]).
-    pub fn open_many<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
-        OpenOptions::new().open_set(paths)
-    }
-
-    /// Open `paths` merged into one file ([`OpenOptions::open_merged`]).
-    pub fn open_merged<P: AsRef<Path> + Sync>(paths: &[P]) -> Result<Self> {
-        OpenOptions::new().open_merged(paths)
-    }
-
-    /// Open `path`; when it is an ExecuTorch program, `data` is the `.ptd` holding its
-    /// external tensors ([`OpenOptions::data`]).
-    pub fn open_with_data(path: impl AsRef<Path>, data: Option<&Path>) -> Result<Self> {
-        let mut options = OpenOptions::new();
-        if let Some(data) = data {
-            options.data(data);
-        }
-        options.open(path)
-    }
-
-    /// Open bytes already in memory ([`OpenOptions::open_bytes`]).
-    pub fn from_bytes(bytes: Bytes) -> Result<Self> {
-        OpenOptions::new().open_bytes(bytes)
-    }
-
-    /// Open bytes as a given format, skipping detection.
-    pub fn from_bytes_as(bytes: Bytes, format: Format) -> Result<Self> {
-        OpenOptions::new().format(format).open_bytes(bytes)
-    }
-
-    /// Open a file from its source ([`OpenOptions::open_source`]).
-    pub fn from_source(src: Source) -> Result<Self> {
-        OpenOptions::new().open_source(src)
     }
 }

@@ -42,7 +42,7 @@ use crate::model::{
 use crate::source::Bytes;
 
 /// How many leading bytes recognise every format ([`Format::detect`] looks at the first 12).
-pub const DETECT_BYTES: u64 = 64;
+pub(crate) const DETECT_BYTES: u64 = 64;
 
 /// File-level facts shown by `info`.
 #[derive(Debug, Clone, Default)]

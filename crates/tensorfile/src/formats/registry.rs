@@ -179,7 +179,7 @@ impl Format {
     }
 
     /// Recognise the format of a file from its first bytes (and, for a zip archive, its entry
-    /// names): for a remote file, a read of [`super::DETECT_BYTES`] bytes (and of the
+    /// names): for a remote file, a read of its first 64 bytes (and of the
     /// archive's central directory). A small read: the format's reader then reads its index
     /// where the format keeps it, at the start or at the end. When no format recognises the
     /// first bytes, those whose signature may sit further in look there (a few small reads).

@@ -32,7 +32,7 @@ pub(crate) enum Further<'a> {
 }
 
 impl Probe<'_> {
-    /// The file's first bytes (at most [`crate::formats::DETECT_BYTES`]; fewer for a shorter file).
+    /// The file's first bytes (at most 64; fewer for a shorter file).
     pub fn head(&self) -> &[u8] {
         self.head
     }

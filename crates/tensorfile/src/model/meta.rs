@@ -2,9 +2,9 @@
 //! Most formats store untyped values (JSON and CBOR numbers, text); GGUF keeps the width of
 //! every number and the element type of every array, which [`Number`] and [`TypedArray`] keep.
 
-use serde_json::{Map, Number as JsonNumber, Value as Json};
+use serde_json::{Map, Value as Json};
 
-use super::typed::{Number, TypedArray};
+use super::typed::{Number, TypedArray, float_json};
 
 /// A metadata value as stored, rich enough for CBOR and JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,11 +130,6 @@ impl MetaValue {
             MetaValue::TypedArray(a) => a.to_json(),
         }
     }
-}
-
-/// A float as a JSON number; a non-finite one (which JSON lacks) as its text.
-pub(super) fn float_json(f: f64) -> Json {
-    JsonNumber::from_f64(f).map_or(Json::String(f.to_string()), Json::Number)
 }
 
 impl From<&str> for MetaValue {

@@ -2,10 +2,9 @@
 //! GGUF stores them. Arrays keep their elements unboxed (a `Vec<u8>` for bytes), so a file's
 //! metadata takes about the memory its bytes take.
 
-use serde_json::Value as Json;
+use serde_json::{Number as JsonNumber, Value as Json};
 
 use super::MetaValue;
-use super::meta::float_json;
 
 /// A number of a stated width.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,6 +90,11 @@ impl Number {
             other => Json::from(other.as_i128().and_then(|i| i64::try_from(i).ok()).unwrap_or(0)),
         }
     }
+}
+
+/// A float as a JSON number; a non-finite one (which JSON lacks) as its text.
+pub(super) fn float_json(f: f64) -> Json {
+    JsonNumber::from_f64(f).map_or(Json::String(f.to_string()), Json::Number)
 }
 
 /// An array whose elements all have one stated type; the type is kept when it is empty.

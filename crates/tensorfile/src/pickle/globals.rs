@@ -3,8 +3,8 @@
 
 use std::rc::Rc;
 
-use super::machine::{Machine, bad};
-use super::value::{Container, StorageRef, TensorRef, Value, items};
+use super::bad;
+use super::value::{Container, StorageRef, TensorRef, Value, items, new_container};
 use crate::error::{Error, Result, Rule};
 use crate::model::DType;
 
@@ -79,72 +79,70 @@ fn ints(arena: &[Container], v: &Value, what: &str) -> Result<Vec<u64>> {
     items(arena, v).ok_or_else(|| bad(format!("{what} is not a tuple")))?.iter().map(|x| int_arg(x, what)).collect()
 }
 
-impl Machine<'_> {
-    /// Call an allowed global. Nothing outside this match can be called.
-    pub(super) fn call(&mut self, callable: &Value, args: &Value) -> Result<Value> {
-        let Value::Global(g) = callable else {
-            return Err(bad(format!("REDUCE calls a {}", callable.kind(&self.arena))));
-        };
-        let a: Vec<Value> = items(&self.arena, args).ok_or_else(|| bad("REDUCE arguments are not a tuple"))?.to_vec();
-        match (g.0.as_str(), g.1.as_str()) {
-            ("collections", "OrderedDict") => {
-                let mut pairs = Vec::new();
-                if let Some(v) = a.first() {
-                    for p in items(&self.arena, v).ok_or_else(|| bad("OrderedDict argument is not a list"))? {
-                        match items(&self.arena, p) {
-                            Some([k, v]) => pairs.push((k.clone(), v.clone())),
-                            _ => return Err(bad("OrderedDict item is not a pair")),
-                        }
+/// Call an allowed global, building into `arena`. Nothing outside this match can be called.
+pub(super) fn call(arena: &mut Vec<Container>, callable: &Value, args: &Value) -> Result<Value> {
+    let Value::Global(g) = callable else {
+        return Err(bad(format!("REDUCE calls a {}", callable.kind(arena))));
+    };
+    let a: Vec<Value> = items(arena, args).ok_or_else(|| bad("REDUCE arguments are not a tuple"))?.to_vec();
+    match (g.0.as_str(), g.1.as_str()) {
+        ("collections", "OrderedDict") => {
+            let mut pairs = Vec::new();
+            if let Some(v) = a.first() {
+                for p in items(arena, v).ok_or_else(|| bad("OrderedDict argument is not a list"))? {
+                    match items(arena, p) {
+                        Some([k, v]) => pairs.push((k.clone(), v.clone())),
+                        _ => return Err(bad("OrderedDict item is not a pair")),
                     }
                 }
-                self.new_container(Container::Dict(pairs))
             }
-            ("torch._utils", "_rebuild_tensor_v2") => rebuild_tensor(&self.arena, &a, None),
-            ("torch._utils", "_rebuild_tensor_v3") => {
-                let dtype = match a.get(6) {
-                    Some(Value::Dtype(d)) => *d,
-                    _ => return Err(bad("_rebuild_tensor_v3 without a dtype")),
-                };
-                rebuild_tensor(&self.arena, &a, Some(dtype))
-            }
-            ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => match a.first() {
-                Some(Value::Tensor(t)) => {
-                    let mut t = (**t).clone();
-                    t.is_parameter = true;
-                    t.requires_grad = a.get(1).and_then(Value::as_int).is_some_and(|v| v != 0);
-                    Ok(Value::Tensor(Rc::new(t)))
-                }
-                _ => Err(bad("_rebuild_parameter of something that is not a tensor")),
-            },
-            ("torch._tensor", "_rebuild_from_type_v2") => match (a.first(), a.get(2)) {
-                (Some(func), Some(inner)) => self.call(func, inner),
-                _ => Err(bad("_rebuild_from_type_v2 with missing arguments")),
-            },
-            ("_codecs", "encode") => match a.first() {
-                Some(Value::Str(s)) => Ok(Value::Bytes(s.chars().map(|c| c as u32 as u8).collect::<Vec<u8>>().into())),
-                _ => Err(bad("_codecs.encode of something that is not a string")),
-            },
-            ("torch", "Size") => match a.first() {
-                Some(v) => Ok(v.clone()),
-                None => self.new_container(Container::Tuple(Vec::new())),
-            },
-            ("builtins" | "__builtin__", "set" | "frozenset") => {
-                let members = a.first().and_then(|v| items(&self.arena, v)).map(<[Value]>::to_vec).unwrap_or_default();
-                self.new_container(Container::Set(members))
-            }
-            ("builtins" | "__builtin__", "bytearray") => match a.first() {
-                Some(Value::Bytes(b)) => Ok(Value::Bytes(b.clone())),
-                None => Ok(Value::Bytes(Rc::from([]))),
-                _ => Err(bad("bytearray of something that is not bytes")),
-            },
-            ("torch", "device") => {
-                Ok(Value::Object(format!("device({})", a.first().and_then(Value::as_str).unwrap_or("?")).into()))
-            }
-            (m, n) => Err(Error::invalid(
-                Rule::ForbiddenGlobal,
-                format!("the pickle calls {m}.{n}, which cannot be called: refused"),
-            )),
+            new_container(arena, Container::Dict(pairs))
         }
+        ("torch._utils", "_rebuild_tensor_v2") => rebuild_tensor(arena, &a, None),
+        ("torch._utils", "_rebuild_tensor_v3") => {
+            let dtype = match a.get(6) {
+                Some(Value::Dtype(d)) => *d,
+                _ => return Err(bad("_rebuild_tensor_v3 without a dtype")),
+            };
+            rebuild_tensor(arena, &a, Some(dtype))
+        }
+        ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => match a.first() {
+            Some(Value::Tensor(t)) => {
+                let mut t = (**t).clone();
+                t.is_parameter = true;
+                t.requires_grad = a.get(1).and_then(Value::as_int).is_some_and(|v| v != 0);
+                Ok(Value::Tensor(Rc::new(t)))
+            }
+            _ => Err(bad("_rebuild_parameter of something that is not a tensor")),
+        },
+        ("torch._tensor", "_rebuild_from_type_v2") => match (a.first(), a.get(2)) {
+            (Some(func), Some(inner)) => call(arena, func, inner),
+            _ => Err(bad("_rebuild_from_type_v2 with missing arguments")),
+        },
+        ("_codecs", "encode") => match a.first() {
+            Some(Value::Str(s)) => Ok(Value::Bytes(s.chars().map(|c| c as u32 as u8).collect::<Vec<u8>>().into())),
+            _ => Err(bad("_codecs.encode of something that is not a string")),
+        },
+        ("torch", "Size") => match a.first() {
+            Some(v) => Ok(v.clone()),
+            None => new_container(arena, Container::Tuple(Vec::new())),
+        },
+        ("builtins" | "__builtin__", "set" | "frozenset") => {
+            let members = a.first().and_then(|v| items(arena, v)).map(<[Value]>::to_vec).unwrap_or_default();
+            new_container(arena, Container::Set(members))
+        }
+        ("builtins" | "__builtin__", "bytearray") => match a.first() {
+            Some(Value::Bytes(b)) => Ok(Value::Bytes(b.clone())),
+            None => Ok(Value::Bytes(Rc::from([]))),
+            _ => Err(bad("bytearray of something that is not bytes")),
+        },
+        ("torch", "device") => {
+            Ok(Value::Object(format!("device({})", a.first().and_then(Value::as_str).unwrap_or("?")).into()))
+        }
+        (m, n) => Err(Error::invalid(
+            Rule::ForbiddenGlobal,
+            format!("the pickle calls {m}.{n}, which cannot be called: refused"),
+        )),
     }
 }
 

@@ -3,15 +3,12 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::globals::{allowed, persistent};
+use super::bad;
+use super::globals::{allowed, call, persistent};
 use super::opcode::*;
-use super::value::{Container, Pickled, StorageRef, Value};
+use super::value::{Container, Pickled, StorageRef, Value, new_container};
 use crate::error::{Error, Result, Rule};
 use crate::limits::{MAX_PICKLE_MEMO as MAX_MEMO, MAX_PICKLE_STACK as MAX_STACK};
-
-pub(super) fn bad(detail: impl Into<String>) -> Error {
-    Error::invalid(Rule::BadPickle, detail)
-}
 
 /// Run `input` to its STOP and return what it builds (bytes after the STOP are not read).
 pub fn load(input: &[u8]) -> Result<Pickled> {
@@ -42,14 +39,14 @@ pub fn load_prefix(input: &[u8]) -> Result<Loaded> {
     Ok(Loaded { value: Pickled { root, arena: m.arena }, storages: m.storages, consumed: m.pos })
 }
 
-pub(super) struct Machine<'a> {
+struct Machine<'a> {
     input: &'a [u8],
     pos: usize,
     stack: Vec<Value>,
     marks: Vec<usize>,
     memo: HashMap<u64, Value>,
     storages: Vec<StorageRef>,
-    pub(super) arena: Vec<Container>,
+    arena: Vec<Container>,
 }
 
 impl Machine<'_> {
@@ -90,12 +87,8 @@ impl Machine<'_> {
     }
 
     /// A new container in the arena (each costs input bytes, so the arena stays bounded).
-    pub(super) fn new_container(&mut self, c: Container) -> Result<Value> {
-        if self.arena.len() >= MAX_STACK {
-            return Err(Error::invalid(Rule::TooManyEntries, "too many containers in the pickle"));
-        }
-        self.arena.push(c);
-        Ok(Value::Container(self.arena.len() - 1))
+    fn new_container(&mut self, c: Container) -> Result<Value> {
+        new_container(&mut self.arena, c)
     }
 
     fn container_mut(&mut self, v: &Value) -> Option<&mut Container> {
@@ -377,7 +370,7 @@ impl Machine<'_> {
             REDUCE | NEWOBJ => {
                 let args = self.pop()?;
                 let callable = self.pop()?;
-                let v = self.call(&callable, &args)?;
+                let v = call(&mut self.arena, &callable, &args)?;
                 self.push(v)
             }
             BUILD => {

@@ -12,7 +12,14 @@ mod machine;
 mod opcode;
 mod value;
 
+use crate::error::{Error, Rule};
+
 pub use machine::{Loaded, load, load_prefix};
 pub use value::{Container, Pickled, TensorRef, Value};
 #[cfg(any(test, feature = "internals"))]
 pub use value::{Id, StorageRef, items};
+
+/// The error for a malformed pickle (`BadPickle`), shared by the opcode loop and the globals.
+fn bad(detail: impl Into<String>) -> Error {
+    Error::invalid(Rule::BadPickle, detail)
+}

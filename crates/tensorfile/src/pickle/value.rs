@@ -6,6 +6,8 @@
 
 use std::rc::Rc;
 
+use crate::error::{Error, Result, Rule};
+use crate::limits::MAX_PICKLE_STACK;
 use crate::model::DType;
 
 /// A storage named by a persistent id: `('storage', <type>, key, location, numel)`.
@@ -149,4 +151,13 @@ pub fn items<'a>(arena: &'a [Container], v: &Value) -> Option<&'a [Value]> {
         },
         _ => None,
     }
+}
+
+/// A new container in `arena` (each costs input bytes, so the arena stays bounded).
+pub(super) fn new_container(arena: &mut Vec<Container>, c: Container) -> Result<Value> {
+    if arena.len() >= MAX_PICKLE_STACK {
+        return Err(Error::invalid(Rule::TooManyEntries, "too many containers in the pickle"));
+    }
+    arena.push(c);
+    Ok(Value::Container(arena.len() - 1))
 }

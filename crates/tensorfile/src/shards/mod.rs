@@ -1,5 +1,5 @@
 //! Sharded checkpoints: a set of tensor files opened as one (read by
-//! [`crate::TensorFile::open`] from an index or a folder, [`crate::TensorFile::open_many`]
+//! [`crate::TensorFile::open`] from an index or a folder, [`crate::OpenOptions::open_set`]
 //! from a list), and conversions that write one ([`convert_to_shards`]: shards of at most a
 //! given size, `model-00001-of-00003.safetensors`..., and their index, all of them or
 //! nothing).

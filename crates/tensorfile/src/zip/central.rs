@@ -1,6 +1,6 @@
 //! The end of an archive and its central directory (zip64 included).
 
-use super::read::ZipEntry;
+use super::entry::ZipEntry;
 use super::region::{Fetched, Reach};
 use crate::checked;
 use crate::cursor::{self, Cursor};

@@ -1,7 +1,7 @@
 //! The entries' local headers, where their data starts, and the spans they take.
 
 use super::central::{bad, central, directory};
-use super::read::ZipEntry;
+use super::entry::ZipEntry;
 use super::region::{Fetched, Region};
 use crate::checked;
 use crate::cursor::Cursor;

@@ -10,6 +10,7 @@
 //! its data at a multiple of 64 bytes, data descriptors and zip64 records.
 
 mod central;
+mod entry;
 mod local;
 mod read;
 mod region;
@@ -18,7 +19,8 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use read::{Archive, ZipEntry, entry_names, entry_names_in, is_safe_name, leaves_archive};
+pub use entry::ZipEntry;
+pub use read::{Archive, entry_names, entry_names_in, is_safe_name, leaves_archive};
 pub use region::Region;
 pub use write::ZipWriter;
 

@@ -12,27 +12,13 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use super::central::{central, directory};
+use super::entry::ZipEntry;
 use super::local::checked_entries;
 use super::region::{InMemory, Reach, Region};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::limits::MAX_DEFLATE_RATIO;
 use crate::source::{Bytes, Source};
-
-/// One entry of the central directory, checked against the file.
-#[derive(Debug, Clone)]
-pub struct ZipEntry {
-    pub name: String,
-    /// 0 stored, 8 deflated.
-    pub method: u16,
-    pub crc32: u32,
-    pub compressed_size: u64,
-    pub size: u64,
-    /// Where the local header starts.
-    pub header_offset: u64,
-    /// Where the (compressed) data starts.
-    pub data_offset: u64,
-}
 
 /// An opened zip archive.
 pub struct Archive {

@@ -21,7 +21,7 @@ fn every_access_reads_the_same_tensors() {
     for path in files {
         let mapped = TensorFile::open(&path).unwrap();
         for access in [Access::ReadWhole, Access::ReadWholeIfCold] {
-            let f = TensorFile::open_with(&path, access).unwrap();
+            let f = tensorfile::OpenOptions::new().access(access).open(&path).unwrap();
             assert_eq!(f.entries().len(), mapped.entries().len(), "{}", path.display());
             for (i, e) in f.entries().iter().enumerate() {
                 assert_eq!(e.info(), mapped.entries()[i].info());

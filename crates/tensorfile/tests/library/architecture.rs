@@ -43,6 +43,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             "stage",
         ],
     ),
+    // Toolchains built on the operations: llama.cpp's (llama-quantize, llama-gguf-split),
+    // the only code beside the GGUF unit that knows GGUF.
+    ("toolchains", &["llama"]),
+    // The jobs the shells build: they decide which operation or toolchain does the work.
+    ("jobs", &["convert_job"]),
     // What the library shows users of the layers beneath, gathered by subject.
     ("facades", &["io", "inspect", "threads"]),
 ];
@@ -451,8 +456,20 @@ fn the_shells_use_only_the_curated_api() {
         .filter(|m| m.chars().all(|c| c.is_alphanumeric() || c == '_') && m != "internals")
         .collect();
     assert!(public.len() <= 10, "at most 10 public modules at the root: {public:?}");
-    let names = root_names(&src_dir("tensorfile"));
-    let reexported: BTreeSet<&String> = names.iter().filter(|(name, module)| name != module).map(|(n, _)| n).collect();
+    // What the root re-exports (`update` the function, though a module is named so too).
+    let reexported: BTreeSet<String> = lib
+        .split(';')
+        .filter_map(|statement| statement.trim().strip_prefix("pub use "))
+        .filter_map(|path| path.trim_start_matches("crate::").split_once("::").map(|(_, items)| items.to_string()))
+        .flat_map(|items| {
+            let items = items.trim_start_matches('{').trim_end_matches('}').to_string();
+            items
+                .split(',')
+                .map(|item| item.trim().rsplit("::").next().unwrap().split(" as ").last().unwrap().trim().to_string())
+                .filter(|item| !item.is_empty() && item != "self")
+                .collect::<Vec<_>>()
+        })
+        .collect();
     let units: BTreeSet<String> = std::fs::read_dir(src_dir("tensorfile").join("formats"))
         .unwrap()
         .filter_map(|e| {
@@ -479,4 +496,171 @@ fn the_shells_use_only_the_curated_api() {
         }
     }
     assert!(problems.is_empty(), "beyond the curated API:\n{}", problems.join("\n"));
+}
+
+/// A file's module path (`["convert", "shards"]` for `src/convert/shards.rs`, `[]` for the
+/// root).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut segments: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if matches!(segments.last().map(String::as_str), Some("mod" | "lib")) {
+        segments.pop();
+    }
+    segments
+}
+
+/// Every path a piece of code names from `prefix` (`crate` or `super`), each as its segments
+/// after the prefix, groups expanded: `crate::a::{b, c::{d, self}}` names `a::b`, `a::c::d`, `a::c`.
+fn full_paths(code: &str, prefix: &str) -> Vec<Vec<String>> {
+    fn tree(text: &[char], at: &mut usize, base: &[String], out: &mut Vec<Vec<String>>) {
+        let mut path = base.to_vec();
+        loop {
+            while text.get(*at).is_some_and(|c| c.is_whitespace()) {
+                *at += 1;
+            }
+            if text.get(*at) == Some(&'{') {
+                *at += 1;
+                loop {
+                    tree(text, at, &path, out);
+                    while text.get(*at).is_some_and(|c| c.is_whitespace()) {
+                        *at += 1;
+                    }
+                    match text.get(*at) {
+                        Some(',') => *at += 1,
+                        Some('}') => {
+                            *at += 1;
+                            return;
+                        }
+                        _ => return,
+                    }
+                    if text.get(*at..).is_some_and(|r| r.iter().take_while(|c| c.is_whitespace()).count() < r.len())
+                        && text[*at..].iter().find(|c| !c.is_whitespace()) == Some(&'}')
+                    {
+                        // A trailing comma.
+                        while text[*at] != '}' {
+                            *at += 1;
+                        }
+                        *at += 1;
+                        return;
+                    }
+                }
+            }
+            let word: String = text[*at..].iter().take_while(|c| c.is_alphanumeric() || **c == '_').collect();
+            *at += word.chars().count();
+            if word.is_empty() {
+                break;
+            }
+            if word != "self" {
+                path.push(word);
+            }
+            if text.get(*at..*at + 2) == Some(&[':', ':']) {
+                *at += 2;
+            } else {
+                break;
+            }
+        }
+        out.push(path);
+    }
+    let chars: Vec<char> = code.chars().collect();
+    let needle: Vec<char> = format!("{prefix}::").chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + needle.len() <= chars.len() {
+        let before = i.checked_sub(1).map(|k| chars[k]);
+        if chars[i..i + needle.len()] == needle[..]
+            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '$')
+        {
+            let mut at = i + needle.len();
+            tree(&chars, &mut at, &[], &mut out);
+            i = at.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Which files each file of the library names (a path resolved to the file of its longest
+/// module prefix), leaving out a module's own ancestors and descendants: a parent declares and
+/// re-exports its children, a child uses what its parent shares; the arrows that can make a
+/// circle are between files neither of which holds the other.
+fn file_edges(src: &Path) -> BTreeMap<String, BTreeMap<String, PathBuf>> {
+    let files = sources(src);
+    let by_module: BTreeMap<Vec<String>, String> =
+        files.iter().map(|f| (module_of(src, f), f.strip_prefix(src).unwrap().display().to_string())).collect();
+    let mut edges: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
+    for file in &files {
+        let module = module_of(src, file);
+        let from = by_module[&module].clone();
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        let parent: Vec<String> = module[..module.len().saturating_sub(1)].to_vec();
+        let named = full_paths(&code, "crate")
+            .into_iter()
+            .chain(full_paths(&code, "super").into_iter().map(|p| parent.iter().cloned().chain(p).collect()));
+        for path in named {
+            let Some(to_module) = (0..=path.len()).rev().map(|n| &path[..n]).find(|m| by_module.contains_key(*m))
+            else {
+                continue;
+            };
+            let related = to_module.starts_with(&module) || module.starts_with(to_module);
+            if !related {
+                edges
+                    .entry(from.clone())
+                    .or_default()
+                    .entry(by_module[to_module].clone())
+                    .or_insert_with(|| file.clone());
+            }
+        }
+    }
+    edges
+}
+
+/// No two files of the library name each other, directly or through others (a module's own
+/// parent and children aside): each file can be read knowing only those below it.
+#[test]
+fn no_files_of_the_library_form_a_circle() {
+    let src = src_dir("tensorfile");
+    let edges = file_edges(&src);
+    let found: Vec<String> = circles(&edges).iter().map(|c| describe_circle(&edges, c, &src)).collect();
+    assert!(found.is_empty(), "files naming each other:\n{}", found.join("\n"));
+}
+
+#[test]
+fn paths_expand_to_the_files_they_name() {
+    let code =
+        "use crate::a::{b, c::{d, self}, e::F};\nlet x = super::g::h(); let y = $crate::no; fn f(s: my_crate::z) {}";
+    let paths = |prefix| full_paths(code, prefix).into_iter().map(|p| p.join("::")).collect::<Vec<_>>();
+    assert_eq!(paths("crate"), ["a::b", "a::c::d", "a::c", "a::e::F"]);
+    assert_eq!(paths("super"), ["g::h"]);
+}
+
+/// Files outside the GGUF unit and llama.cpp's toolchain that may name GGUF, and why.
+const NAMES_GGUF: &[(&str, &str)] = &[
+    ("formats/registry.rs", "the registry lists every unit"),
+    ("file/open.rs", "a part of a split model, opened by path, opens the whole model"),
+    ("file/sets/split_gguf.rs", "the parts of a split model read as one file, as llama.cpp's loader reads them"),
+    ("fuzzing.rs", "the split model's fuzz target (tests only)"),
+];
+
+/// GGUF is special only in its unit (`formats/gguf/`) and in llama.cpp's toolchain (`llama/`):
+/// no other code names `Format::Gguf` or the unit, but the few files [`NAMES_GGUF`] allows.
+#[test]
+fn gguf_is_named_only_by_its_unit_and_llama() {
+    let src = src_dir("tensorfile");
+    let mut problems = Vec::new();
+    for file in sources(&src) {
+        let rel = file.strip_prefix(&src).unwrap().display().to_string();
+        if rel.starts_with("formats/gguf/") || rel.starts_with("llama/") || NAMES_GGUF.iter().any(|(f, _)| *f == rel) {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        let named = full_paths(&code, "crate").into_iter().any(|p| p.starts_with(&["formats".into(), "gguf".into()]));
+        if named || code.contains("Format::Gguf") || code.contains("gguf::") {
+            problems.push(rel);
+        }
+    }
+    assert!(problems.is_empty(), "GGUF named outside its unit and crate::llama:\n{}", problems.join("\n"));
+    for (file, _) in NAMES_GGUF {
+        assert!(src.join(file).exists(), "{file}, allowed to name GGUF, is gone: take it off NAMES_GGUF");
+    }
 }

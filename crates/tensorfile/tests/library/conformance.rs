@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tensorfile::convert::quantize::Imatrix;
+use tensorfile::llama::Imatrix;
 use tensorfile::source::Bytes;
 use tensorfile::{Format, Rule, TensorFile};
 
@@ -113,7 +113,7 @@ fn check(c: &Case) -> Result<String, String> {
         Subject::Imatrix => return check_imatrix(c, &data),
     };
     let opened = match &c.beside {
-        None => TensorFile::from_bytes_as(Bytes::from_vec(data.clone()), format),
+        None => tensorfile::OpenOptions::new().format(format).open_bytes(Bytes::from_vec(data.clone())),
         Some(_) => TensorFile::open(corpus().join(&c.file)),
     };
     match &c.expect {

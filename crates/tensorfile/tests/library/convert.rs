@@ -74,8 +74,14 @@ fn a_failed_conversion_leaves_the_old_destination_and_no_temporary_file() {
     let src_path = dir.path().join("src.zt");
     let mut bytes = write(Format::Zt, &sample(), &options(Compression::None, ChecksumKind::Crc32c, ByteOrder::Little));
     // Corrupt the last tensor so the failure comes after earlier tensors were written.
-    let last =
-        TensorFile::from_bytes(bytes.clone().into()).unwrap().entries().last().unwrap().storage().offset() as usize;
+    let last = tensorfile::OpenOptions::new()
+        .open_bytes(bytes.clone().into())
+        .unwrap()
+        .entries()
+        .last()
+        .unwrap()
+        .storage()
+        .offset() as usize;
     bytes[last] ^= 1;
     std::fs::write(&src_path, bytes).unwrap();
     let dest = dir.path().join("dest.safetensors");
@@ -103,7 +109,7 @@ fn converting_a_file_onto_itself_is_safe() {
     };
     convert_file(&src, &path, &opts, &mut |_| {}).unwrap();
     let reopened = TensorFile::open(&path).unwrap();
-    same_tensors(&TensorFile::from_bytes(original.into()).unwrap(), &reopened);
+    same_tensors(&tensorfile::OpenOptions::new().open_bytes(original.into()).unwrap(), &reopened);
     // The old map still reads the old bytes.
     same_tensors(&src, &reopened);
 }

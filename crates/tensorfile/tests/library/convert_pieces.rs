@@ -105,7 +105,10 @@ fn a_compressed_zt_converts_into_every_writer_exactly() {
         (Format::Zt, options(Compression::Zstd(1), ChecksumKind::Crc32c, ByteOrder::Little)),
     ];
     for (format, opts) in targets {
-        let back = TensorFile::from_bytes_as(Bytes::from_vec(convert(&src, format, opts.clone())), format).unwrap();
+        let back = tensorfile::OpenOptions::new()
+            .format(format)
+            .open_bytes(Bytes::from_vec(convert(&src, format, opts.clone())))
+            .unwrap();
         assert!(back.verify().is_empty(), "{format} {opts:?}: {:?}", back.verify());
         for (info, data) in &want {
             let got = back.read(info.name()).unwrap_or_else(|e| panic!("{format}: {e}"));
@@ -117,7 +120,7 @@ fn a_compressed_zt_converts_into_every_writer_exactly() {
 #[test]
 fn tied_tensors_streamed_into_a_ptd_share_one_segment() {
     let ptd = convert(&zstd_zt(), Format::Ptd, WriteOptions::default());
-    let file = TensorFile::from_bytes_as(Bytes::from_vec(ptd), Format::Ptd).unwrap();
+    let file = tensorfile::OpenOptions::new().format(Format::Ptd).open_bytes(Bytes::from_vec(ptd)).unwrap();
     let offset = |name: &str| file.entry(name).unwrap().storage().offset();
     assert_eq!(offset("large"), offset("tied"));
     assert_ne!(offset("large"), offset("small"));

@@ -1,8 +1,8 @@
 //! ggml block types dequantized bit for bit as gguf-py does: the blocks and gguf-py's floats
 //! of every type it dequantizes are committed under `tests/fixtures/gguf/quants/` (made by
 //! `scripts/fixturegen/gguf_quants.py`, special scales included), and every quantized type
-//! either matches them or refuses clearly. Q2_0, which gguf-py does not know, matches ggml's
-//! own dequantization recorded in `tests/fixtures/ggml-quant/`.
+//! either matches them or refuses clearly. Q2_0, Q1_0 and Q8_K, which gguf-py does not
+//! dequantize, match ggml's own dequantization recorded in `tests/fixtures/ggml-quant/`.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -39,7 +39,35 @@ fn cases() -> Vec<Case> {
     }
     assert_eq!(out.len(), 23, "types recorded in gguf/quants/quants.expected.json (run scripts/fixtures)");
     out.push(ggml_q2_0());
+    out.extend(ggml_more());
     out
+}
+
+/// The blocks ggml's `dequantize_row_q1_0` and `dequantize_row_q8_K` were given, and what they
+/// made (`more_dequantized` of ggml-quant's record).
+fn ggml_more() -> Vec<Case> {
+    let dir = common::fixtures_dir().join("ggml-quant");
+    let text = std::fs::read(dir.join("quant.expected.json")).expect("ggml-quant/quant.expected.json");
+    let record: Value = serde_json::from_slice(&text).expect("malformed quant.expected.json");
+    let more = record["more_dequantized"].as_array().expect("`more_dequantized`");
+    let read = |name: &str, digest: &Value| {
+        let bytes = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(hex::encode(Sha256::digest(&bytes)), digest.as_str().unwrap(), "{name}: digest");
+        bytes
+    };
+    let cases: Vec<Case> = more
+        .iter()
+        .map(|r| {
+            let t = GgmlType::from_name(r["type"].as_str().unwrap()).expect("a ggml type");
+            let blocks = read(r["blocks"].as_str().unwrap(), &r["blocks_sha256"]);
+            let f32 = read(r["file"].as_str().unwrap(), &r["sha256"]);
+            let rows = blocks.len() as u64 / t.block_bytes();
+            Case { t, shape: vec![rows, t.block_elements()], blocks, f32 }
+        })
+        .collect();
+    let types: Vec<&str> = cases.iter().map(|c| c.t.name()).collect();
+    assert_eq!(types, ["Q1_0", "Q1_0", "Q8_K"], "ggml's dequantizations in ggml-quant's record");
+    cases
 }
 
 /// Q2_0's blocks quantized by ggml and ggml's `dequantize_row_q2_0` of them.

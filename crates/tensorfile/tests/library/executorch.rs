@@ -43,7 +43,11 @@ fn methods<'a>(record: &'a Value, what: &str) -> &'a Vec<Value> {
 
 fn open(path: &Path, record: &Value) -> TensorFile {
     let data = record["data_file"].as_str().map(|d| path.with_file_name(d));
-    TensorFile::open_with_data(path, data.as_deref()).unwrap_or_else(|e| panic!("{e}"))
+    let mut options = tensorfile::OpenOptions::new();
+    if let Some(data) = data {
+        options.data(data);
+    }
+    options.open(path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

@@ -119,7 +119,7 @@ fn dense_fixtures_convert_to_safetensors_with_identical_bytes() {
         let mut out = std::io::Cursor::new(Vec::new());
         convert_to_writer(&file, &mut out, Format::Safetensors, &ConvertOptions::default(), &mut |_| {}).unwrap();
         let out = out.into_inner();
-        let converted = TensorFile::from_bytes(Bytes::from_vec(out.clone())).unwrap();
+        let converted = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(out.clone())).unwrap();
         assert_eq!(converted.format(), Format::Safetensors);
         let peer = safetensors::SafeTensors::deserialize(&out).unwrap();
         for t in &tensors {

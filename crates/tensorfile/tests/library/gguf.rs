@@ -14,8 +14,8 @@ use tensorfile::formats::gguf::GgufReader;
 use tensorfile::model::quant::BLOCKS;
 use tensorfile::model::{MetaValue, Number, TypedArray};
 use tensorfile::source::Bytes;
-use tensorfile::update::{UpdateOptions, update};
 use tensorfile::{Format, Rule, TensorData, TensorFile};
+use tensorfile::{UpdateOptions, update};
 
 fn records() -> Vec<(PathBuf, Value)> {
     // Only the files of this folder: its subfolders belong to other tests.
@@ -216,7 +216,7 @@ fn safetensors_converts_to_gguf_where_gguf_has_the_dtype() {
     let options = ConvertOptions { skip_unsupported: true, ..ConvertOptions::default() };
     let report = convert_to_writer(&src, &mut out, Format::Gguf, &options, &mut |_| {}).unwrap();
     let skipped: Vec<&str> = report.skipped.iter().map(|s| s.name.as_str()).collect();
-    let gguf = TensorFile::from_bytes(Bytes::from_vec(out.into_inner())).unwrap();
+    let gguf = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(out.into_inner())).unwrap();
     assert_eq!(gguf.entries().len() + skipped.len(), src.entries().len());
     assert_eq!(gguf.entries().len(), 8, "the 8 plain ggml dtypes");
     for e in gguf.entries() {
@@ -283,7 +283,7 @@ fn update_refuses_another_type_or_shape() {
     let q4 = old.entry("q4_0").unwrap().info().clone();
     let dense = tensorfile::TensorInfo::dense("q4_0", tensorfile::DType::Float32, q4.shape().to_vec());
     let weights = common::write(Format::Safetensors, &[common::dense(dense, 1)], &Default::default());
-    let weights = TensorFile::from_bytes(Bytes::from_vec(weights)).unwrap();
+    let weights = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(weights)).unwrap();
     let err = update(&old, &weights, &dir.path().join("x.gguf"), &UpdateOptions::default()).unwrap_err();
     assert_eq!(err.tensor(), Some("q4_0"));
     assert!(!dir.path().join("x.gguf").exists());
@@ -297,9 +297,10 @@ fn every_cut_of_a_fixture_is_refused_by_rule() {
         let data_offset = whole.reader_as::<GgufReader>().unwrap().data_offset();
         // The padding after the last tensor may go: gguf-py reads the file without it.
         let end = whole.entries().iter().map(|e| e.storage().offset() + e.storage().len()).max().unwrap();
-        assert!(TensorFile::from_bytes(Bytes::from_vec(bytes[..end as usize].to_vec())).is_ok());
+        assert!(tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes[..end as usize].to_vec())).is_ok());
         for cut in 0..end as usize {
-            let file = TensorFile::from_bytes_as(Bytes::from_vec(bytes[..cut].to_vec()), Format::Gguf);
+            let file =
+                tensorfile::OpenOptions::new().format(Format::Gguf).open_bytes(Bytes::from_vec(bytes[..cut].to_vec()));
             let rule = file.err().and_then(|e| e.rule());
             // Cut inside the index: truncated; after it: a tensor runs past the end.
             let want =
@@ -316,7 +317,7 @@ fn a_remote_file_reads_its_index_without_its_data() {
     let options = tensorfile::WriteOptions { metadata: fixture.summary().metadata, ..Default::default() };
     let bytes = common::write(Format::Gguf, &[common::dense(big, 3)], &options);
     let src = tensorfile::source::Source::counted_exact(Bytes::from_vec(bytes));
-    let file = TensorFile::from_source(src.clone()).unwrap();
+    let file = tensorfile::OpenOptions::new().open_source(src.clone()).unwrap();
     assert_eq!(file.format(), Format::Gguf);
     assert_eq!(file.summary().metadata, fixture.summary().metadata);
     // The detection read, then one read of the start: the index is under 64 KiB.

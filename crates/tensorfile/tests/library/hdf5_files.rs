@@ -22,7 +22,9 @@ fn records() -> Vec<(PathBuf, Value)> {
 /// Open a fixture as HDF5.
 fn open(path: &std::path::Path) -> TensorFile {
     let bytes = std::fs::read(path).unwrap();
-    TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Hdf5)
+    tensorfile::OpenOptions::new()
+        .format(Format::Hdf5)
+        .open_bytes(Bytes::from_vec(bytes))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -27,7 +27,8 @@ fn records() -> Vec<(std::path::PathBuf, Value)> {
 
 fn open(path: &Path) -> (Bytes, TensorFile) {
     let map = Bytes::map_file(path).unwrap();
-    let file = TensorFile::from_bytes(map.clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file =
+        tensorfile::OpenOptions::new().open_bytes(map.clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     (map, file)
 }
 
@@ -194,7 +195,7 @@ fn a_malformed_config_is_reported_and_the_weights_stay_readable() {
         ("config.json", &b"{\"config\": {}}"[..], Rule::MissingField),
         ("metadata.json", &b"[\"3.15.1\"]"[..], Rule::BadJson),
     ] {
-        let file = TensorFile::from_bytes(replaced(member, broken)).unwrap();
+        let file = tensorfile::OpenOptions::new().open_bytes(replaced(member, broken)).unwrap();
         assert_eq!(file.format(), Format::Keras);
         assert_eq!(file.entries().len(), 9, "{member}");
         for i in 0..9 {
@@ -213,22 +214,26 @@ fn a_malformed_config_is_reported_and_the_weights_stay_readable() {
 #[test]
 fn a_missing_or_broken_weights_member_refuses_the_file_naming_it() {
     let without: Vec<_> = functional().into_iter().filter(|(n, _)| n != "model.weights.h5").collect();
-    let err = TensorFile::from_bytes(zipped(&without)).err().unwrap();
+    let err = tensorfile::OpenOptions::new().open_bytes(zipped(&without)).err().unwrap();
     assert_eq!(err.rule(), Some(Rule::MissingField), "{err}");
     assert!(err.to_string().contains("model.weights.h5"), "{err}");
 
-    let err = TensorFile::from_bytes(replaced("model.weights.h5", b"not an HDF5 file")).err().unwrap();
+    let err =
+        tensorfile::OpenOptions::new().open_bytes(replaced("model.weights.h5", b"not an HDF5 file")).err().unwrap();
     assert_eq!(err.rule(), Some(Rule::BadMagic), "{err}");
     assert!(err.to_string().contains("model.weights.h5: "), "{err}");
 
     // Cut short: the superblock's end-of-file address is past the member's end.
     let weights = functional().into_iter().find(|(n, _)| n == "model.weights.h5").unwrap().1;
-    let err = TensorFile::from_bytes(replaced("model.weights.h5", &weights[..weights.len() / 2])).err().unwrap();
+    let err = tensorfile::OpenOptions::new()
+        .open_bytes(replaced("model.weights.h5", &weights[..weights.len() / 2]))
+        .err()
+        .unwrap();
     assert_eq!(err.rule(), Some(Rule::Truncated), "{err}");
     assert!(err.to_string().contains("model.weights.h5: "), "{err}");
 
     let mut npz = without.clone();
     npz.push(("model.weights.npz".into(), b"PK\x05\x06".to_vec()));
-    let err = TensorFile::from_bytes(zipped(&npz)).err().unwrap();
+    let err = tensorfile::OpenOptions::new().open_bytes(zipped(&npz)).err().unwrap();
     assert!(err.to_string().contains("model.weights.npz"), "{err}");
 }

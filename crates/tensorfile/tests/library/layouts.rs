@@ -8,7 +8,7 @@ use common::*;
 use tensorfile::convert::{ConvertOptions, convert_to_writer};
 use tensorfile::model::{DType, Kind, Layout, SparseData, SparseFormat, TensorData, TensorInfo};
 use tensorfile::source::Bytes;
-use tensorfile::{Format, Rule, TensorFile};
+use tensorfile::{Format, Rule};
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -119,7 +119,7 @@ fn converting_into_a_format_without_the_layout_writes_the_tensor_dense() {
         let report = convert_to_writer(&zt, &mut out, format, &ConvertOptions::default(), &mut |_| {}).unwrap();
         assert_eq!(report.decoded, ["coo", "csr"], "{format}");
         assert!(report.skipped.is_empty(), "{format}");
-        let back = TensorFile::from_bytes(Bytes::from_vec(out.into_inner())).unwrap();
+        let back = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(out.into_inner())).unwrap();
         for name in ["coo", "csr"] {
             let e = back.entry(name).unwrap();
             assert_eq!(
@@ -134,7 +134,7 @@ fn converting_into_a_format_without_the_layout_writes_the_tensor_dense() {
     let mut out = std::io::Cursor::new(Vec::new());
     let report = convert_to_writer(&zt, &mut out, Format::Zt, &ConvertOptions::default(), &mut |_| {}).unwrap();
     assert!(report.decoded.is_empty());
-    let back = TensorFile::from_bytes(Bytes::from_vec(out.into_inner())).unwrap();
+    let back = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(out.into_inner())).unwrap();
     assert!(back.entry("csr").unwrap().info().layout().is_sparse());
 }
 

@@ -30,6 +30,7 @@ mod onnx_hostile;
 mod onnx_update;
 mod ptd;
 mod pte_hostile;
+mod public_api;
 mod pytorch;
 mod quantize_plan;
 mod ranged_reads;

@@ -126,7 +126,7 @@ fn info_shows_the_graph_its_producer_and_operators() {
 #[test]
 fn a_model_from_memory_lists_its_external_tensors_as_unreadable() {
     let bytes = std::fs::read(onnx_dir().join("external/model.onnx")).unwrap();
-    let file = TensorFile::from_bytes(tensorfile::source::Bytes::from_vec(bytes)).unwrap();
+    let file = tensorfile::OpenOptions::new().open_bytes(tensorfile::source::Bytes::from_vec(bytes)).unwrap();
     // `small` is inline; `w` and `b` are in weights.bin, which a model in memory cannot find.
     assert_eq!(file.entries().len(), 1);
     let names: Vec<&str> = file.unreadable().iter().map(|u| u.name()).collect();

@@ -76,7 +76,7 @@ pub mod pb {
 }
 
 fn open(bytes: Vec<u8>) -> tensorfile::Result<TensorFile> {
-    TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Onnx)
+    tensorfile::OpenOptions::new().format(Format::Onnx).open_bytes(Bytes::from_vec(bytes))
 }
 
 fn rule(bytes: Vec<u8>) -> Option<Rule> {
@@ -90,7 +90,7 @@ fn floats(n: usize) -> Vec<u8> {
 #[test]
 fn a_valid_model_is_recognised_and_reads() {
     let m = pb::model(&pb::graph(&[], &[pb::raw_f32("w", &[2, 2], &floats(4))]));
-    let file = TensorFile::from_bytes(Bytes::from_vec(m)).unwrap();
+    let file = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(m)).unwrap();
     assert_eq!(file.format(), Format::Onnx);
     assert_eq!(&file.read("w").unwrap().as_dense().unwrap()[..], &floats(4)[..]);
 }

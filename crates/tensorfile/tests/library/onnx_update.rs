@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use tensorfile::formats::{WriteOptions, write_to_vec};
 use tensorfile::model::{DType, TensorData, TensorInfo};
 use tensorfile::source::Bytes;
-use tensorfile::update::{UpdateOptions, update};
 use tensorfile::{Format, TensorFile};
+use tensorfile::{UpdateOptions, update};
 
 fn fixture(name: &str) -> PathBuf {
     crate::common::fixtures_dir().join("onnx").join(name)

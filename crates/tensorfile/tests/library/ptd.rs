@@ -92,7 +92,7 @@ fn valid() -> Vec<u8> {
 }
 
 fn rule(bytes: Vec<u8>) -> Rule {
-    match TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Ptd) {
+    match tensorfile::OpenOptions::new().format(Format::Ptd).open_bytes(Bytes::from_vec(bytes)) {
         Ok(_) => panic!("hostile .ptd accepted"),
         Err(e) => e.rule().unwrap_or_else(|| panic!("no rule: {e}")),
     }
@@ -106,7 +106,7 @@ fn set_u64(b: &mut [u8], at: usize, v: u64) {
 fn hostile_headers() {
     let good = valid();
     for len in 0..good.len() {
-        let _ = TensorFile::from_bytes_as(Bytes::from_vec(good[..len].to_vec()), Format::Ptd);
+        let _ = tensorfile::OpenOptions::new().format(Format::Ptd).open_bytes(Bytes::from_vec(good[..len].to_vec()));
     }
     assert_eq!(rule(good[..40].to_vec()), Rule::Truncated);
     let mut b = good.clone();
@@ -137,7 +137,7 @@ fn hostile_tables() {
     let h = Header::parse(&good).unwrap();
     // Re-encode an edited table in place of the original (same header, same segments).
     let rebuilt = |edit: &dyn Fn(&mut tensorfile::internals::flatbuf::Table)| -> Vec<u8> {
-        let f = TensorFile::from_bytes_as(Bytes::from_vec(good.clone()), Format::Ptd).unwrap();
+        let f = tensorfile::OpenOptions::new().format(Format::Ptd).open_bytes(Bytes::from_vec(good.clone())).unwrap();
         let mut root = f.reader_as::<PtdReader>().unwrap().root().clone();
         edit(&mut root);
         let mut fb = flatbuf::encode(flat_tensor_schema(), &root, 48).unwrap();

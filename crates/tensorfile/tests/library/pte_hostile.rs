@@ -19,7 +19,7 @@ fn fixture() -> Vec<u8> {
 }
 
 fn open(bytes: Vec<u8>) -> tensorfile::Result<TensorFile> {
-    TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Pte)
+    tensorfile::OpenOptions::new().format(Format::Pte).open_bytes(Bytes::from_vec(bytes))
 }
 
 fn open_rule(bytes: Vec<u8>) -> Rule {
@@ -32,7 +32,8 @@ fn open_rule(bytes: Vec<u8>) -> Rule {
 /// The fixture with its program edited by `edit`, re-encoded, its segments kept in place.
 fn edited(edit: impl FnOnce(&mut Table)) -> Vec<u8> {
     let original = fixture();
-    let file = TensorFile::from_bytes_as(Bytes::from_vec(original.clone()), Format::Pte).unwrap();
+    let file =
+        tensorfile::OpenOptions::new().format(Format::Pte).open_bytes(Bytes::from_vec(original.clone())).unwrap();
     let program = file.reader_as::<PteReader>().unwrap().program();
     let mut root = program.root.clone();
     edit(&mut root);

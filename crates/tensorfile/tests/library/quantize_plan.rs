@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tensorfile::convert::quantize::{
+use tensorfile::llama::{
     Imatrix, KvOverride, PlannedFile, Preset, QuantizeInput, QuantizePlan, QuantizeRequest, QuantizeTarget, plan,
 };
 use tensorfile::model::quant::GgmlType;
@@ -74,7 +74,7 @@ fn input_of(name: &str) -> QuantizeInput {
     let count: u16 = prefix.1.parse().unwrap();
     let mut input = QuantizeInput::default();
     for no in 0..count {
-        let path = dir().join(tensorfile::convert::quantize::split_path(prefix.0, no, count));
+        let path = dir().join(tensorfile::llama::split_path(prefix.0, no, count));
         // A part opened by its path is the whole model: as a list of one file, the part alone.
         let mut part = QuantizeInput::from_file(&OpenOptions::new().open_set(&[&path]).unwrap()).unwrap();
         if no == 0 {
@@ -277,7 +277,7 @@ fn check(record: &Value, inputs: &mut BTreeMap<String, QuantizeInput>) -> Result
             // llama-quantize's arguments end: input, output, preset, threads.
             let output = record["arguments"].as_array().unwrap().iter().rev().nth(2).unwrap().as_str().unwrap();
             let stem = output.strip_suffix(".gguf").unwrap_or(output);
-            if tensorfile::convert::quantize::split_path(stem, no, count) != name {
+            if tensorfile::llama::split_path(stem, no, count) != name {
                 problems.push(format!("split {no} of {count} is not {name}"));
             }
         }
@@ -355,8 +355,7 @@ fn a_single_type_is_its_first_preset_made_pure() {
     assert_eq!(plan.file_type, 15);
     let problems = compare(&plan.files[0], &record("tiny-Q4_K-pure")["output"]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    let refused =
-        tensorfile::convert::quantize::plan(&input, &QuantizeRequest::new(QuantizeTarget::Type(GgmlType::Q8_1)), None);
+    let refused = tensorfile::llama::plan(&input, &QuantizeRequest::new(QuantizeTarget::Type(GgmlType::Q8_1)), None);
     assert_eq!(refused.unwrap_err().rule(), Some(tensorfile::Rule::Unsupported));
 }
 

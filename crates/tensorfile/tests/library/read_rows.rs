@@ -38,7 +38,7 @@ fn check_rows(file: &TensorFile, expected: &[u8]) {
 #[test]
 fn raw_rows_are_a_slice_of_the_map() {
     let (bytes, expected) = zt(Compression::None, ByteOrder::Little);
-    let file = TensorFile::from_bytes(Bytes::from_vec(bytes.clone())).unwrap();
+    let file = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes.clone())).unwrap();
     check_rows(&file, &expected);
     // No copy: the rows lie where the entry's stored bytes do.
     let w = file.index_of("w").unwrap();
@@ -51,7 +51,7 @@ fn raw_rows_are_a_slice_of_the_map() {
 fn raw_rows_of_a_remote_file_fetch_only_their_range() {
     let (bytes, expected) = zt(Compression::None, ByteOrder::Little);
     let src = Source::counted_exact(Bytes::from_vec(bytes));
-    let file = TensorFile::from_source(src.clone()).unwrap();
+    let file = tensorfile::OpenOptions::new().open_source(src.clone()).unwrap();
     let before = src.bytes_fetched();
     let w = file.index_of("w").unwrap();
     assert_eq!(file.read_rows(w, 2..5).unwrap().as_ref(), &expected[24..60]);
@@ -63,7 +63,7 @@ fn raw_rows_of_a_remote_file_fetch_only_their_range() {
 fn compressed_and_big_endian_rows_are_decoded_then_sliced() {
     for (compression, order) in [(Compression::Zstd(3), ByteOrder::Little), (Compression::None, ByteOrder::Big)] {
         let (bytes, expected) = zt(compression, order);
-        let file = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
+        let file = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap();
         let w = file.index_of("w").unwrap();
         let stored = &file.entries()[w].storage();
         assert!(stored.encoding().name() == "zstd" || stored.byte_order() == ByteOrder::Big);
@@ -78,7 +78,7 @@ fn compressed_and_big_endian_rows_are_decoded_then_sliced() {
 #[test]
 fn rows_out_of_range_are_usage_errors() {
     let (bytes, _) = zt(Compression::None, ByteOrder::Little);
-    let file = TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap();
+    let file = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap();
     let w = file.index_of("w").unwrap();
     #[allow(clippy::reversed_empty_ranges)]
     for rows in [0..11, 10..11, 5..4, u64::MAX - 1..u64::MAX] {
@@ -116,7 +116,8 @@ fn rows_of_every_fixture_equal_slices_of_the_whole() {
             }
             let Ok(local) = TensorFile::open(&path) else { continue };
             let relative = path.strip_prefix(fixtures()).unwrap().to_string_lossy().replace('\\', "/");
-            let remote = TensorFile::from_source(Source::counted(Bytes::from_vec(std::fs::read(&path).unwrap())));
+            let remote = tensorfile::OpenOptions::new()
+                .open_source(Source::counted(Bytes::from_vec(std::fs::read(&path).unwrap())));
             let mut files = vec![];
             if !local.is_set() {
                 files.push(remote.unwrap());

@@ -138,7 +138,7 @@ fn file(header: &str, data_len: usize) -> Vec<u8> {
 }
 
 fn rule(bytes: Vec<u8>) -> Rule {
-    match TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Safetensors) {
+    match tensorfile::OpenOptions::new().format(Format::Safetensors).open_bytes(Bytes::from_vec(bytes)) {
         Ok(_) => panic!("hostile file was accepted"),
         Err(e) => e.rule().unwrap_or_else(|| panic!("no rule in {e}")),
     }
@@ -183,7 +183,8 @@ fn hostile_data_regions() {
 #[test]
 fn bad_tensors_are_reported_one_by_one() {
     let h = r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]},"b":{"dtype":"Q7","shape":[2],"data_offsets":[8,10]},"c":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[10,11]},"d":{"dtype":"U8","shape":[1],"data_offsets":[11,12]}}"#;
-    let f = TensorFile::from_bytes_as(Bytes::from_vec(file(h, 12)), Format::Safetensors).unwrap();
+    let f =
+        tensorfile::OpenOptions::new().format(Format::Safetensors).open_bytes(Bytes::from_vec(file(h, 12))).unwrap();
     let rules: Vec<_> = f.unreadable().iter().map(|u| (u.name(), u.error().rule().unwrap())).collect();
     assert_eq!(rules, [("a", Rule::SizeMismatch), ("b", Rule::UnknownDType), ("c", Rule::ShapeOverflow)]);
     assert_eq!(f.entries().len(), 1);
@@ -195,7 +196,10 @@ fn truncation_at_every_length_is_an_error() {
     let good = write(Format::Safetensors, &tensors(), &Default::default());
     for len in 0..good.len() {
         assert!(
-            TensorFile::from_bytes_as(Bytes::from_vec(good[..len].to_vec()), Format::Safetensors).is_err(),
+            tensorfile::OpenOptions::new()
+                .format(Format::Safetensors)
+                .open_bytes(Bytes::from_vec(good[..len].to_vec()))
+                .is_err(),
             "{len}"
         );
     }

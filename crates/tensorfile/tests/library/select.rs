@@ -107,7 +107,7 @@ fn a_safetensors_checkpoint_and_a_pt_file_merge_into_one_zt_and_into_shards() {
     let pt = fixtures().join("pytorch/checkpoint.pt");
     let set = TensorFile::open(mobilenet()).unwrap();
     let torch = TensorFile::open(&pt).unwrap();
-    let merged = TensorFile::open_merged(&[mobilenet(), pt.clone()]).unwrap();
+    let merged = tensorfile::OpenOptions::new().open_merged(&[mobilenet(), pt.clone()]).unwrap();
     assert_eq!(merged.entries().len(), set.entries().len() + torch.entries().len());
     assert!(merged.is_set());
     // In input order, each entry read from its own file.
@@ -153,7 +153,7 @@ fn file_metadata_merges_with_the_first_inputs_value_winning() {
     let (a, b) = (dir.path().join("a.safetensors"), dir.path().join("b.safetensors"));
     write(&a, &[f32_tensor("x", &[3], 1)], &meta(&[("format", "pt"), ("from", "a")]));
     write(&b, &[f32_tensor("y", &[2], 2)], &meta(&[("from", "b"), ("only_b", "1")]));
-    let merged = TensorFile::open_merged(&[&a, &b]).unwrap();
+    let merged = tensorfile::OpenOptions::new().open_merged(&[&a, &b]).unwrap();
     let out = dir.path().join("out.safetensors");
     convert_file(&merged, &out, &ConvertOptions::default(), &mut |_| {}).unwrap();
     let text = |v: &str| MetaValue::Text(v.to_string());
@@ -167,14 +167,17 @@ fn a_name_in_two_inputs_is_refused_naming_both_files() {
     let (a, b) = (dir.path().join("first.safetensors"), dir.path().join("second.zt"));
     write(&a, &[f32_tensor("shared.w", &[2], 1), f32_tensor("a", &[2], 2)], &WriteOptions::default());
     write(&b, &[f32_tensor("b", &[2], 3), f32_tensor("shared.w", &[2], 4)], &WriteOptions::default());
-    let err = TensorFile::open_merged(&[&a, &b]).err().expect("merged");
+    let err = tensorfile::OpenOptions::new().open_merged(&[&a, &b]).err().expect("merged");
     assert_eq!(err.rule(), Some(Rule::DuplicateName), "{err}");
     for m in ["first.safetensors", "second.zt", "\"shared.w\""] {
         assert!(err.to_string().contains(m), "{m} not in: {err}");
     }
     // One input opens as itself; none is a usage error.
-    assert!(!TensorFile::open_merged(&[&a]).unwrap().is_set());
-    assert!(matches!(TensorFile::open_merged::<&Path>(&[]).err().unwrap().kind(), ErrorKind::Usage(_)));
+    assert!(!tensorfile::OpenOptions::new().open_merged(&[&a]).unwrap().is_set());
+    assert!(matches!(
+        tensorfile::OpenOptions::new().open_merged::<&Path>(&[]).err().unwrap().kind(),
+        ErrorKind::Usage(_)
+    ));
 }
 
 #[test]

@@ -150,7 +150,7 @@ fn fixture_opens_by_index_by_folder_and_by_list_as_huggingface_hub_recorded() {
     check_against_record(&TensorFile::open(fixture()).unwrap(), "as a folder");
     let shards: Vec<PathBuf> =
         record["shards"].as_array().unwrap().iter().map(|s| fixture().join(s.as_str().unwrap())).collect();
-    let listed = TensorFile::open_many(&shards).unwrap();
+    let listed = tensorfile::OpenOptions::new().open_set(&shards).unwrap();
     check_against_record(&listed, "as a list");
     assert_eq!(listed.path(), None);
     let sizes: u64 = shards.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
@@ -335,7 +335,7 @@ fn a_name_in_two_shards_is_refused_naming_both_files() {
     write(&b, &[f32_tensor("y", &[2], 3), f32_tensor("shared", &[2], 4)], &WriteOptions::default());
     let mentions = ["a.safetensors", "b.safetensors", "shared"];
     assert_rule(&open_err(dir.path()), Rule::DuplicateName, &mentions);
-    assert_rule(&TensorFile::open_many(&[&a, &b]).err().unwrap(), Rule::DuplicateName, &mentions);
+    assert_rule(&tensorfile::OpenOptions::new().open_set(&[&a, &b]).err().unwrap(), Rule::DuplicateName, &mentions);
     let index = dir.path().join("model.safetensors.index.json");
     let map = r#"{"weight_map": {"x": "a.safetensors", "y": "b.safetensors", "shared": "a.safetensors"}}"#;
     std::fs::write(&index, map).unwrap();
@@ -434,7 +434,7 @@ fn a_folder_holds_its_tensor_files_and_nothing_else() {
     let empty = tempfile::tempdir().unwrap();
     assert_rule(&open_err(empty.path()), Rule::UnknownFormat, &[]);
     let none: [&Path; 0] = [];
-    assert!(matches!(TensorFile::open_many(&none).err().unwrap().kind(), ErrorKind::Usage(_)));
+    assert!(matches!(tensorfile::OpenOptions::new().open_set(&none).err().unwrap().kind(), ErrorKind::Usage(_)));
 }
 
 #[test]

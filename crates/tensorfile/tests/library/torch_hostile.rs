@@ -6,7 +6,7 @@ use std::io::Write;
 
 use tensorfile::internals::zip::{Archive, ZipWriter, is_safe_name};
 use tensorfile::source::Bytes;
-use tensorfile::{Format, Rule, TensorFile};
+use tensorfile::{Format, Rule};
 
 /// A torch.save-shaped zip with this `data.pkl` and storage records.
 fn torch_save(pkl: &[u8], storages: &[(&str, &[u8])]) -> Vec<u8> {
@@ -20,7 +20,7 @@ fn torch_save(pkl: &[u8], storages: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 fn open_rule(bytes: Vec<u8>, format: Format) -> Rule {
-    match TensorFile::from_bytes_as(Bytes::from_vec(bytes), format) {
+    match tensorfile::OpenOptions::new().format(format).open_bytes(Bytes::from_vec(bytes)) {
         Ok(_) => panic!("hostile file accepted"),
         Err(e) => e.rule().unwrap_or_else(|| panic!("no rule: {e}")),
     }
@@ -49,9 +49,9 @@ fn tensor_pickle(numel: u32, offset: u32, shape: &[u32], stride: &[u32]) -> Vec<
 #[test]
 fn a_valid_hand_made_file_reads() {
     let storage: Vec<u8> = (0..6u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
-    let f =
-        TensorFile::from_bytes(Bytes::from_vec(torch_save(&tensor_pickle(6, 0, &[2, 3], &[3, 1]), &[("0", &storage)])))
-            .unwrap();
+    let f = tensorfile::OpenOptions::new()
+        .open_bytes(Bytes::from_vec(torch_save(&tensor_pickle(6, 0, &[2, 3], &[3, 1]), &[("0", &storage)])))
+        .unwrap();
     assert_eq!(f.format(), Format::Pt);
     assert_eq!(f.read("w").unwrap().as_dense().unwrap().to_vec(), storage);
 }
@@ -60,13 +60,13 @@ fn a_valid_hand_made_file_reads() {
 fn views_outside_their_storage() {
     let storage = vec![0u8; 24];
     let past = torch_save(&tensor_pickle(6, 4, &[2, 3], &[3, 1]), &[("0", &storage)]);
-    let f = TensorFile::from_bytes(Bytes::from_vec(past)).unwrap();
+    let f = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(past)).unwrap();
     assert_eq!(f.unreadable()[0].error().rule(), Some(Rule::OutOfBounds));
     let huge = torch_save(&tensor_pickle(6, 0, &[1 << 30, 1 << 30], &[1 << 30, 1]), &[("0", &storage)]);
-    let f = TensorFile::from_bytes(Bytes::from_vec(huge)).unwrap();
+    let f = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(huge)).unwrap();
     assert_eq!(f.unreadable()[0].error().rule(), Some(Rule::OutOfBounds));
     let short = torch_save(&tensor_pickle(600, 0, &[6], &[1]), &[("0", &storage)]);
-    let f = TensorFile::from_bytes(Bytes::from_vec(short)).unwrap();
+    let f = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(short)).unwrap();
     assert_eq!(
         f.unreadable()[0].error().rule(),
         Some(Rule::SizeMismatch),
@@ -77,7 +77,7 @@ fn views_outside_their_storage() {
 #[test]
 fn a_pickle_calling_os_system_is_refused_by_name() {
     let pkl = b"\x80\x02cos\nsystem\nX\x0e\x00\x00\x00touch /tmp/pwn\x85R.";
-    let err = TensorFile::from_bytes(Bytes::from_vec(torch_save(pkl, &[]))).err().unwrap();
+    let err = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(torch_save(pkl, &[]))).err().unwrap();
     assert_eq!(err.rule(), Some(Rule::ForbiddenGlobal));
     assert!(err.to_string().contains("os.system"), "{err}");
     for (module, name) in
@@ -96,7 +96,11 @@ fn memo_and_stack_bombs_are_refused() {
         pkl.extend_from_slice(&i.to_le_bytes());
     }
     pkl.push(b'.');
-    let err = TensorFile::from_bytes_as(Bytes::from_vec(torch_save(&pkl, &[])), Format::Pt).err().unwrap();
+    let err = tensorfile::OpenOptions::new()
+        .format(Format::Pt)
+        .open_bytes(Bytes::from_vec(torch_save(&pkl, &[])))
+        .err()
+        .unwrap();
     assert_eq!(err.rule(), Some(Rule::TooManyEntries), "{err}");
     // The work done: refused at the first put past the limit, after the protocol, the NONE
     // and MAX_PICKLE_MEMO + 1 puts of 5 bytes, not after all 2^21 of them.
@@ -105,7 +109,7 @@ fn memo_and_stack_bombs_are_refused() {
     // A list that contains itself four times: flattening it must stop, not recurse forever
     // or expand 4^n items.
     let cyclic = b"\x80\x02]q\x00(h\x00h\x00h\x00h\x00e.".to_vec();
-    let r = TensorFile::from_bytes_as(Bytes::from_vec(torch_save(&cyclic, &[])), Format::Pt);
+    let r = tensorfile::OpenOptions::new().format(Format::Pt).open_bytes(Bytes::from_vec(torch_save(&cyclic, &[])));
     assert!(
         matches!(r.as_ref().err().and_then(|e| e.rule()), Some(Rule::TooManyEntries | Rule::TooDeep)),
         "{:?}",
@@ -216,8 +220,9 @@ fn aoti_package(config: &str) -> Vec<u8> {
 
 #[test]
 fn aoti_weight_configs_pointing_outside_their_storage_are_unreadable_entries() {
-    let good =
-        TensorFile::from_bytes(Bytes::from_vec(aoti_package(r#"{"w": ["weight_0", [2, 2], [1, 2], 1]}"#))).unwrap();
+    let good = tensorfile::OpenOptions::new()
+        .open_bytes(Bytes::from_vec(aoti_package(r#"{"w": ["weight_0", [2, 2], [1, 2], 1]}"#)))
+        .unwrap();
     let bytes = good.read("w").unwrap().as_dense().unwrap().to_vec();
     let floats: Vec<f32> = bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(floats, [1.0, 3.0, 2.0, 4.0], "as_strided([2, 2], [1, 2], 1) of 0..6");
@@ -230,11 +235,11 @@ fn aoti_weight_configs_pointing_outside_their_storage_are_unreadable_entries() {
         (r#"{"w": ["weight_9", [1], [1], 0]}"#, Rule::MissingField),
         (r#"{"w": "weight_0"}"#, Rule::BadField),
     ] {
-        let f = TensorFile::from_bytes(Bytes::from_vec(aoti_package(config))).unwrap();
+        let f = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(aoti_package(config))).unwrap();
         assert!(f.entries().is_empty(), "{config}");
         let u = &f.unreadable()[0];
         assert_eq!((u.name(), u.error().rule()), ("w", Some(rule)), "{config}: {}", u.error());
     }
-    let broken = TensorFile::from_bytes(Bytes::from_vec(aoti_package("[1, 2")));
+    let broken = tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(aoti_package("[1, 2")));
     assert_eq!(broken.err().and_then(|e| e.rule()), Some(Rule::BadJson));
 }

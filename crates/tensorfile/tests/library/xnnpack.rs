@@ -127,12 +127,12 @@ fn weights_file(weights: &[(&str, tensorfile::DType, Vec<u64>, Vec<u8>)]) -> Ten
         })
         .collect();
     let bytes = common::write(tensorfile::Format::Safetensors, &tensors, &Default::default());
-    TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap()
+    tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap()
 }
 
 #[test]
 fn update_checks_a_typed_blob_against_the_payloads_dtype_and_shape() {
-    use tensorfile::update::{UpdateOptions, update};
+    use tensorfile::{UpdateOptions, update};
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = fixture("xnnpack_qc8.pte");
     let old = TensorFile::open(&path).unwrap();
@@ -169,7 +169,7 @@ fn a_payload_that_does_not_decode_leaves_its_blobs_untyped_and_says_why() {
     let at: Vec<usize> = bytes.windows(4).enumerate().filter(|(_, w)| w == b"XN01").map(|(i, _)| i).collect();
     assert_eq!(at.len(), 2, "one flatbuffer identifier per payload");
     bytes[at[0] + 1] = b'Q';
-    let file = TensorFile::from_bytes(tensorfile::source::Bytes::from_vec(bytes)).unwrap();
+    let file = tensorfile::OpenOptions::new().open_bytes(tensorfile::source::Bytes::from_vec(bytes)).unwrap();
     let pte = file.reader_as::<PteReader>().unwrap();
     let [broken, fine] = pte.xnnpack_graphs() else { panic!("two delegates") };
     let err = broken.graph.as_ref().unwrap_err();

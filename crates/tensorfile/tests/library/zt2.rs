@@ -271,7 +271,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn open(bytes: Vec<u8>) -> tensorfile::Result<TensorFile> {
-    TensorFile::from_bytes(Bytes::from_vec(bytes))
+    tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes))
 }
 
 /// Where the footer puts the manifest, in a file's bytes.

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use tensorfile::formats::Format;
 use tensorfile::model::TensorInfo;
 use tensorfile::source::Bytes;
-use tensorfile::{DType, Rule, TensorFile};
+use tensorfile::{DType, Rule};
 
 fn entry(name: &str, offset: u64, size: u64, dtype: &str, shape: &[u64], encoding: &str) -> BTreeMap<C, C> {
     let mut m = BTreeMap::new();
@@ -43,7 +43,7 @@ fn file_with(data: &[u8], entries: Vec<BTreeMap<C, C>>) -> Vec<u8> {
 }
 
 fn open_err(bytes: Vec<u8>) -> Rule {
-    match TensorFile::from_bytes_as(Bytes::from_vec(bytes), Format::Zt) {
+    match tensorfile::OpenOptions::new().format(Format::Zt).open_bytes(Bytes::from_vec(bytes)) {
         Ok(_) => panic!("hostile file was accepted"),
         Err(e) => e.rule().unwrap_or_else(|| panic!("no rule in {e}")),
     }
@@ -70,7 +70,7 @@ fn valid_file() -> Vec<u8> {
 fn truncation_at_every_length_is_an_error() {
     let good = valid_file();
     for len in 0..good.len() {
-        let r = TensorFile::from_bytes_as(Bytes::from_vec(good[..len].to_vec()), Format::Zt);
+        let r = tensorfile::OpenOptions::new().format(Format::Zt).open_bytes(Bytes::from_vec(good[..len].to_vec()));
         assert!(r.is_err(), "truncated to {len} bytes was accepted");
         if len < 16 {
             assert_eq!(r.err().unwrap().rule(), Some(Rule::Truncated), "len {len}");

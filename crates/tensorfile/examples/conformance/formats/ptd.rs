@@ -14,7 +14,10 @@ use crate::build::{find, put_u32, put_u64};
 use crate::case::{Family as F, Folder};
 
 fn open(bytes: &[u8]) -> Result<TensorFile, String> {
-    TensorFile::from_bytes_as(Bytes::from_vec(bytes.to_vec()), Format::Ptd).map_err(|e| e.to_string())
+    tensorfile::OpenOptions::new()
+        .format(Format::Ptd)
+        .open_bytes(Bytes::from_vec(bytes.to_vec()))
+        .map_err(|e| e.to_string())
 }
 
 /// `base` with its flatbuffer edited by `edit` and re-encoded, its segments kept.

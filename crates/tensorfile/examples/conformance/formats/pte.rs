@@ -6,7 +6,7 @@ use tensorfile::formats::executorch::program_schema;
 use tensorfile::formats::executorch::pte::{HeaderLayout, PteReader};
 use tensorfile::internals::flatbuf::{self, Table, Union, Value};
 use tensorfile::source::Bytes;
-use tensorfile::{Format, Rule, TensorFile};
+use tensorfile::{Format, Rule};
 
 use super::Fixtures;
 use crate::build::{find, put_u32, put_u64, u32_at};
@@ -14,7 +14,10 @@ use crate::case::{Family as F, Folder};
 
 /// `base` with its program edited by `edit`, re-encoded, its segments kept.
 pub(super) fn edited(base: &[u8], edit: impl FnOnce(&mut Table)) -> Result<Vec<u8>, String> {
-    let file = TensorFile::from_bytes_as(Bytes::from_vec(base.to_vec()), Format::Pte).map_err(|e| e.to_string())?;
+    let file = tensorfile::OpenOptions::new()
+        .format(Format::Pte)
+        .open_bytes(Bytes::from_vec(base.to_vec()))
+        .map_err(|e| e.to_string())?;
     let program = file.reader_as::<PteReader>().ok_or("not a program")?.program();
     let mut root = program.root.clone();
     edit(&mut root);

@@ -7,7 +7,7 @@ use tensorfile::formats::executorch::pte::PteReader;
 use tensorfile::formats::executorch::xnnpack::graph_schema;
 use tensorfile::internals::flatbuf::{self, Table, Value};
 use tensorfile::source::Bytes;
-use tensorfile::{Format, Rule, TensorFile};
+use tensorfile::{Format, Rule};
 
 use super::Fixtures;
 use super::pte::{edited, new, plan, table};
@@ -16,7 +16,10 @@ use crate::case::{Family as F, Folder};
 
 /// The first delegate's payload of program `base`.
 fn first_payload(base: &[u8]) -> Result<Vec<u8>, String> {
-    let file = TensorFile::from_bytes_as(Bytes::from_vec(base.to_vec()), Format::Pte).map_err(|e| e.to_string())?;
+    let file = tensorfile::OpenOptions::new()
+        .format(Format::Pte)
+        .open_bytes(Bytes::from_vec(base.to_vec()))
+        .map_err(|e| e.to_string())?;
     let pte = file.reader_as::<PteReader>().ok_or("not a program")?;
     let payloads = pte.delegate_payloads().map_err(|e| e.to_string())?;
     Ok(payloads.first().ok_or("no delegate")?.3.to_vec())

@@ -78,10 +78,7 @@ impl ShardSet {
             let mismatch = |detail: String| Error::invalid(Rule::ShardMismatch, detail).in_file(&part.path);
             let keys = split::split_keys_of(part.reader.as_ref()).map_err(|e| e.in_file(&part.path))?;
             let Some(keys) = keys else {
-                let what = match part.reader.format() {
-                    crate::Format::Gguf => format!("has no {SPLIT_COUNT} of 2 or more"),
-                    other => format!("is {other}, not GGUF"),
-                };
+                let what = split::not_a_part(part.reader.as_ref());
                 return Err(mismatch(format!("part {} of {count} of a split model {what}", no + 1)));
             };
             if usize::from(keys.no) != no || usize::from(keys.count) != count {

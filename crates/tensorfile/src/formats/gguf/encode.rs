@@ -1,10 +1,15 @@
-//! The index of a GGUF file as ggml writes it (version 3, little-endian): the header, the
-//! key/values and the tensor infos, each info's `ne` as given (ggml writes as many dimensions
-//! as `ggml_n_dims` counts: trailing ones dropped, at least one). For writers that lay a file
-//! out themselves, such as a quantization that reproduces llama-quantize's output.
+//! The one encoder of a GGUF file's layout (version 3, little-endian): the index (the header,
+//! the key/values and the tensor infos, each info's `ne` as given: ggml writes as many
+//! dimensions as `ggml_n_dims` counts, trailing ones dropped, at least one) and the zeros that
+//! align the data region and every tensor. The unit's writer ([`super::GgufWriter`]), a file of
+//! key/values alone (a split model's first part) and llama-quantize's files (`crate::llama`)
+//! are all laid out by it.
+
+use std::io::{Read, Write};
 
 use super::header::{MAGIC, WRITTEN_VERSION};
 use super::metadata::{self, string};
+use crate::checked;
 use crate::error::Result;
 use crate::model::MetaValue;
 
@@ -38,4 +43,21 @@ pub fn encode_index(kvs: &[(String, MetaValue)], tensors: &[IndexTensor<'_>]) ->
         head.extend_from_slice(&t.offset.to_le_bytes());
     }
     Ok(head)
+}
+
+/// The index, then zeros up to the next multiple of `alignment`: where the data region starts
+/// (ggml pads the index even when no tensor follows).
+pub fn encode_padded_index(kvs: &[(String, MetaValue)], tensors: &[IndexTensor<'_>], alignment: u64) -> Result<Vec<u8>> {
+    let mut head = encode_index(kvs, tensors)?;
+    let padded = checked::to_usize(checked::align_up(head.len() as u64, alignment)?, "index size")?;
+    head.resize(padded, 0);
+    Ok(head)
+}
+
+/// Write the zeros that follow `len` bytes up to the next multiple of `alignment` (without a
+/// buffer of that size: an alignment may be large).
+pub fn write_padding(out: &mut dyn Write, len: u64, alignment: u64) -> Result<()> {
+    let n = checked::align_up(len, alignment)? - len;
+    std::io::copy(&mut std::io::repeat(0).take(n), out)?;
+    Ok(())
 }

@@ -34,7 +34,7 @@ mod edit;
 mod update;
 mod write;
 
-pub use encode::{IndexTensor, encode_index};
+pub use encode::{IndexTensor, encode_padded_index, write_padding};
 pub use read::GgufReader;
 pub use write::GgufWriter;
 

@@ -23,9 +23,9 @@
 
 use std::ops::Range;
 
-use super::header::{MAGIC, WRITTEN_VERSION};
+use super::encode::encode_padded_index;
 use super::read::{GgufReader, alignment_of};
-use super::{DEFAULT_ALIGNMENT, metadata};
+use super::DEFAULT_ALIGNMENT;
 use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::formats::FormatReader;
@@ -95,6 +95,15 @@ pub(crate) fn split_keys_of(reader: &dyn FormatReader) -> Result<Option<SplitKey
     match reader.as_any().downcast_ref::<GgufReader>() {
         Some(gguf) => split_keys(gguf.metadata()),
         None => Ok(None),
+    }
+}
+
+/// What `reader`, found where a part of a split model should be, is instead: a GGUF file
+/// without the split keys, or another format.
+pub(crate) fn not_a_part(reader: &dyn FormatReader) -> String {
+    match reader.as_any().downcast_ref::<GgufReader>() {
+        Some(_) => format!("has no {SPLIT_COUNT} of 2 or more"),
+        None => format!("is {}, not GGUF", reader.format()),
     }
 }
 
@@ -204,14 +213,7 @@ pub(crate) fn ggml_shape(shape: &[u64]) -> Vec<u64> {
 /// then zeros up to the alignment.
 pub(crate) fn metadata_only(metadata: &[(String, MetaValue)]) -> Result<Vec<u8>> {
     let alignment = alignment_of(metadata).map_err(|e| Error::usage(e.detail()))?;
-    let mut head = MAGIC.to_vec();
-    head.extend_from_slice(&WRITTEN_VERSION.to_le_bytes());
-    head.extend_from_slice(&0u64.to_le_bytes());
-    head.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
-    head.extend_from_slice(&metadata::encode_all(metadata)?);
-    let padded = checked::to_usize(checked::align_up(head.len() as u64, alignment)?, "header size")?;
-    head.resize(padded, 0);
-    Ok(head)
+    encode_padded_index(metadata, &[], alignment)
 }
 
 #[cfg(test)]

@@ -2,10 +2,9 @@
 //! (every size is known from the plan), then each tensor's data as it arrives, padded to the
 //! alignment (the last one too, as gguf-py pads it).
 
-use std::io::{Read, Write};
+use std::io::Write;
 
-use super::header::{MAGIC, WRITTEN_VERSION};
-use super::metadata::{self, string};
+use super::encode::{IndexTensor, encode_index, write_padding};
 use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, check_supported, ggml_type};
 use crate::checked;
 use crate::error::{Error, Result};
@@ -47,14 +46,6 @@ fn with_alignment(metadata: &[(String, MetaValue)]) -> Result<(Vec<(String, Meta
     Ok((out, alignment))
 }
 
-/// Zero bytes from `len` up to the next multiple of `alignment`, written (without a buffer of
-/// that size: an alignment may be large).
-fn pad(out: &mut dyn Output, len: u64, alignment: u64) -> Result<()> {
-    let n = checked::align_up(len, alignment)? - len;
-    std::io::copy(&mut std::io::repeat(0).take(n), out)?;
-    Ok(())
-}
-
 impl<'w> GgufWriter<'w> {
     /// A writer for the tensors of `plan`, in that order; errors naming the first tensor GGUF
     /// cannot hold, or metadata it cannot store.
@@ -68,26 +59,19 @@ impl<'w> GgufWriter<'w> {
             return Err(Error::usage(format!("two tensors named {:?}", pair[0])));
         }
         let (metadata, alignment) = with_alignment(&options.metadata)?;
-        let mut head = MAGIC.to_vec();
-        head.extend_from_slice(&WRITTEN_VERSION.to_le_bytes());
-        head.extend_from_slice(&(plan.len() as u64).to_le_bytes());
-        head.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
-        head.extend_from_slice(&metadata::encode_all(&metadata)?);
+        // ggml's `ne`: the shape, fastest dimension first.
+        let nes: Vec<Vec<u64>> = plan.iter().map(|info| info.shape().iter().rev().copied().collect()).collect();
+        let mut infos = Vec::with_capacity(plan.len());
         let mut offset = 0u64;
-        for info in plan {
-            string(&mut head, info.name());
-            head.extend_from_slice(&(info.shape().len() as u32).to_le_bytes());
-            for d in info.shape().iter().rev() {
-                head.extend_from_slice(&d.to_le_bytes());
-            }
-            head.extend_from_slice(&ggml_type(info)?.id().to_le_bytes());
-            head.extend_from_slice(&offset.to_le_bytes());
+        for (info, ne) in plan.iter().zip(&nes) {
+            infos.push(IndexTensor { name: info.name(), ne, ggml_type: ggml_type(info)?.id(), offset });
             offset = checked::align_up(checked::add(offset, info.nbytes()?, "data size")?, alignment)?;
         }
+        let head = encode_index(&metadata, &infos)?;
         out.write_all(&head)?;
-        // ggml starts the data region aligned only when there are tensors.
+        // gguf-py starts the data region aligned only when there are tensors.
         if !plan.is_empty() {
-            pad(&mut out, head.len() as u64, alignment)?;
+            write_padding(&mut out, head.len() as u64, alignment)?;
         }
         Ok(GgufWriter { out, plan: plan.to_vec(), alignment, next: 0 })
     }
@@ -98,7 +82,7 @@ impl<'w> GgufWriter<'w> {
 
     /// The padding after a tensor of `len` bytes, and the next tensor.
     fn done(&mut self, len: u64) -> Result<()> {
-        pad(&mut self.out, len, self.alignment)?;
+        write_padding(&mut self.out, len, self.alignment)?;
         self.next += 1;
         Ok(())
     }

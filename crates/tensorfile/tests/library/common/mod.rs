@@ -40,7 +40,7 @@ pub fn dense(info: TensorInfo, seed: u64) -> (TensorInfo, TensorData) {
 }
 
 pub fn open(bytes: Vec<u8>) -> TensorFile {
-    TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap()
+    tensorfile::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap()
 }
 
 pub fn options(compression: Compression, checksum: ChecksumKind, byte_order: ByteOrder) -> WriteOptions {

@@ -402,7 +402,7 @@ mod tests {
                 assert_eq!(w.segment_of, [0, 1, 0], "{case}");
                 Box::new(w).finish().unwrap();
                 let bytes = Bytes::from_vec(out.into_inner());
-                let file = crate::TensorFile::from_bytes_as(bytes, crate::Format::Ptd).unwrap();
+                let file = crate::file::OpenOptions::new().format(crate::Format::Ptd).open_bytes(bytes).unwrap();
                 let read = |name: &str| file.read(name).unwrap().as_dense().unwrap().to_vec();
                 assert!(read("t0") == a && read("t1") == b && read("t2") == a, "{case}");
             }

@@ -10,7 +10,7 @@ use super::{report, summary, validate};
 use crate::error::{Error, Hint, Result, Rule};
 use crate::formats::executorch::TensorLayout;
 use crate::formats::executorch::ptd::PtdReader;
-use crate::formats::{Catalog, FileSummary, Format, FormatReader};
+use crate::formats::{Catalog, FileSummary, Format, FormatReader, Structure};
 use crate::model::{Entry, Kind, Layout, MetaValue, Storage, TensorData, TensorInfo};
 use crate::source::{self as src, Bytes};
 
@@ -160,6 +160,16 @@ impl PteReader {
         Ok(out)
     }
 
+    /// The program described for `info` (`summary`).
+    fn description(&self) -> Structure {
+        summary::describe(&self.program, &self.tensors, &self.catalog, &self.xnnpack)
+    }
+
+    /// The report's sections of the program, from its description.
+    fn report(&self, description: &serde_json::Value) -> Vec<crate::describe::Section> {
+        report::sections(&self.program, self.src.len(), &self.tensors, self.catalog.entries(), description)
+    }
+
     fn entry(&self, t: &ProgramTensor) -> Result<Entry> {
         let (info, store) = match (&t.source, &t.layout) {
             (Origin::NamedData { key }, _) => {
@@ -259,7 +269,7 @@ impl FormatReader for PteReader {
                 ("segment_data_bytes".into(), int(l.segment_data_size)),
                 ("segments".into(), int(self.program.segments.len() as u64)),
             ],
-            structure: Some(summary::describe(self)),
+            structure: Some(self.description()),
         }
     }
 
@@ -299,10 +309,10 @@ impl FormatReader for PteReader {
         out
     }
 
-    fn report_sections(&self, description: Option<&crate::formats::Structure>) -> Vec<crate::describe::Section> {
+    fn report_sections(&self, description: Option<&Structure>) -> Vec<crate::describe::Section> {
         match description {
-            Some(d) => report::sections(self, &d.json),
-            None => report::sections(self, &summary::describe(self).json),
+            Some(d) => self.report(&d.json),
+            None => self.report(&self.description().json),
         }
     }
 }

@@ -6,17 +6,25 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value as Json, json};
 
-use super::read::PteReader;
+use super::program::{Program, ProgramTensor};
 use crate::describe::{Bar, Section};
-use crate::formats::FormatReader;
+use crate::model::Entry;
 
 /// Where the kernel calls of a program run: its own kernels, not a delegate.
 const PROGRAM_KERNELS: &str = "program kernels (not delegated)";
 
-/// The report's sections of a program, from its description (`summary::describe`'s JSON).
-pub fn sections(r: &PteReader, description: &Json) -> Vec<Section> {
+/// The report's sections of a program (of a file of `file_len` bytes, whose entries are
+/// `entries`, each of the program tensor of the same index in `tensors`), from its
+/// description (`summary::describe`'s JSON).
+pub fn sections(
+    program: &Program,
+    file_len: u64,
+    tensors: &[ProgramTensor],
+    entries: &[Entry],
+    description: &Json,
+) -> Vec<Section> {
     let mut out = Vec::new();
-    if let Some(bars) = program_bytes(r) {
+    if let Some(bars) = program_bytes(program, file_len) {
         out.push(Section::Bars { title: "Where the bytes go: program".into(), unit: "bytes", items: bars });
     }
     if let Some(e) = description["error"].as_str() {
@@ -24,7 +32,7 @@ pub fn sections(r: &PteReader, description: &Json) -> Vec<Section> {
         return out;
     }
     let methods = description["methods"].as_array().cloned().unwrap_or_default();
-    out.push(by_method(r, &methods));
+    out.push(by_method(tensors, entries, &methods));
     out.push(methods_table(&methods));
     out.push(operators_table(&methods));
     let delegates = delegates_table(&methods);
@@ -36,9 +44,9 @@ pub fn sections(r: &PteReader, description: &Json) -> Vec<Section> {
     out
 }
 
-/// Bytes of the file by what holds them; `None` when the program's tables do not decode.
-fn program_bytes(r: &PteReader) -> Option<Vec<Bar>> {
-    let p = r.program();
+/// Bytes of the file (`file_len` of them) by what holds them; `None` when the program's tables
+/// do not decode.
+fn program_bytes(p: &Program, file_len: u64) -> Option<Vec<Bar>> {
     let root = &p.root;
     // Each segment's owner, by index.
     let mut owner: BTreeMap<u64, (&'static str, String)> = BTreeMap::new();
@@ -78,14 +86,14 @@ fn program_bytes(r: &PteReader) -> Option<Vec<Bar>> {
         bars.push(Bar { label: group.to_string(), value: total, children });
     }
     // What no segment holds: alignment between segments and after the program.
-    bars.push(Bar::new("padding", r.source().len().saturating_sub(used)));
+    bars.push(Bar::new("padding", file_len.saturating_sub(used)));
     Bar::sort(&mut bars);
     Some(bars)
 }
 
 /// Bytes each method owns: its delegates' payloads and the tensors it uses first; named
 /// data, which delegates share by key, apart.
-fn by_method(r: &PteReader, methods: &[Json]) -> Section {
+fn by_method(tensors: &[ProgramTensor], entries: &[Entry], methods: &[Json]) -> Section {
     let mut owned: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for m in methods {
         let name = m["name"].as_str().unwrap_or("?").to_string();
@@ -96,7 +104,7 @@ fn by_method(r: &PteReader, methods: &[Json]) -> Section {
         }
     }
     let mut shared = 0u64;
-    for (t, e) in r.program_tensors().iter().zip(r.entries()) {
+    for (t, e) in tensors.iter().zip(entries) {
         match &t.used_by {
             Some((method, _)) => {
                 let slot =

@@ -6,15 +6,21 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use super::program::Origin;
-use super::read::PteReader;
+use super::delegates::DelegateGraph;
+use super::program::{Origin, Program, ProgramTensor};
 use crate::flatbuf::{Table, Value};
 use crate::formats::executorch::TensorLayout;
-use crate::formats::{FormatReader, Structure};
+use crate::formats::{Catalog, Structure};
 
-/// A program described for `info`.
-pub fn describe(r: &PteReader) -> Structure {
-    let json = match to_json(r) {
+/// A program described for `info`: its methods (with `graphs`, its decoded XNNPACK
+/// delegates) and its data (`tensors`, the program tensor behind each entry of `catalog`).
+pub fn describe(
+    program: &Program,
+    tensors: &[ProgramTensor],
+    catalog: &Catalog,
+    graphs: &[DelegateGraph],
+) -> Structure {
+    let json = match to_json(program, tensors, catalog, graphs) {
         Ok(j) => j,
         Err(e) => json!({ "error": e.message() }),
     };
@@ -66,7 +72,7 @@ fn operator_name(op: &Table) -> String {
     }
 }
 
-fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
+fn method_json(program: &Program, graphs: &[DelegateGraph], plan: &Table) -> crate::Result<Json> {
     let values = plan.vector("values")?;
     let mut by_type: BTreeMap<&str, u64> = BTreeMap::new();
     for v in values {
@@ -90,7 +96,7 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
             }
         }
     }
-    let inline = r.program().root.tables("backend_delegate_data")?;
+    let inline = program.root.tables("backend_delegate_data")?;
     let mut delegates = Vec::new();
     let method = plan.str("name")?.unwrap_or("");
     for (i, d) in plan.tables("delegates")?.iter().enumerate() {
@@ -114,7 +120,7 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
                         .and_then(|t| t.bytes("data").ok())
                         .map(|b| b.len() as u64)
                 } else {
-                    r.program().segment(index).ok().map(|(_, s)| s)
+                    program.segment(index).ok().map(|(_, s)| s)
                 };
                 (if inline_data { "inline" } else { "segment" }, Some(index), size)
             }
@@ -123,7 +129,7 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
         let mut delegate =
             json!({ "id": d.str("id")?, "location": location, "index": index, "bytes": size, "compile_specs": specs });
         // XNNPACK: the operators its decoded payload runs, or why it did not decode.
-        if let Some(g) = r.xnnpack_graphs().iter().find(|g| g.method == method && g.index == i) {
+        if let Some(g) = graphs.iter().find(|g| g.method == method && g.index == i) {
             match &g.graph {
                 Ok(graph) => delegate["operators"] = json!(graph.operator_counts()),
                 Err(e) => delegate["error"] = json!(e.to_string()),
@@ -154,17 +160,21 @@ fn method_json(r: &PteReader, plan: &Table) -> crate::Result<Json> {
     }))
 }
 
-fn to_json(r: &PteReader) -> crate::Result<Json> {
-    let methods = r
-        .program()
+fn to_json(
+    program: &Program,
+    tensors: &[ProgramTensor],
+    catalog: &Catalog,
+    graphs: &[DelegateGraph],
+) -> crate::Result<Json> {
+    let methods = program
         .root
         .tables("execution_plan")?
         .iter()
-        .map(|p| method_json(r, p))
+        .map(|p| method_json(program, graphs, p))
         .collect::<crate::Result<Vec<_>>>()?;
     let mut data: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     let mut external = Vec::new();
-    for (t, e) in r.program_tensors().iter().zip(r.entries()) {
+    for (t, e) in tensors.iter().zip(catalog.entries()) {
         let slot = data.entry(t.source.kind()).or_default();
         slot.0 += 1;
         slot.1 = slot.1.saturating_add(e.nbytes());
@@ -172,21 +182,21 @@ fn to_json(r: &PteReader) -> crate::Result<Json> {
             external.push(fqn.clone());
         }
     }
-    for u in r.unreadable() {
+    for u in catalog.unreadable() {
         if u.error().message().contains("external tensor") {
             external.push(u.name().to_string());
         }
     }
     let data: BTreeMap<&str, Json> =
         data.into_iter().map(|(k, (n, b))| (k, json!({ "count": n, "bytes": b }))).collect();
-    let constants_in = if r.program().constants_in_segment()? {
+    let constants_in = if program.constants_in_segment()? {
         "segment"
-    } else if r.program().root.vector("constant_buffer")?.is_empty() {
+    } else if program.root.vector("constant_buffer")?.is_empty() {
         "none"
     } else {
         "inline constant_buffer (deprecated)"
     };
-    let segments: Vec<Json> = r.program().segments.iter().map(|(o, s)| json!({ "offset": o, "bytes": s })).collect();
+    let segments: Vec<Json> = program.segments.iter().map(|(o, s)| json!({ "offset": o, "bytes": s })).collect();
     Ok(json!({
         "methods": methods,
         "data": data,

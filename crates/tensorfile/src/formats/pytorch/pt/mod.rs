@@ -5,6 +5,7 @@
 
 mod flatten;
 mod read;
+pub(super) mod update;
 mod write;
 
 #[cfg(any(test, feature = "internals"))]
@@ -32,7 +33,7 @@ pub(crate) static UNIT: FormatUnit = FormatUnit {
     },
     open: |src| Ok(Box::new(PtReader::open(src)?)),
     writer: Some(|out, plan, options| Ok(Box::new(PtWriter::new(out, plan, options)?))),
-    updater: Some(crate::formats::pytorch::pt2::update::update),
+    updater: Some(update::update),
     meta_editor: None,
     check_supported,
     write_order: plan_order,

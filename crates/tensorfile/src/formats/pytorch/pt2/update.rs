@@ -1,142 +1,38 @@
-//! New weights for a `.pt2` archive or a `torch.save` file: the same archive, record by
-//! record, with the storages of the named tensors rewritten (new values scattered into each
-//! tensor's view of its storage, so tied weights and views keep sharing their storage), and
-//! nested `torch.save` files rewritten the same way. Records are written stored, each at a
-//! multiple of 64 bytes, under the original root folder; memory holds one record at a time.
-
-use std::collections::HashMap;
-use std::io::Write;
+//! New weights for a `.pt2` archive: the same archive, record by record, with the storages of
+//! the named tensors rewritten, those in nested `torch.save` files too, as `torch.save` files
+//! are rewritten (`pt/update.rs`, whose patches and rewrite this uses).
 
 use super::read::{Pt2Reader, TensorSource};
-use crate::error::{Error, Result};
-use crate::formats::pytorch::View;
-use crate::formats::pytorch::pt::{PtReader, StorageSource};
-use crate::formats::{FormatReader, Replacements, UpdateOutputs, mismatch};
-use crate::swap;
-use crate::zip::{Archive, ZipWriter};
+use crate::error::Result;
+use crate::formats::pytorch::pt::update::{self as pt_update, Patch, Patches, check_pair, pt_patch, rewrite};
+use crate::formats::{Replacements, UpdateOutputs};
 
-/// One tensor to rewrite: its view of a storage record and where its new bytes are.
-struct Patch {
-    name: String,
-    view: View,
-    /// Entry index in the weights file.
-    source: usize,
-}
-
-/// Patches by (full) record name, at one archive level.
-#[derive(Default)]
-struct Patches {
-    records: HashMap<String, Vec<Patch>>,
-    /// For `torch.save` files inside the archive: their own patches, by record name.
-    nested: HashMap<String, Patches>,
-}
-
-/// Where a tensor of a `torch.save` file is: its storage record and view.
-fn pt_patch(reader: &PtReader, index: usize, name: &str, source: usize) -> Result<(String, Patch)> {
-    let t = &reader.tensors()[index];
-    match &t.storage {
-        StorageSource::Record(r) => {
-            Ok((r.name.clone(), Patch { name: name.to_string(), view: t.view.clone(), source }))
-        }
-        StorageSource::Raw { .. } => Err(Error::unsupported(
-            "updating a torch.save file in the format before PyTorch 1.6: convert it to .pt first",
-        )),
-    }
-}
-
-fn zip_of(reader: &PtReader) -> Result<&Archive> {
-    reader.archive().ok_or_else(|| {
-        Error::unsupported("updating a torch.save file in the format before PyTorch 1.6: convert it to .pt first")
-    })
-}
-
-/// The unit's updater (of `.pt2` archives and `torch.save` files): the archive with the
-/// storages of the tensors of the pairs rewritten with their new values (same dtype and shape).
+/// The unit's updater (of `.pt2` archives, and of `torch.save` files as their own unit's
+/// updater does): the archive with the storages of the tensors of the pairs rewritten with
+/// their new values (same dtype and shape).
 pub(crate) fn update(input: &Replacements<'_>, outputs: &mut dyn UpdateOutputs) -> Result<()> {
+    let Some(pt2) = input.file_as::<Pt2Reader>() else { return pt_update::update(input, outputs) };
     let mut patches = Patches::default();
     for pair in input.pairs {
         let (w, e) = (input.new_entry(pair), input.old_entry(pair));
+        check_pair(w, e)?;
         let (name, wi, i) = (w.info().name(), pair.source, pair.target);
-        if (w.info().dtype(), w.info().shape()) != (e.info().dtype(), e.info().shape()) {
-            return Err(mismatch(w.info(), e.info()));
-        }
-        if let Some(pt2) = input.file_as::<Pt2Reader>() {
-            match &pt2.tensors()[i].source {
-                TensorSource::Record { record, view } => {
-                    let p = Patch { name: name.to_string(), view: view.clone(), source: wi };
-                    patches.records.entry(record.name.clone()).or_default().push(p);
-                }
-                TensorSource::Pickled { nested, index, view } => {
-                    let (record_name, reader) = &pt2.nested()[*nested];
-                    let (storage, mut p) = pt_patch(reader, *index, name, wi)?;
-                    if let Some(view) = view {
-                        p.view = view.clone();
-                    }
-                    let full =
-                        pt2.archive().record(record_name).map_or_else(|| record_name.clone(), |r| r.name.clone());
-                    patches.nested.entry(full).or_default().records.entry(storage).or_default().push(p);
-                }
+        match &pt2.tensors()[i].source {
+            TensorSource::Record { record, view } => {
+                let p = Patch { name: name.to_string(), view: view.clone(), source: wi };
+                patches.records.entry(record.name.clone()).or_default().push(p);
             }
-        } else if let Some(pt) = input.file_as::<PtReader>() {
-            let (storage, p) = pt_patch(pt, i, name, wi)?;
-            patches.records.entry(storage).or_default().push(p);
-        } else {
-            return Err(Error::usage("this update is for .pt2 archives and torch.save files"));
+            TensorSource::Pickled { nested, index, view } => {
+                let (record_name, reader) = &pt2.nested()[*nested];
+                let (storage, mut p) = pt_patch(reader, *index, name, wi)?;
+                if let Some(view) = view {
+                    p.view = view.clone();
+                }
+                let full = pt2.archive().record(record_name).map_or_else(|| record_name.clone(), |r| r.name.clone());
+                patches.nested.entry(full).or_default().records.entry(storage).or_default().push(p);
+            }
         }
     }
-    let (archive, big_endian) = match (input.file_as::<Pt2Reader>(), input.file_as::<PtReader>()) {
-        (Some(a), _) => (a.archive(), a.summary_big_endian()),
-        (_, Some(p)) => (zip_of(p)?, p.big_endian()),
-        _ => return Err(Error::usage("this update is for .pt2 archives and torch.save files")),
-    };
+    let (archive, big_endian) = (pt2.archive(), pt2.summary_big_endian());
     outputs.write_main(&mut |w| rewrite(archive, &mut *w, &patches, input.weights, big_endian).map(drop))
-}
-
-/// Copy `archive` into `out`, applying `patches`.
-fn rewrite<W: Write>(
-    archive: &Archive,
-    out: W,
-    patches: &Patches,
-    weights: &dyn FormatReader,
-    big_endian: bool,
-) -> Result<W> {
-    let mut zip = ZipWriter::new(out, "");
-    for e in archive.entries() {
-        if let Some(list) = patches.records.get(&e.name) {
-            let mut storage = archive.read(e, true)?.to_vec();
-            for p in list {
-                p.view.check_within(storage.len() as u64)?;
-                p.view.scatter(&mut storage, &stored_bytes(weights, p, big_endian)?);
-            }
-            // Tensors sharing a storage (tied weights, views) must agree where they overlap.
-            for p in list {
-                if p.view.gather(&storage) != stored_bytes(weights, p, big_endian)? {
-                    let others: Vec<&str> = list.iter().filter(|q| q.name != p.name).map(|q| q.name.as_str()).collect();
-                    return Err(Error::usage(format!(
-                        "{} shares its storage with {} but was given other values",
-                        p.name,
-                        others.join(", ")
-                    ))
-                    .for_tensor(&p.name));
-                }
-            }
-            zip.add(&e.name, &storage)?;
-        } else if let Some(inner) = patches.nested.get(&e.name) {
-            let nested = PtReader::open(archive.read(e, true)?)?;
-            let bytes = rewrite(zip_of(&nested)?, Vec::new(), inner, weights, nested.big_endian())?;
-            zip.add(&e.name, &bytes)?;
-        } else {
-            zip.add(&e.name, &archive.read(e, true)?)?;
-        }
-    }
-    zip.finish()
-}
-
-/// Tensor `p.source` of `weights` in the byte order of the file being written.
-fn stored_bytes(weights: &dyn FormatReader, p: &Patch, big_endian: bool) -> Result<Vec<u8>> {
-    let data =
-        weights.read(p.source, true).map_err(|e| if e.tensor().is_none() { e.for_tensor(&p.name) } else { e })?;
-    let bytes = data.as_dense()?;
-    let unit = p.view.dtype.swap_unit();
-    Ok(if big_endian && unit > 1 { swap::swapped(bytes, unit) } else { bytes.to_vec() })
 }

@@ -36,11 +36,11 @@ fn manifest(objects: Vec<(&str, V)>) -> V {
 }
 
 fn open(bytes: Vec<u8>) -> TensorFile {
-    TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap()
+    crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap()
 }
 
 fn refused(bytes: Vec<u8>) -> Option<Rule> {
-    TensorFile::from_bytes(Bytes::from_vec(bytes)).err().and_then(|e| e.rule())
+    crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).err().and_then(|e| e.rule())
 }
 
 #[test]

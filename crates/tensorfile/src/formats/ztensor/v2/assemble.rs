@@ -2,20 +2,21 @@
 //! against its digest when verifying and against its type's content rules, then put
 //! together as the model's layout, with the sparse profiles' data rules checked.
 
-use super::layouts::{PartPlan, SEEKABLE, ZSTD};
-use super::manifest::in_part;
-use super::read::{Zt2Reader, check_digest};
+use super::layouts::{SEEKABLE, ZSTD};
+use super::manifest::{check_digest, in_part};
+use super::plan::PartPlan;
 use super::seekable;
 use crate::error::{Error, Result, Rule};
 use crate::formats::ztensor::zstd_frames;
 use crate::model::{Entry, Layout, SparseData, SparseFormat, TensorData};
-use crate::source::Bytes;
+use crate::source::{Bytes, Source};
 
-/// The decoded bytes of part `p`: a slice of the file when it is raw (no copy), decoded when
-/// encoded; with `verify`, checked against its digest.
-pub fn part_bytes(r: &Zt2Reader, p: &PartPlan, verify: bool) -> Result<Bytes> {
+/// The decoded bytes of part `p`, from the file `file_of` finds it in (the root file or a
+/// shard): a slice of the file when it is raw (no copy), decoded when encoded; with
+/// `verify`, checked against its digest.
+pub fn part_bytes<'a>(file_of: impl Fn(&PartPlan) -> Result<&'a Source>, p: &PartPlan, verify: bool) -> Result<Bytes> {
     let get = || -> Result<Bytes> {
-        let stored = r.file_of(p)?.range(p.part.offset, p.part.length)?;
+        let stored = file_of(p)?.range(p.part.offset, p.part.length)?;
         // zTensor 1.x digests cover the stored bytes, zTensor 2's the decoded ones.
         let digest = p.part.digest.as_ref().filter(|_| verify);
         if let Some(d) = digest.filter(|_| p.part.legacy) {
@@ -37,11 +38,16 @@ pub fn part_bytes(r: &Zt2Reader, p: &PartPlan, verify: bool) -> Result<Bytes> {
     get().map_err(|e| in_part(e, &p.part.name))
 }
 
-/// Readable entry `entry`, of parts `parts`.
-pub fn read(r: &Zt2Reader, entry: &Entry, parts: &[PartPlan], verify: bool) -> Result<TensorData> {
+/// Readable entry `entry`, of parts `parts`, each in the file `file_of` finds it in.
+pub fn read<'a>(
+    file_of: impl Fn(&PartPlan) -> Result<&'a Source>,
+    entry: &Entry,
+    parts: &[PartPlan],
+    verify: bool,
+) -> Result<TensorData> {
     let mut bytes = Vec::with_capacity(parts.len());
     for p in parts {
-        bytes.push(part_bytes(r, p, verify)?);
+        bytes.push(part_bytes(&file_of, p, verify)?);
     }
     let info = entry.info();
     match info.layout() {

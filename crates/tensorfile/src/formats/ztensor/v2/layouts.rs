@@ -1,16 +1,18 @@
 //! What an object means: its layout's metadata rules checked (spec §5.1 and the profiles),
-//! and a plan of which part to read as which part of the model's layout.
+//! and a plan (`plan.rs`) of which part to read as which part of the model's layout. The
+//! dense and sparse layouts are interpreted here, the quantized profiles in `quant.rs`.
 //!
 //! A broken rule of a layout this library knows refuses the file (spec §3.6 rule 5). An
 //! object it cannot interpret (a layout, an encoding or a logical type it does not know, or
 //! a tensor the model cannot hold) is unreadable, and the rest of the file stays readable.
 
 use super::manifest::{Object, Part, in_part};
+use super::plan::{Interpreted, PartPlan, element, exact_parts, plan, tensor};
 use super::quant;
-use super::types::{Element, Storage, Typed};
+use super::types::{Element, Storage};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
-use crate::model::{DATA, DType, INDICES, INDPTR, Kind, Layout, MetaValue, SparseFormat, TensorInfo, VALUES};
+use crate::model::{DATA, INDICES, INDPTR, Layout, SparseFormat, VALUES};
 
 /// The one encoding profile of zTensor 2 this library decodes.
 pub const SEEKABLE: &str = "zt.zstd-seekable/1";
@@ -22,27 +24,6 @@ pub fn decodable(p: &Part) -> bool {
     let known = if p.legacy { ZSTD } else { SEEKABLE };
     p.encoding.as_ref().is_none_or(|e| e == known)
 }
-
-/// How to read one part of the model's layout from one part of the object.
-#[derive(Debug, Clone)]
-pub struct PartPlan {
-    /// The part's role in the model's layout (`data`, `indices`, `scales`...).
-    pub role: &'static str,
-    pub part: Part,
-    pub element: Element,
-    /// Index elements (`u32` or `u64`) widened to the `u64` the model's index parts hold.
-    pub widen: bool,
-}
-
-/// A readable object: what it is, and its parts in the order of its layout's parts.
-#[derive(Debug)]
-pub struct Plan {
-    pub info: TensorInfo,
-    pub parts: Vec<PartPlan>,
-}
-
-/// An object understood: readable, or why it cannot be read (the file itself is sound).
-pub type Interpreted = std::result::Result<Plan, Error>;
 
 /// Interpret `o`. The outer error refuses the file; the inner one makes `o` unreadable.
 pub fn interpret(o: &Object) -> Result<Interpreted> {
@@ -67,42 +48,6 @@ pub fn interpret(o: &Object) -> Result<Interpreted> {
         )),
         None => Ok(plan),
     }))
-}
-
-/// The parts of `o`, which must be exactly `names` (in any order): in the order of `names`.
-pub fn exact_parts<'o>(o: &'o Object, names: &[&str], rule: Rule) -> Result<Vec<&'o Part>> {
-    let found: Vec<&Part> = names.iter().filter_map(|n| o.parts.iter().find(|p| p.name == *n)).collect();
-    if found.len() != names.len() || o.parts.len() != names.len() {
-        let have: Vec<&str> = o.parts.iter().map(|p| p.name.as_str()).collect();
-        return Err(Error::invalid(rule, format!("a {} object has the parts {names:?}, not {have:?}", o.layout)));
-    }
-    Ok(found)
-}
-
-/// The element of part `p`; an unknown logical type makes the object unreadable (the outer
-/// `Ok(Err)`). A logical type over the wrong storage type was refused with the blobs.
-pub fn element(p: &Part) -> Result<std::result::Result<Element, Error>> {
-    Ok(match Element::of(p.dtype, p.logical.as_deref())? {
-        Typed::Known(e) => Ok(e),
-        Typed::Unknown(t) => Err(in_part(
-            Error::invalid(Rule::UnknownDType, format!("logical type {t:?} is not one this library reads")),
-            &p.name,
-        )),
-    })
-}
-
-/// A tensor of `dtype` and `shape` in `layout`, with the object's attributes less those its
-/// layout consumed (`used`); unreadable when the model cannot hold it.
-pub fn tensor(o: &Object, dtype: DType, layout: Layout, used: &[&str]) -> Interpreted {
-    let info = TensorInfo::new(o.name.clone(), Kind::Tensor, dtype, o.shape.clone(), layout)?;
-    let extra: Vec<(String, MetaValue)> =
-        o.attributes.iter().filter(|(k, _)| !used.contains(&k.as_str())).cloned().collect();
-    Ok(Plan { info: info.with_extra(extra), parts: Vec::new() })
-}
-
-/// Read `part` as the model's part `role`, of elements `element`.
-pub fn plan(role: &'static str, part: &Part, element: Element) -> PartPlan {
-    PartPlan { role, part: part.clone(), element, widen: false }
 }
 
 /// `dense` (spec §5.1): one part `data`, its decoded size the element type's size function

@@ -1,7 +1,8 @@
 //! The manifest (spec §3): its deterministic CBOR checked, then its schema read into plain
 //! structures, with the rules that need nothing else (required fields and their types, the
 //! name rules, the closed set of storage types, blob arity, `decoded_length` with an
-//! encoding, digests of the form `algo:lowercase-hex`, attributes of text keys).
+//! encoding, digests of the form `algo:lowercase-hex`, attributes of text keys); and checking
+//! bytes against a digest.
 
 use super::types::Storage;
 use crate::error::{Error, Result, Rule};
@@ -129,6 +130,25 @@ impl std::fmt::Display for Digest {
             Digest::Known(c) => c.fmt(f),
             Digest::Other(s) => f.write_str(s),
         }
+    }
+}
+
+/// `bytes` against `digest`: a mismatch is `ChecksumMismatch`, an algorithm this library
+/// does not compute `BadChecksum`.
+pub fn check_digest(digest: &Digest, bytes: &[u8]) -> Result<()> {
+    match digest {
+        Digest::Known(c) => {
+            let got = Checksum::compute(c.kind(), bytes);
+            if got.as_ref() != Some(c) {
+                let got = got.map_or_else(String::new, |g| g.to_string());
+                return Err(Error::invalid(Rule::ChecksumMismatch, format!("the bytes' digest is {got}, not {c}")));
+            }
+            Ok(())
+        }
+        Digest::Other(s) => Err(Error::invalid(
+            Rule::BadChecksum,
+            format!("cannot verify the digest {s:?}: an algorithm this library lacks"),
+        )),
     }
 }
 

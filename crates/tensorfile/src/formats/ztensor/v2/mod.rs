@@ -24,6 +24,7 @@ mod edit;
 mod footer;
 pub(super) mod layouts;
 pub(super) mod manifest;
+mod plan;
 mod quant;
 pub(super) mod read;
 mod seekable;

@@ -3,8 +3,8 @@
 //! `zt.mx/1` (OCP Microscaling), each checked against its profile's validation rules and
 //! read as the model's [`Quant`].
 
-use super::layouts::{Interpreted, element, exact_parts, plan, tensor};
 use super::manifest::{Object, Part};
+use super::plan::{Interpreted, element, exact_parts, plan, tensor};
 use super::types::{Element, Storage};
 use crate::checked;
 use crate::error::{Error, Result, Rule};
@@ -257,7 +257,7 @@ pub fn mx(o: &Object) -> Result<Interpreted> {
     }
     let element = match (data.dtype, data.logical.as_deref()) {
         (Storage::I8, None) => MxElement::Int8,
-        (_, Some(t)) => match super::layouts::element(data)? {
+        (_, Some(t)) => match super::plan::element(data)? {
             Err(unknown) => return Ok(Err(unknown)),
             Ok(_) => MxElement::from_name(t)
                 .filter(|e| *e != MxElement::Int8)
@@ -265,7 +265,7 @@ pub fn mx(o: &Object) -> Result<Interpreted> {
         },
         (other, None) => return Err(bad(format!("part \"data\" of {}, not an MX element type", other.name()))),
     };
-    let data_element = match super::layouts::element(data)? {
+    let data_element = match super::plan::element(data)? {
         Ok(e) => e,
         Err(e) => return Ok(Err(e)),
     };

@@ -4,14 +4,15 @@
 
 use super::assemble;
 use super::footer::{self, ManifestBlob};
-use super::layouts::{self, PartPlan, Plan};
-use super::manifest::{self, Digest, Manifest, Object, ShardEntry};
+use super::layouts;
+use super::manifest::{self, Digest, Manifest, Object, ShardEntry, check_digest};
+use super::plan::{self, PartPlan, Plan};
 use super::shards::{self, Shard};
 use super::types::Element;
 use super::{FOOTER_LEN, MAGIC, blobs};
 use crate::error::{Error, Result, Rule};
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
-use crate::model::{Checksum, Encoding, Entry, MetaValue, Storage, TensorData};
+use crate::model::{Encoding, Entry, MetaValue, Storage, TensorData};
 use crate::source::{SPECULATIVE_READ, Source};
 
 /// An opened zTensor 2 file (or zTensor 1.x file, whose objects `v1` reads into the same
@@ -110,7 +111,7 @@ impl Zt2Reader {
                 }
                 Err(e) => {
                     reader.catalog.push_unreadable(o.name.clone(), dtype_text(o), o.shape.clone(), e);
-                    let parts = o.parts.iter().map(|p| layouts::plan("", p, Element::plain(p.dtype))).collect();
+                    let parts = o.parts.iter().map(|p| plan::plan("", p, Element::plain(p.dtype))).collect();
                     reader.structural.push((o.name.clone(), parts));
                 }
             }
@@ -129,7 +130,7 @@ impl Zt2Reader {
     }
 
     /// The file part `p` is in: this one, or its shard.
-    pub(super) fn file_of(&self, p: &PartPlan) -> Result<&Source> {
+    fn file_of(&self, p: &PartPlan) -> Result<&Source> {
         let Some(name) = &p.part.shard else { return Ok(&self.src) };
         // The blobs were checked to name shards of the table, and the table's shards needed
         // by readable entries were opened.
@@ -192,7 +193,7 @@ fn local_blobs(objects: &[Object], manifest: &ManifestBlob) -> Vec<(u64, u64)> {
 }
 
 /// Each shard of `table` that a readable object needs, opened.
-fn open_shards(src: &Source, table: &[ShardEntry], interpreted: &[layouts::Interpreted]) -> Vec<Option<Result<Shard>>> {
+fn open_shards(src: &Source, table: &[ShardEntry], interpreted: &[plan::Interpreted]) -> Vec<Option<Result<Shard>>> {
     let needed = |name: &str| {
         interpreted.iter().flatten().flat_map(|plan| &plan.parts).any(|p| p.part.shard.as_deref() == Some(name))
     };
@@ -272,7 +273,7 @@ impl FormatReader for Zt2Reader {
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
         let entry = self.catalog.get(index)?;
-        assemble::read(self, entry, self.plan(index)?, verify)
+        assemble::read(|p| self.file_of(p), entry, self.plan(index)?, verify)
     }
 
     /// Every part's digest (over its decoded bytes), and every opened shard's whole-file
@@ -288,7 +289,7 @@ impl FormatReader for Zt2Reader {
                 if p.role.is_empty() && (!layouts::decodable(&p.part) || self.file_of(p).is_err()) {
                     continue;
                 }
-                match assemble::part_bytes(self, p, true) {
+                match assemble::part_bytes(|p| self.file_of(p), p, true) {
                     Ok(_) => checked += 1,
                     Err(e) => problems.push(e.for_tensor(name)),
                 }
@@ -303,24 +304,5 @@ impl FormatReader for Zt2Reader {
             }
         }
         (problems, checked)
-    }
-}
-
-/// `bytes` against `digest`: a mismatch is `ChecksumMismatch`, an algorithm this library
-/// does not compute `BadChecksum`.
-pub(super) fn check_digest(digest: &Digest, bytes: &[u8]) -> Result<()> {
-    match digest {
-        Digest::Known(c) => {
-            let got = Checksum::compute(c.kind(), bytes);
-            if got.as_ref() != Some(c) {
-                let got = got.map_or_else(String::new, |g| g.to_string());
-                return Err(Error::invalid(Rule::ChecksumMismatch, format!("the bytes' digest is {got}, not {c}")));
-            }
-            Ok(())
-        }
-        Digest::Other(s) => Err(Error::invalid(
-            Rule::BadChecksum,
-            format!("cannot verify the digest {s:?}: an algorithm this library lacks"),
-        )),
     }
 }

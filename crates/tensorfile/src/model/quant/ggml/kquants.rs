@@ -1,7 +1,8 @@
 //! ggml's k-quants: super-blocks of 256 elements with a half-precision scale (and minimum)
-//! and small per-sub-block scales, 2 to 6 bits a code.
+//! and small per-sub-block scales, 2 to 6 bits a code; and Q8_K, ggml's intermediate type of
+//! 256 signed bytes with a single-precision scale.
 
-use super::{each_block, f16_at};
+use super::{each_block, f16_at, f32_at};
 
 /// Q2_K (84 bytes: 16 scale bytes, 64 code bytes, `d`, `dmin`): sub-block `s` of 16 is
 /// `d * (sc & 15) * q - dmin * (sc >> 4)`; element `128h + 32s + j` is bits `2s` of code
@@ -130,6 +131,19 @@ pub(super) fn q6_k(blocks: &[u8], out: &mut [u8]) {
                     }
                 }
             }
+        }
+    });
+}
+
+/// Q8_K (292 bytes: `d` as a little-endian `f32`, 256 signed bytes, 16 little-endian `i16`
+/// sums of 16 codes that only ggml's dot products read): `d * q`, as ggml's
+/// `dequantize_row_q8_K` (ggml's type traits give Q8_K no `to_float`; gguf-py does not know
+/// the type).
+pub(super) fn q8_k(blocks: &[u8], out: &mut [u8]) {
+    each_block::<292, 256>(blocks, out, |b, v| {
+        let d = f32_at(b, 0);
+        for (v, &q) in v.iter_mut().zip(&b[4..260]) {
+            *v = d * f32::from(q as i8);
         }
     });
 }

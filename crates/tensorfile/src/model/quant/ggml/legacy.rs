@@ -1,7 +1,7 @@
 //! The first ggml types: 32 elements a block, one half-precision scale (and for `_1` types a
 //! half-precision minimum), 4, 5 or 8 bits a code. Elements 0..16 of a 4- or 5-bit block sit
-//! in the low nibbles of its code bytes, elements 16..32 in the high ones. And Q2_0, a block
-//! of 64 two-bit codes with one scale.
+//! in the low nibbles of its code bytes, elements 16..32 in the high ones. And the 1- and
+//! 2-bit blocks with one scale: Q1_0 (128 signs) and Q2_0 (64 two-bit codes).
 
 use super::{each_block, f16_at, u32_at};
 
@@ -86,6 +86,18 @@ pub(super) fn q2_0(blocks: &[u8], out: &mut [u8]) {
         for (j, v) in v.iter_mut().enumerate() {
             let q = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
             *v = (i32::from(q) - 1) as f32 * d;
+        }
+    });
+}
+
+/// Q1_0 (18 bytes: `d`, 16 bytes of signs, element `8b + k` in bit `k` of byte `b`): `d`
+/// where the bit is set, `-d` where it is clear, as ggml's `dequantize_row_q1_0` (gguf-py does
+/// not know the type). `-d` flips the sign bit alone, of a NaN too.
+pub(super) fn q1_0(blocks: &[u8], out: &mut [u8]) {
+    each_block::<18, 128>(blocks, out, |b, v| {
+        let d = f16_at(b, 0);
+        for (j, v) in v.iter_mut().enumerate() {
+            *v = if (b[2 + j / 8] >> (j % 8)) & 1 == 1 { d } else { -d };
         }
     });
 }

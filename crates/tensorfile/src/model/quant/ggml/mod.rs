@@ -1,6 +1,7 @@
 //! Dequantization of ggml's block types, bit for bit as gguf-py's `gguf.quants.dequantize`
-//! (which follows ggml's reference code); Q2_0, which gguf-py does not know, as ggml's own
-//! `dequantize_row_q2_0`. Quantization into these types is in [`quantize`].
+//! (which follows ggml's reference code); Q1_0, Q2_0 and Q8_K, which gguf-py does not know, as
+//! ggml's own `dequantize_row_q1_0`, `dequantize_row_q2_0` and `dequantize_row_q8_K`. Q8_1 has
+//! no dequantization in ggml at all. Quantization into these types is in [`quantize`].
 //!
 //! Every kernel decodes one block into `f32` values with the same floating-point operations,
 //! in the same order, as the reference: that decides the rounding, and with special scales
@@ -33,25 +34,20 @@ type Kernel = fn(&[u8], &mut [u8]);
 /// The kernel of `t`, or why there is none.
 fn kernel(t: GgmlType) -> Result<Kernel> {
     use GgmlType::*;
-    let no_reference = |t: GgmlType| {
-        Err(Error::unsupported(format!(
-            "{} has no reference dequantization (gguf-py's dequantize does not know it): \
-             its blocks can be copied but not read as floats",
-            t.name()
-        )))
-    };
     Ok(match t {
         Q4_0 => legacy::q4_0,
         Q4_1 => legacy::q4_1,
         Q5_0 => legacy::q5_0,
         Q5_1 => legacy::q5_1,
         Q8_0 => legacy::q8_0,
+        Q1_0 => legacy::q1_0,
         Q2_0 => legacy::q2_0,
         Q2_K => kquants::q2_k,
         Q3_K => kquants::q3_k,
         Q4_K => kquants::q4_k,
         Q5_K => kquants::q5_k,
         Q6_K => kquants::q6_k,
+        Q8_K => kquants::q8_k,
         IQ2_XXS => iq2_iq3::iq2_xxs,
         IQ2_XS => iq2_iq3::iq2_xs,
         IQ2_S => iq2_iq3::iq2_s,
@@ -65,7 +61,13 @@ fn kernel(t: GgmlType) -> Result<Kernel> {
         TQ2_0 => ternary_fp4::tq2_0,
         MXFP4 => ternary_fp4::mxfp4,
         NVFP4 => ternary_fp4::nvfp4,
-        Q8_1 | Q8_K | Q1_0 => return no_reference(t),
+        Q8_1 => {
+            return Err(Error::unsupported(format!(
+                "{} has no reference dequantization (ggml only makes its blocks, for its dot \
+                 products: no to_float, no dequantize_row_q8_1): they can be copied but not read as floats",
+                t.name()
+            )));
+        }
         F32 | F16 | BF16 | F64 | I8 | I16 | I32 | I64 => {
             return Err(Error::unsupported(format!("{} is a plain type, read as its dtype, not as blocks", t.name())));
         }
@@ -131,6 +133,12 @@ fn u16_at(block: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([block[at], block[at + 1]])
 }
 
+/// The little-endian IEEE single-precision float at `at`, as stored (NaN payloads kept).
+#[inline(always)]
+fn f32_at(block: &[u8], at: usize) -> f32 {
+    f32::from_bits(u32_at(block, at))
+}
+
 /// The little-endian `u32` at `at`.
 #[inline(always)]
 fn u32_at(block: &[u8], at: usize) -> u32 {
@@ -181,12 +189,20 @@ mod tests {
 
     #[test]
     fn types_without_a_reference_refuse_clearly() {
-        for t in [GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::Q1_0] {
-            assert!(!can_dequantize(t));
-            let err = dequantize(t, &[], &mut []).unwrap_err();
-            assert!(err.message().contains("no reference dequantization"), "{}", err.message());
-        }
+        let t = GgmlType::Q8_1;
+        assert!(!can_dequantize(t));
+        let err = dequantize(t, &[], &mut []).unwrap_err();
+        assert!(err.message().contains("no reference dequantization"), "{}", err.message());
+        assert!(err.message().contains("no to_float"), "{}", err.message());
+        let err = dequantize(t, &[0; 40], &mut [0; 128]).unwrap_err();
+        assert!(err.message().contains("no reference dequantization"), "{}", err.message());
         assert!(!can_dequantize(GgmlType::F16));
+        // Every other block type has its kernel.
+        let missing: Vec<_> = GgmlType::ALL
+            .iter()
+            .filter(|t| t.is_quantized() && **t != GgmlType::Q8_1 && !can_dequantize(**t))
+            .collect();
+        assert!(missing.is_empty(), "no kernel: {missing:?}");
     }
 
     #[test]

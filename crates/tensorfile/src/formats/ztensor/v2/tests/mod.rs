@@ -14,7 +14,7 @@ use crate::model::{Checksum, DType, Layout, MetaValue, SparseFormat};
 use crate::source::Bytes;
 
 fn open(bytes: Vec<u8>) -> TensorFile {
-    TensorFile::from_bytes(Bytes::from_vec(bytes)).unwrap()
+    crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)).unwrap()
 }
 
 fn f32s(v: &[f32]) -> Vec<u8> {
@@ -43,7 +43,7 @@ fn dense_objects_of_every_type_read_zero_copy() {
     let bytes = dense_file(&objects);
     assert_eq!(Format::detect(&bytes).unwrap(), Format::Zt2);
     let whole = Bytes::from_vec(bytes);
-    let file = TensorFile::from_bytes(whole.clone()).unwrap();
+    let file = crate::file::OpenOptions::new().open_bytes(whole.clone()).unwrap();
     for ((name, dtype, _), d) in storage.iter().zip(&data) {
         let e = file.entry(name).unwrap();
         assert_eq!((e.info().dtype(), e.info().shape()), (*dtype, &[2, 3][..]));

@@ -2,12 +2,11 @@
 //! refuses the file with its `Rule`.
 
 use super::build::{File, PartSpec, V, encode, m, manifest, object, part, t, uints};
-use crate::TensorFile;
 use crate::error::Rule;
 use crate::source::Bytes;
 
 fn refused(bytes: Vec<u8>) -> Option<Rule> {
-    match TensorFile::from_bytes(Bytes::from_vec(bytes)) {
+    match crate::file::OpenOptions::new().open_bytes(Bytes::from_vec(bytes)) {
         Ok(_) => None,
         Err(e) => e.rule(),
     }

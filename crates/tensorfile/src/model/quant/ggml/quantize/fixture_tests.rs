@@ -1,6 +1,8 @@
 //! Every record of `tests/fixtures/ggml-quant/` (rows quantized by ggml's own
 //! `ggml_quantize_chunk`, made by `scripts/fixturegen/ggml_quant.py`): each type quantized here
 //! gives ggml's bytes, with and without importance, on one thread and on several.
+//! Q2_0, Q1_0 and Q8_K dequantized bit for bit as ggml's own `dequantize_row_*` of ggml's blocks
+//! (and of hand-made ones, `more_dequantized`).
 
 use std::path::PathBuf;
 
@@ -166,5 +168,110 @@ fn q2_0_dequantizes_as_ggml_does() {
     let (got, want) = (floats(&got), floats(&want));
     if let Some(i) = (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
         panic!("Q2_0 element {i}: {} where ggml gives {}", got[i], want[i]);
+    }
+}
+
+/// The entries of `more_dequantized` for `t`: each its blocks and ggml's floats of them.
+fn more_dequantized(t: GgmlType) -> Vec<(String, Vec<u8>, Vec<u8>)> {
+    let record = record();
+    let entries = record["more_dequantized"].as_array().expect("`more_dequantized` (run scripts/fixtures)");
+    let found: Vec<_> = entries
+        .iter()
+        .filter(|e| e["type"] == t.name())
+        .map(|e| {
+            let name = e["blocks"].as_str().unwrap().to_string();
+            (name, read(&e["blocks"], &e["blocks_sha256"]), read(&e["file"], &e["sha256"]))
+        })
+        .collect();
+    assert!(!found.is_empty(), "{}: nothing in more_dequantized", t.name());
+    found
+}
+
+/// `t`'s blocks dequantized here, on one thread and on several, bit for bit as ggml's floats.
+fn dequantizes_as_ggml_does(t: GgmlType, blocks: &[u8], want: &[u8], label: &str) {
+    let (bb, be) = (t.block_bytes() as usize, t.block_elements() as usize);
+    assert_eq!(blocks.len() % bb, 0, "{label}: whole blocks");
+    assert_eq!(blocks.len() / bb * be * 4, want.len(), "{label}: output size");
+    let want = floats(want);
+    for parallel in [false, true] {
+        let mut got = vec![0xA5; want.len() * 4];
+        super::super::dequantize_on(t, blocks, &mut got, parallel).unwrap();
+        let got = floats(&got);
+        if let Some(i) = (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+            panic!(
+                "{label}: element {i} (block {}) is {:#010x} ({}), ggml gives {:#010x} ({})",
+                i / be,
+                got[i].to_bits(),
+                got[i],
+                want[i].to_bits(),
+                want[i]
+            );
+        }
+    }
+}
+
+/// The kinds of float among `values`: a record that leaves one out tests less than it seems.
+fn kinds(values: &[u8]) -> [bool; 6] {
+    let v = floats(values);
+    [
+        v.iter().any(|x| x.is_nan() && x.is_sign_positive()),
+        v.iter().any(|x| x.is_nan() && x.is_sign_negative()),
+        v.iter().any(|x| x.is_infinite()),
+        v.iter().any(|x| x.to_bits() == 0x8000_0000),
+        v.iter().any(|x| x.is_subnormal()),
+        v.iter().any(|x| x.is_normal() && *x < 0.0),
+    ]
+}
+
+#[test]
+fn q1_0_dequantizes_as_ggml_does() {
+    let entries = more_dequantized(GgmlType::Q1_0);
+    assert_eq!(entries.len(), 2, "Q1_0.bin and the hand-made blocks");
+    for (name, blocks, want) in &entries {
+        dequantizes_as_ggml_does(GgmlType::Q1_0, blocks, want, &format!("Q1_0 / {name}"));
+    }
+    // ggml_quantize_chunk's outputs are the type's recorded bytes.
+    let record = record();
+    let t = record["types"].as_array().unwrap().iter().find(|t| t["type"] == "Q1_0").unwrap();
+    assert_eq!(entries[0].1, read(&t["file"], &t["sha256"]));
+    // The hand-made scales give NaNs of both signs, infinities, -0 (half-precision subnormals
+    // widen to normal floats).
+    assert_eq!(kinds(&entries[1].2), [true, true, true, true, false, true], "Q1_0's hand-made blocks");
+}
+
+#[test]
+fn q8_k_dequantizes_as_ggml_does() {
+    let entries = more_dequantized(GgmlType::Q8_K);
+    assert_eq!(entries.len(), 1);
+    let (name, blocks, want) = &entries[0];
+    dequantizes_as_ggml_does(GgmlType::Q8_K, blocks, want, &format!("Q8_K / {name}"));
+    // Codes at both ends, and outputs of every kind.
+    let codes: Vec<i8> = blocks.chunks_exact(292).flat_map(|b| b[4..260].iter().map(|&q| q as i8)).collect();
+    assert!(codes.contains(&-128) && codes.contains(&127));
+    assert_eq!(kinds(want), [true; 6], "Q8_K's blocks");
+    // The sums are not read: changing them changes nothing.
+    let mut changed = blocks.clone();
+    for b in changed.chunks_exact_mut(292) {
+        b[260..].fill(0x5A);
+    }
+    dequantizes_as_ggml_does(GgmlType::Q8_K, &changed, want, "Q8_K with other sums");
+}
+
+#[test]
+fn q1_0_and_q8_k_refuse_what_is_not_whole_blocks() {
+    use crate::error::Rule;
+    for t in [GgmlType::Q1_0, GgmlType::Q8_K] {
+        let (bb, be) = (t.block_bytes() as usize, t.block_elements() as usize);
+        assert!(super::super::can_dequantize(t), "{}", t.name());
+        let mut none: [u8; 0] = [];
+        super::super::dequantize(t, &[], &mut none).unwrap();
+        // A byte short, a byte over, and output that does not match whole blocks.
+        for (blocks, out) in
+            [(bb - 1, be * 4), (bb + 1, be * 4), (1, 0), (bb, be * 4 - 4), (bb, 0), (0, 4), (2 * bb, be * 4)]
+        {
+            let mut out = vec![0; out];
+            let err = super::super::dequantize(t, &vec![0xFF; blocks], &mut out).unwrap_err();
+            assert_eq!(err.rule(), Some(Rule::BadQuantization), "{}: {blocks} bytes: {}", t.name(), err.message());
+        }
     }
 }

@@ -148,7 +148,7 @@ fn c_lround(x: f32) -> i64 {
 
 /// A GGUF importance matrix.
 fn gguf(bytes: Bytes) -> Result<Imatrix> {
-    let file = TensorFile::from_bytes_as(bytes, Format::Gguf)?;
+    let file = crate::file::OpenOptions::new().format(Format::Gguf).open_bytes(bytes)?;
     if let Some(u) = file.unreadable().first() {
         return Err(Error::invalid(Rule::BadField, format!("tensor {:?} is of a type ggml does not know", u.name())));
     }

@@ -44,7 +44,7 @@ pub struct QuantizeOptions {
     pub keep_split: bool,
     /// Layers left out.
     pub prune_layers: Vec<u32>,
-    /// Sizes only, nothing written ([`crate::convert::ConvertJob::dry_run`]).
+    /// Sizes only, nothing written ([`crate::ConvertJob::dry_run`]).
     pub dry_run: bool,
 }
 

@@ -2,14 +2,12 @@
 //! `formats::gguf::split`): a conversion into the parts of a split model, cut by size or by
 //! tensor count, every part staged and then committed together; and a conversion of a split
 //! model (or of anything whose key/values hold `split.count`) into one file, which is the
-//! merge. Any other GGUF output is written as [`super::convert_file`] writes it.
+//! merge. Any other GGUF output is written as [`crate::convert::convert_file`] writes it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::job::{ConvertJob, Shards};
-use super::shards::{ShardNames, remove_replaced};
-use super::{ConvertOptions, ConvertReport, Prepared, Progress, Tally};
+use crate::convert::{self, ConvertOptions, ConvertReport, Prepared, Progress, ShardNames, Tally, remove_replaced};
 use crate::error::{Error, Result};
 use crate::file::TensorFile;
 use crate::formats::Format;
@@ -18,11 +16,23 @@ use crate::limits::MAX_SHARDS;
 use crate::model::{MetaValue, TensorInfo};
 use crate::output::{AtomicFile, StagedFile};
 
-/// How `job` cuts its output into a split model, if it does; an error for options that do not
-/// go together, or that only a GGUF output (of `format`) takes.
-pub(super) fn split_asked(job: &ConvertJob, format: Format) -> Result<Option<(SplitBy, bool)>> {
+/// How a GGUF output is cut into the parts of a split model: `llama-gguf-split`'s options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SplitRequest {
+    /// `--split-max-size`: parts of at most this many tensor bytes (for any other format, the
+    /// size of its shards).
+    pub max_size: Option<u64>,
+    /// `--split-max-tensors`: parts of at most this many tensors.
+    pub max_tensors: Option<u64>,
+    /// `--no-tensor-first-split`: the first part holds the key/values alone.
+    pub no_tensor_first_split: bool,
+}
+
+/// How `request` cuts an output of `format` into a split model, if it does; an error for
+/// options that do not go together, or that only a GGUF output takes.
+pub(crate) fn split_asked(request: SplitRequest, format: Format) -> Result<Option<(SplitBy, bool)>> {
     if format != Format::Gguf {
-        if job.split_max_tensors.is_some() || job.no_tensor_first_split {
+        if request.max_tensors.is_some() || request.no_tensor_first_split {
             return Err(Error::usage(format!(
                 "a tensor count per part and a first part of metadata alone are for a split GGUF model, \
                  not a {format} output"
@@ -30,7 +40,7 @@ pub(super) fn split_asked(job: &ConvertJob, format: Format) -> Result<Option<(Sp
         }
         return Ok(None);
     }
-    let by = match (job.max_shard_size, job.split_max_tensors) {
+    let by = match (request.max_size, request.max_tensors) {
         (Some(_), Some(_)) => {
             return Err(Error::usage("a split model is cut by size or by tensor count per part, not both"));
         }
@@ -38,30 +48,38 @@ pub(super) fn split_asked(job: &ConvertJob, format: Format) -> Result<Option<(Sp
         (_, Some(0)) => return Err(Error::usage("a part must hold at least one tensor")),
         (Some(size), None) => SplitBy::Size(size),
         (None, Some(n)) => SplitBy::Tensors(n),
-        (None, None) if job.no_tensor_first_split => {
+        (None, None) if request.no_tensor_first_split => {
             return Err(Error::usage(
                 "a first part of metadata alone is for a split model: give a size or a tensor count per part",
             ));
         }
         (None, None) => return Ok(None),
     };
-    Ok(Some((by, job.no_tensor_first_split)))
+    Ok(Some((by, request.no_tensor_first_split)))
 }
 
-/// Write `src` as the GGUF output of `job`: a split model when it asks for one, else one file.
-pub(super) fn write_gguf(
-    job: &ConvertJob,
+/// The parts of a split model written, and the files of an earlier write they replaced.
+pub(crate) struct Parts {
+    pub files: Vec<PathBuf>,
+    pub removed: Vec<PathBuf>,
+}
+
+/// Write `src` as the GGUF file `output`: the parts of a split model when `request` asks for
+/// one, else one file (merged, when `src` is a split model).
+pub(crate) fn write_gguf(
     src: &TensorFile,
+    output: &Path,
+    request: SplitRequest,
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<(ConvertReport, Option<Shards>)> {
-    match split_asked(job, Format::Gguf)? {
+) -> Result<(ConvertReport, Option<Parts>)> {
+    match split_asked(request, Format::Gguf)? {
         Some((by, no_tensor_first_split)) => {
             let (report, files, removed) =
-                convert_to_split_model(src, &job.output, by, no_tensor_first_split, options, progress)?;
-            Ok((report, Some(Shards { files, index: None, removed })))
+                convert_to_split_model(src, output, by, no_tensor_first_split, options, progress)?;
+            Ok((report, Some(Parts { files, removed })))
         }
-        None => Ok((convert_to_one_gguf(src, &job.output, options, progress)?, None)),
+        None => Ok((convert_to_one_gguf(src, output, options, progress)?, None)),
     }
 }
 
@@ -71,7 +89,7 @@ pub(super) fn write_gguf(
 /// and put in place once all are written; then the parts of an earlier write to `dest` of
 /// another count (and `dest` itself, and an index beside it) are removed. Returns the report,
 /// the parts and what was removed.
-pub(crate) fn convert_to_split_model(
+fn convert_to_split_model(
     src: &TensorFile,
     dest: &Path,
     by: SplitBy,
@@ -111,17 +129,17 @@ pub(crate) fn convert_to_split_model(
 /// Convert `src` into one GGUF file at `dest`. When the key/values written hold `split.count`
 /// (the source is a split model, or was merged from one), the file is what
 /// `llama-gguf-split --merge` writes: `split.count` 0 and last, shapes as ggml counts them.
-pub(crate) fn convert_to_one_gguf(
+fn convert_to_one_gguf(
     src: &TensorFile,
     dest: &Path,
     options: &ConvertOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<ConvertReport> {
-    let mut prepared = super::prepare(src, Format::Gguf, options)?;
+    let mut prepared = convert::prepare(src, Format::Gguf, options)?;
     let mut tally = Tally::new(prepared.total_bytes(src), progress);
     let tensors = &prepared.plan.tensors;
     if !split::has_split_count(&prepared.write.metadata) {
-        super::write_staged(src, dest, &prepared, tensors, options.verify, &mut tally)?.commit()?;
+        convert::write_staged(src, dest, &prepared, tensors, options.verify, &mut tally)?.commit()?;
         return Ok(prepared.report(tally.done));
     }
     let metadata = split::merged_metadata(&std::mem::take(&mut prepared.write.metadata));
@@ -133,7 +151,7 @@ pub(crate) fn convert_to_one_gguf(
 
 /// The conversion of `src` into GGUF planned, shapes as ggml writes them.
 fn prepare(src: &TensorFile, options: &ConvertOptions) -> Result<Prepared> {
-    let mut prepared = super::prepare(src, Format::Gguf, options)?;
+    let mut prepared = convert::prepare(src, Format::Gguf, options)?;
     in_ggml_shapes(&mut prepared)?;
     Ok(prepared)
 }
@@ -172,7 +190,7 @@ fn write_part(
         } else {
             let mut write = prepared.write.clone();
             write.metadata = metadata;
-            super::write_tensors(src, &mut w, prepared, &write, tensors, verify, tally)
+            convert::write_tensors(src, &mut w, prepared, &write, tensors, verify, tally)
         };
         let flushed = w.flush().map_err(Error::from);
         written.and(flushed).map_err(|e| e.in_file(dest))?;

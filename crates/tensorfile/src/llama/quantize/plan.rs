@@ -298,7 +298,8 @@ fn ggml_makes(t: GgmlType) -> bool {
             | F16
             | BF16
             | F32
-    ) || t.id() == rules::Q2_0_ID
+            | Q2_0
+    )
 }
 
 /// What llama-quantize checks as it writes a tensor, and the tensor as it writes it.

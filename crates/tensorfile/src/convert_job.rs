@@ -7,23 +7,21 @@ use std::path::PathBuf;
 
 use serde_json::{Value as Json, json};
 
-use super::gguf_split;
-use super::quantize::{
-    QuantizeOptions, QuantizePath, QuantizeRequest, QuantizeSizes, one_type, quantize_gguf, refuse_on_llama_quantize,
-    refuse_on_one_type,
-};
-use super::shards::convert_to_shards;
-use super::{ConvertOptions, ConvertReport, Progress, Selection, convert_file};
+use crate::convert::{ConvertOptions, ConvertReport, Progress, Selection, convert_file, convert_to_shards};
 use crate::error::{Error, JobOption, Result};
 use crate::file::{OpenOptions, TensorFile};
 use crate::formats::{Format, Ignored, WriteRequest};
+use crate::llama::{
+    self, MODEL_FORMAT, QuantizeOptions, QuantizePath, QuantizeRequest, QuantizeSizes, SplitRequest, one_type,
+    quantize_gguf, refuse_on_llama_quantize, refuse_on_one_type,
+};
 use crate::model::DType;
 
 /// A conversion to run: build it with [`ConvertJob::new`], set what differs from the
 /// defaults, then [`ConvertJob::run`] it.
 ///
 /// ```no_run
-/// use tensorfile::convert::ConvertJob;
+/// use tensorfile::ConvertJob;
 /// let mut job = ConvertJob::new(["model.safetensors"], "model.zt");
 /// job.variant = Some("2".into()); // zTensor 2
 /// job.max_shard_size = Some(5_000_000_000);
@@ -117,7 +115,7 @@ impl ConvertJob {
             select: self.select.clone(),
             quantize: None,
         };
-        gguf_split::split_asked(self, format)?;
+        llama::split_asked(self.split_request(), format)?;
         let src = self.open()?;
         if let Some(request) = &self.quantize {
             match self.quantize_path(&src, request)? {
@@ -126,7 +124,10 @@ impl ConvertJob {
             }
         }
         let (report, sharded) = match self.max_shard_size {
-            _ if format == Format::Gguf => gguf_split::write_gguf(self, &src, &options, progress)?,
+            _ if format == MODEL_FORMAT => {
+                let (report, parts) = llama::write_gguf(&src, &self.output, self.split_request(), &options, progress)?;
+                (report, parts.map(|p| Shards { files: p.files, index: None, removed: p.removed }))
+            }
             None => (convert_file(&src, &self.output, &options, progress)?, None),
             Some(size) => {
                 let s = convert_to_shards(&src, &self.output, size, &options, progress)?;
@@ -134,6 +135,15 @@ impl ConvertJob {
             }
         };
         Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: self.dtype, report, sharded })
+    }
+
+    /// The split options, as llama-gguf-split takes them.
+    fn split_request(&self) -> SplitRequest {
+        SplitRequest {
+            max_size: self.max_shard_size,
+            max_tensors: self.split_max_tensors,
+            no_tensor_first_split: self.no_tensor_first_split,
+        }
     }
 
     /// The inputs, opened (merged when several).
@@ -173,7 +183,7 @@ impl ConvertJob {
     /// refused (a usage error with [`crate::Hint::Drop`] naming it).
     pub fn quantize_path(&self, src: &TensorFile, request: &QuantizeRequest) -> Result<QuantizePath> {
         let format = self.format()?;
-        if format == Format::Gguf && src.format() == Format::Gguf {
+        if format == MODEL_FORMAT && src.format() == MODEL_FORMAT {
             refuse_on_llama_quantize(&[
                 (JobOption::DType, self.dtype.is_some(), "casting to a dtype"),
                 (JobOption::MaxShardSize, self.max_shard_size.is_some(), "splitting the output by size"),

@@ -169,9 +169,6 @@ pub(super) mod ftype {
     pub const Q2_0: u32 = 41;
 }
 
-/// ggml's type number of Q2_0, which [`GgmlType`] may not know yet.
-pub(super) const Q2_0_ID: u32 = 42;
-
 /// The type a tensor whose rows are not whole blocks of `target` falls back to: a type of
 /// 32-element blocks, or F16 when even those do not fit; `target` itself when it fits.
 /// `None`: llama.cpp defines no fallback for `target` (a type of blocks over 32 elements that
@@ -184,8 +181,7 @@ pub(crate) fn fallback(target: GgmlType, ncols: u64) -> Option<GgmlType> {
     }
     let chosen = match target {
         IQ1_S | IQ1_M | IQ2_XXS | IQ2_XS | IQ2_S | IQ3_XXS | IQ3_S | IQ4_XS => IQ4_NL,
-        Q2_K | Q3_K | TQ1_0 | TQ2_0 => Q4_0,
-        t if t.id() == Q2_0_ID => Q4_0,
+        Q2_K | Q3_K | TQ1_0 | TQ2_0 | Q2_0 => Q4_0,
         Q4_K => Q5_0,
         Q5_K => Q5_1,
         Q6_K => Q8_0,

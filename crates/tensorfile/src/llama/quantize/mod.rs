@@ -132,7 +132,7 @@ pub struct QuantizeRequest {
     /// `--prune-layers`: the layers left out (the others renumbered from 0, the block count
     /// set to what is left).
     pub prune_layers: Vec<u32>,
-    /// Globs (as [`super::Selection`] reads them) of the tensors that may be quantized; empty:
+    /// Globs (as [`crate::convert::Selection`] reads them) of the tensors that may be quantized; empty:
     /// every tensor. Not an option of llama-quantize: what it leaves out keeps its type.
     pub include: Vec<String>,
     /// Globs of tensors that keep their type.
@@ -295,9 +295,7 @@ impl PlannedFile {
             .iter()
             .map(|t| gguf::IndexTensor { name: &t.name, ne: &t.ne, ggml_type: t.to.id(), offset: t.offset })
             .collect();
-        let mut head = gguf::encode_index(&self.metadata, &infos)?;
-        head.resize(head.len().next_multiple_of(self.alignment as usize), 0);
-        Ok(head)
+        gguf::encode_padded_index(&self.metadata, &infos, self.alignment)
     }
 
     /// The file's size: its data offset and every tensor, each padded to the alignment.

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use super::{Imatrix, PlannedTensor, QuantizeInput, QuantizePlan, QuantizeRequest, plan, split_path};
 use crate::convert::Progress;
-use crate::convert::quantizing::as_f32;
+use crate::convert::as_f32;
 use crate::error::{Error, Result, Rule};
 use crate::file::TensorFile;
+use crate::formats::gguf;
 use crate::model::quant::{BLOCKS, GgmlType, ggml};
 use crate::output::{AtomicFile, StagedFile};
 
@@ -87,13 +88,7 @@ pub fn quantize_gguf(
                         .for_tensor(&t.name));
                     }
                     w.write_all(&bytes)?;
-                    let mut pad = t.nbytes.next_multiple_of(file.alignment) - t.nbytes;
-                    while pad > 0 {
-                        let zeros = [0u8; 4096];
-                        let n = pad.min(zeros.len() as u64);
-                        w.write_all(&zeros[..n as usize])?;
-                        pad -= n;
-                    }
+                    gguf::write_padding(&mut w, t.nbytes, file.alignment)?;
                     bytes_in += read;
                     bytes_out += t.nbytes;
                     done += t.nbytes;

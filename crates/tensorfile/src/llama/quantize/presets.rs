@@ -145,7 +145,7 @@ pub(super) fn guessed_file_type(t: GgmlType) -> u32 {
         IQ3_S => 26,
         NVFP4 => 39,
         Q1_0 => 40,
-        t if t.id() == super::rules::Q2_0_ID => 41,
+        Q2_0 => 41,
         _ => 0,
     }
 }

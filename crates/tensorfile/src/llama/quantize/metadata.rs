@@ -71,7 +71,7 @@ pub(super) fn split_keys(kvs: &mut Vec<(String, MetaValue)>, no: u16, count: u16
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::quantize::OverrideValue;
+    use crate::llama::OverrideValue;
 
     fn u32v(n: u32) -> MetaValue {
         MetaValue::Number(Number::U32(n))
