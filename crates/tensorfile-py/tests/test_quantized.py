@@ -68,9 +68,10 @@ def test_a_type_without_a_reference_dequantization_is_carried_and_refuses_to_dec
     with tensorfile.open(str(BLOCKS)) as f:
         # ggml has no dequantization of Q8_1 (its dequantize_row_q8_1 is left out).
         t = f["q8_1"]
-        assert t.parts()["blocks"].nbytes == 2 * 512 // 32 * 40
+        assert t.parts()["blocks"].nbytes == int(np.prod(t.shape)) // 32 * 40
         with pytest.raises(tensorfile.UnsupportedError, match="no reference dequantization"):
             t.dequantize()
         # Q8_K and Q1_0 dequantize as ggml's dequantize_row_q8_K / dequantize_row_q1_0 do.
         for name in ["q8_k", "q1_0"]:
-            assert f[name].dequantize().shape == (2, 512)
+            t = f[name]
+            assert t.dequantize().shape == tuple(t.shape)
