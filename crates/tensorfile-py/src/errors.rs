@@ -39,7 +39,8 @@ fn job_option(option: tensorfile::JobOption) -> String {
         | JobOption::MaxShardSize
         | JobOption::SplitMaxTensors
         | JobOption::NoTensorFirstSplit
-        | JobOption::Rename => format!("{key}="),
+        | JobOption::Rename
+        | JobOption::Quantize => format!("{key}="),
         _ => format!("quantize_options[{key:?}]"),
     }
 }

@@ -116,6 +116,9 @@ impl ConvertJob {
             quantize: None,
         };
         llama::split_asked(self.split_request(), format)?;
+        if let Some(dir) = self.checkpoint_input(format) {
+            return self.run_checkpoint(dir, format, progress);
+        }
         let src = self.open()?;
         if let Some(request) = &self.quantize {
             match self.quantize_path(&src, request)? {
@@ -144,6 +147,77 @@ impl ConvertJob {
             max_tensors: self.split_max_tensors,
             no_tensor_first_split: self.no_tensor_first_split,
         }
+    }
+
+    /// The Hugging Face model folder the job converts as llama.cpp's converter does: a single
+    /// input that is one, written into llama.cpp's format.
+    fn checkpoint_input(&self, format: Format) -> Option<&PathBuf> {
+        match self.inputs.as_slice() {
+            [dir] if format == MODEL_FORMAT && llama::is_checkpoint(dir) => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// A Hugging Face model folder into a `.gguf` file, as `convert_hf_to_gguf.py` writes it;
+    /// the options it has no equivalent for yet are refused, naming them.
+    fn run_checkpoint(
+        &self,
+        dir: &std::path::Path,
+        format: Format,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Conversion> {
+        let refuse = |option: JobOption, what: &str| {
+            Error::usage(format!("{what} is not done yet when converting a Hugging Face checkpoint"))
+                .with_hint(crate::error::Hint::Drop(option))
+        };
+        if self.max_shard_size.is_some() || self.split_max_tensors.is_some() {
+            return Err(refuse(JobOption::MaxShardSize, "splitting the output"));
+        }
+        if !self.select.is_everything() {
+            return Err(refuse(JobOption::Rename, "renaming or leaving out tensors"));
+        }
+        let outtype = match self.dtype {
+            None => llama::OutType::Auto,
+            Some(DType::Float32) => llama::OutType::F32,
+            Some(DType::Float16) => llama::OutType::F16,
+            Some(DType::BFloat16) => llama::OutType::BF16,
+            Some(other) => {
+                return Err(Error::usage(format!(
+                    "a checkpoint is written as float32, float16 or bfloat16 (the converter's --outtype), not {other}"
+                )));
+            }
+        };
+        let options = llama::CheckpointOptions { outtype, vocab_only: false };
+        let (tensors, bytes, quantized) = match &self.quantize {
+            None => {
+                let done = llama::convert_checkpoint(dir, &self.output, &options, progress)?;
+                (done.tensors.len(), done.bytes, Vec::new())
+            }
+            Some(request) => {
+                let (_, done) = llama::convert_and_quantize(dir, &self.output, &options, request, progress)?;
+                let changed = done.changed().into_iter().map(|(name, _, to)| (name.to_string(), to)).collect();
+                (done.plan.files.iter().map(|f| f.tensors.len()).sum(), done.bytes_out, changed)
+            }
+        };
+        let report = ConvertReport {
+            format,
+            tensors,
+            bytes,
+            skipped: Vec::new(),
+            decoded: Vec::new(),
+            cast: Vec::new(),
+            quantized,
+            dropped_metadata: Vec::new(),
+            renamed: Vec::new(),
+            filtered_out: 0,
+        };
+        Ok(Conversion {
+            inputs: self.inputs.clone(),
+            output: self.output.clone(),
+            dtype: self.dtype,
+            report,
+            sharded: None,
+        })
     }
 
     /// The inputs, opened (merged when several).
@@ -204,6 +278,9 @@ impl ConvertJob {
         let Some(request) = &self.quantize else {
             return Err(Error::usage("a dry run gives the sizes of a quantization: none is asked"));
         };
+        if self.checkpoint_input(self.format()?).is_some() {
+            return Err(Error::unsupported("a dry run of a Hugging Face checkpoint's quantization is not done yet"));
+        }
         let src = self.open()?;
         let path = self.quantize_path(&src, request)?;
         QuantizeSizes::of(&src, request, path)

@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::builder::PossibleValuesParser;
 use tensorfile::convert::parse_size;
 use tensorfile::convert::{Progress, Selection};
 use tensorfile::formats::WriteRequest;
@@ -60,7 +59,8 @@ pub struct Args {
     no_verify: bool,
     /// Cast floating tensors to this dtype, exactly as torch's Tensor.to() does; quantized
     /// tensors are dequantized, then cast. Integer, bool and complex tensors stay as they are.
-    #[arg(long, value_name = "DTYPE", value_parser = PossibleValuesParser::new(cast::TARGETS.map(DType::name)))]
+    /// (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2; f32, f16 and bf16 too.)
+    #[arg(long, value_name = "DTYPE", value_parser = cast_target)]
     dtype: Option<String>,
     /// Write shards of at most SIZE tensor bytes (5GB, 500MB: powers of 1000; 1.5GiB: of
     /// 1024; 123456: bytes) named after OUTPUT, as huggingface_hub names them:
@@ -114,6 +114,11 @@ impl Args {
     fn output(&self) -> &Path {
         self.paths.last().map_or(Path::new(""), PathBuf::as_path)
     }
+}
+
+/// A cast target as given (`bf16` or `bfloat16`...), by its one name.
+fn cast_target(text: &str) -> Result<String, String> {
+    cast::target(text).map(|d| d.name().to_string()).map_err(|e| e.to_string())
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {

@@ -6,6 +6,7 @@
 mod common;
 
 mod cast;
+mod checkpoint;
 mod convert;
 mod diagnose;
 mod diff;

@@ -280,6 +280,8 @@ pub enum JobOption {
     NoTensorFirstSplit,
     /// Tensors renamed.
     Rename,
+    /// A quantization.
+    Quantize,
 }
 
 impl JobOption {
@@ -299,6 +301,7 @@ impl JobOption {
             JobOption::SplitMaxTensors => "split-max-tensors",
             JobOption::NoTensorFirstSplit => "no-tensor-first-split",
             JobOption::Rename => "rename",
+            JobOption::Quantize => "quantize",
         }
     }
 }

@@ -21,6 +21,7 @@ mod gguf_split;
 mod hdf5_datasets;
 mod hdf5_files;
 mod hdf5_wild;
+mod hf_gguf;
 mod keras;
 mod layouts;
 mod meta;

@@ -103,6 +103,10 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
             match path.extension().and_then(|e| e.to_str()) {
                 // An ONNX model's external data, read through the model.
                 Some("bin") if path.parent().is_some_and(|p| p.ends_with("onnx/external")) => {}
+                // SentencePiece models and chat templates of Hugging Face checkpoints (read by
+                // tests/library/hf_gguf.rs).
+                Some("model" | "jinja")
+                    if path.parent().is_some_and(|p| p.parent().is_some_and(|p| p.ends_with("hf-gguf"))) => {}
                 // llama.cpp's legacy importance matrices (read by tests/library/quantize_plan.rs).
                 Some("dat") if path.parent().is_some_and(|p| p.ends_with("gguf-quantize")) => {}
                 // A file with the extension of a format the registry knows; netCDF-4 files are

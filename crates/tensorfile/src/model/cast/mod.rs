@@ -43,9 +43,16 @@ pub fn can_cast_to(dtype: DType) -> bool {
     TARGETS.contains(&dtype)
 }
 
-/// The cast target called `name` ([`DType::name`]), or a usage error naming the targets.
+/// The cast target called `name` ([`DType::name`], or the short spellings llama.cpp's tools
+/// use: `f32`, `f16`, `bf16`), or a usage error naming the targets.
 pub fn target(name: &str) -> Result<DType> {
-    DType::from_name(name).filter(|d| can_cast_to(*d)).ok_or_else(|| {
+    let short = match name {
+        "f32" => Some(DType::Float32),
+        "f16" => Some(DType::Float16),
+        "bf16" => Some(DType::BFloat16),
+        _ => None,
+    };
+    short.or_else(|| DType::from_name(name)).filter(|d| can_cast_to(*d)).ok_or_else(|| {
         let names: Vec<&str> = TARGETS.iter().map(|d| d.name()).collect();
         Error::usage(format!("cannot cast to {name:?}: the target dtype is one of {}", names.join(", ")))
     })

@@ -1,0 +1,138 @@
+//! Hugging Face checkpoints into the GGUF file llama.cpp's `convert_hf_to_gguf.py` writes, byte
+//! for byte, without Python: the checkpoint's folder read (`checkpoint.rs`), its architecture
+//! as data (`arch.rs`: names, configuration defaults, tensor names), the hyperparameters'
+//! key/values (`params.rs`), the metadata gguf-py's `Metadata` derives (`metadata.rs`), the
+//! vocabulary (`spm.rs`: SentencePiece), and the tensors written through the GGUF unit
+//! (`write.rs`).
+//!
+//! The reference is llama.cpp as the `llama-cpp-python==0.3.36` sdist vendors it
+//! (`convert_hf_to_gguf.py`, `conversion/`, `gguf-py/gguf/metadata.py`, `vocab.py`);
+//! `tests/fixtures/hf-gguf/` records what it wrote.
+
+mod arch;
+mod checkpoint;
+mod metadata;
+mod params;
+mod spm;
+mod write;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::convert::Progress;
+use crate::error::Result;
+use crate::model::{MetaValue, Number};
+
+pub use write::OutType;
+
+/// How a checkpoint is converted: the converter's `--outtype` and `--vocab-only`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckpointOptions {
+    /// How the tensors are stored.
+    pub outtype: OutType,
+    /// Write the vocabulary and the key/values alone, no tensor.
+    pub vocab_only: bool,
+}
+
+/// ggml's quantization version, which the converter writes (`general.quantization_version`).
+const QUANTIZATION_VERSION: u32 = 2;
+
+/// What a conversion of a checkpoint wrote.
+#[derive(Debug, Clone)]
+pub struct CheckpointConverted {
+    /// llama.cpp's name of the architecture.
+    pub architecture: String,
+    /// The file type the tensors were stored as.
+    pub outtype: OutType,
+    /// (name, ggml type) of every tensor written, in file order.
+    pub tensors: Vec<(String, crate::model::quant::GgmlType)>,
+    /// Bytes of tensor data written.
+    pub bytes: u64,
+}
+
+/// Whether `dir` is a Hugging Face model folder (a folder holding `config.json`).
+pub(crate) fn is_checkpoint(dir: &Path) -> bool {
+    dir.is_dir() && dir.join("config.json").is_file()
+}
+
+/// Convert the Hugging Face model folder `dir` into the GGUF file `dest`, as
+/// `convert_hf_to_gguf.py DIR --outfile DEST --outtype OUTTYPE` writes it.
+pub fn convert_checkpoint(
+    dir: &Path,
+    dest: &Path,
+    options: &CheckpointOptions,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<CheckpointConverted> {
+    let checkpoint = checkpoint::Checkpoint::open(dir)?;
+    let config_path = dir.join("config.json");
+    let arch = arch::architecture_of(&checkpoint.config).map_err(|e| e.in_file(&config_path))?;
+    let hparams = arch.hparams(&checkpoint.config);
+    let outtype = match options.outtype {
+        OutType::Auto => OutType::guessed(&checkpoint),
+        given => given,
+    };
+    let (matrices, file_type) = outtype.resolved();
+    let mut planned = write::plan(&checkpoint, arch, &hparams, matrices)?;
+    if options.vocab_only {
+        // Nothing counted, so no size label either.
+        planned.clear();
+    }
+    let total: u64 = planned.iter().map(|p| p.info.shape().iter().product::<u64>()).sum();
+    let total = i64::try_from(total).unwrap_or(i64::MAX);
+    let block_count = ["n_layers", "num_hidden_layers", "n_layer", "num_layers"]
+        .iter()
+        .find_map(|k| hparams.get(*k).and_then(Value::as_u64))
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| crate::error::Error::usage("config.json has no layer count").in_file(&config_path))?;
+    let meta = metadata::derive(dir, &checkpoint.config, checkpoint.generation_config.as_ref(), total, total, 0, 0)?;
+    let mut kvs: Vec<(String, MetaValue)> = vec![
+        ("general.architecture".into(), MetaValue::Text(arch.name.into())),
+        ("general.type".into(), MetaValue::Text("model".into())),
+    ];
+    kvs.extend(meta.to_kvs());
+    kvs.extend(
+        params::Params::new(arch, &hparams).text_model(block_count, file_type).map_err(|e| e.in_file(&config_path))?,
+    );
+    kvs.push(("general.quantization_version".into(), MetaValue::Number(Number::U32(QUANTIZATION_VERSION))));
+    kvs.extend(spm::sentencepiece_vocab_kvs(dir, &Value::Object(hparams.clone()))?);
+    let bytes = write::write(&checkpoint, &planned, kvs, dest, progress)?;
+    let tensors = planned
+        .iter()
+        .map(|p| {
+            let t = match p.info.layout().quant() {
+                Some(crate::model::quant::Quant::Ggml(t)) => *t,
+                _ => crate::model::quant::GgmlType::for_dtype(p.info.dtype())
+                    .unwrap_or(crate::model::quant::GgmlType::F32),
+            };
+            (p.info.name().to_string(), t)
+        })
+        .collect();
+    Ok(CheckpointConverted { architecture: arch.name.to_string(), outtype, tensors, bytes })
+}
+
+/// Convert the checkpoint in `dir` and quantize it as `llama-quantize` quantizes the
+/// converter's file, into `dest`: the bytes of `convert_hf_to_gguf.py` followed by
+/// `llama-quantize`. The converted file is staged beside `dest` (hidden, removed whatever
+/// happens) and read by the quantizer as llama-quantize reads it.
+pub fn convert_and_quantize(
+    dir: &Path,
+    dest: &Path,
+    options: &CheckpointOptions,
+    request: &super::QuantizeRequest,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<(CheckpointConverted, super::Quantized)> {
+    if options.vocab_only {
+        return Err(crate::error::Error::usage("a vocabulary alone has no tensors to quantize"));
+    }
+    let name = dest.file_name().and_then(|n| n.to_str()).unwrap_or("model.gguf");
+    let staged = dest.with_file_name(format!(".{name}.converted-{}.gguf", std::process::id()));
+    let done = (|| {
+        let converted = convert_checkpoint(dir, &staged, options, progress)?;
+        let file = crate::file::TensorFile::open(&staged)?;
+        let quantized = super::quantize_gguf(&file, dest, request, progress)?;
+        Ok((converted, quantized))
+    })();
+    let _ = std::fs::remove_file(&staged);
+    done
+}
