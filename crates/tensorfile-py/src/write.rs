@@ -242,6 +242,8 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     let exclude: Vec<String> = get(options, "exclude")?.unwrap_or_default();
     let rename: Vec<(String, String)> = get(options, "rename")?.unwrap_or_default();
     let mut job = ConvertJob::new(src, dst);
+    // A Hugging Face checkpoint's BPE vocabulary needs Hugging Face's tokenizers library.
+    job.tokenizers = Some(&tensorfile_tokenizers::HF_TOKENIZERS);
     job.set_selection(&include, &exclude, &rename, quantize_options(options)?.as_ref()).py()?;
     job.dtype = get::<String>(options, "dtype")?.as_deref().map(cast::target).transpose().py()?;
     job.variant = get(options, "zt_version")?;

@@ -41,6 +41,13 @@ def test_a_checkpoint_quantizes_in_the_same_job_as_llama_quantize_after_the_conv
     assert [p.name for p in tmp_path.iterdir()] == ["out.gguf"]
 
 
+def test_a_bpe_vocabulary_converts_through_the_tokenizers_library(tmp_path):
+    folder = HF / "Llama-GPT2Tok-BPE-bf16-tied"
+    out = tmp_path / "out.gguf"
+    tensorfile.convert(str(folder), str(out))
+    assert sha256(out) == recorded("hf-gguf.expected.json", lambda r: r["folder"] == folder.name and r["args"] == [])
+
+
 def test_what_has_no_equivalent_yet_is_refused(tmp_path):
     with pytest.raises(tensorfile.UsageError, match="max_shard_size"):
         tensorfile.convert(str(MODEL), str(tmp_path / "out.gguf"), max_shard_size="1MB")

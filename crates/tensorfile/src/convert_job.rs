@@ -70,6 +70,9 @@ pub struct ConvertJob {
     /// tensor types and importance matrix apply by name; the options that need llama.cpp's
     /// names or file are refused). See [`ConvertJob::quantize_path`].
     pub quantize: Option<QuantizeRequest>,
+    /// Hugging Face's tokenizers library, which converting a checkpoint whose vocabulary is a
+    /// `tokenizer.json` alone (BPE) needs; the shells give it (crate `tensorfile-tokenizers`).
+    pub tokenizers: Option<&'static dyn llama::Tokenizers>,
 }
 
 impl ConvertJob {
@@ -89,6 +92,7 @@ impl ConvertJob {
             split_max_tensors: None,
             no_tensor_first_split: false,
             quantize: None,
+            tokenizers: None,
         }
     }
 
@@ -187,7 +191,7 @@ impl ConvertJob {
                 )));
             }
         };
-        let options = llama::CheckpointOptions { outtype, vocab_only: false };
+        let options = llama::CheckpointOptions { outtype, vocab_only: false, tokenizers: self.tokenizers };
         let (tensors, bytes, quantized) = match &self.quantize {
             None => {
                 let done = llama::convert_checkpoint(dir, &self.output, &options, progress)?;

@@ -79,3 +79,12 @@ pub fn exercise_split_gguf(data: &[u8]) -> bool {
     }
     true
 }
+
+/// Read `data` as a SentencePiece model (a `tokenizer.model`): errors are fine; panics are
+/// bugs. The pieces read are no more than the input could hold (each takes at least two
+/// bytes).
+pub fn exercise_sentencepiece(data: &[u8]) {
+    if let Ok(pieces) = crate::llama::hf::spm::proto::pieces(data) {
+        assert!(pieces.len() <= data.len() / 2, "{} pieces from {} bytes", pieces.len(), data.len());
+    }
+}

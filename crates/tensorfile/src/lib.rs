@@ -106,7 +106,7 @@ pub mod stats;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::fuzzing::{exercise, exercise_split_gguf};
+    pub use crate::fuzzing::{exercise, exercise_sentencepiece, exercise_split_gguf};
     pub use crate::{checked, cursor, flatbuf, pickle, zip};
 }
 

@@ -181,6 +181,8 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     let mut request = WriteRequest::parse(args.compress.as_deref(), args.checksum.as_deref())?;
     request.byte_order = args.big_endian.then_some(ByteOrder::Big);
     let mut job = ConvertJob::new(args.inputs(), args.output());
+    // A Hugging Face checkpoint's BPE vocabulary needs Hugging Face's tokenizers library.
+    job.tokenizers = Some(&tensorfile_tokenizers::HF_TOKENIZERS);
     job.data = args.data.clone();
     job.variant = args.zt_version.clone();
     // A bad variant, or one for an output that has none, is an error before anything else.

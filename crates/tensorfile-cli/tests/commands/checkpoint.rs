@@ -38,6 +38,16 @@ fn a_checkpoint_folder_converts_as_the_converter_converts_it() {
 }
 
 #[test]
+fn a_bpe_vocabulary_is_converted_through_the_tokenizers_library() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = "Llama-GPT2Tok-BPE-bf16-tied";
+    let out = tmp.path().join("out.gguf");
+    ok(&[&"convert", &fixtures().join("hf-gguf").join(folder), &out]);
+    let want = recorded("hf-gguf.expected.json", |r| r["folder"] == folder && r["args"] == serde_json::json!([]));
+    assert_eq!(sha256_of(&out), want);
+}
+
+#[test]
 fn what_a_checkpoint_conversion_cannot_do_yet_is_refused_naming_the_flag() {
     let tmp = tempfile::tempdir().unwrap();
     let model = fixtures().join("hf-gguf/TinyLlama-SPM-bf16");

@@ -10,14 +10,16 @@
 //! module and the GGUF unit, no code names the GGUF format: a job compares its formats with
 //! `MODEL_FORMAT` to know whether llama.cpp's tools would read or write them.
 
-mod hf;
+pub(crate) mod hf;
 mod quantize;
 mod split;
 
 use crate::formats::Format;
 
 pub(crate) use hf::is_checkpoint;
-pub use hf::{CheckpointConverted, CheckpointOptions, OutType, convert_and_quantize, convert_checkpoint};
+pub use hf::{
+    CheckpointConverted, CheckpointOptions, OutType, Tokenizer, Tokenizers, convert_and_quantize, convert_checkpoint,
+};
 pub use quantize::{
     Imatrix, ImatrixEntry, InputTensor, KvOverride, OverrideValue, PlannedFile, PlannedTensor, Preset, QuantizeInput,
     QuantizeOptions, QuantizePath, QuantizePlan, QuantizeRequest, QuantizeSizes, QuantizeTarget, Quantized, TensorSize,

@@ -49,7 +49,7 @@ fn inputs() -> Vec<PathBuf> {
         files.extend(committed(&root.join("tests/fixtures"), folder, count));
     }
     // Seeds of targets whose input is no file format (XNNPACK payloads), and their README.
-    files.extend(committed(&root, "fuzz/seeds", 490));
+    files.extend(committed(&root, "fuzz/seeds", 491));
     files
 }
 
@@ -71,13 +71,15 @@ fn fuzz_findings_and_fixtures_never_panic() {
         tensorfile::formats::executorch::xnnpack::exercise(&data);
         // The split_gguf target.
         let _ = tensorfile::internals::exercise_split_gguf(&data);
+        // The sentencepiece_read target.
+        tensorfile::internals::exercise_sentencepiece(&data);
     }
 }
 
 #[test]
 fn the_split_gguf_seeds_are_what_they_say() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
-    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", 490);
+    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", 491);
     seeds.retain(|p| p.extension().is_some_and(|e| e == "ggufsplit"));
     assert_eq!(seeds.len(), 6, "split_gguf seeds committed in fuzz/seeds");
     for seed in seeds {

@@ -33,7 +33,11 @@ fn options(args: &[Value]) -> CheckpointOptions {
         ["--outtype", "q8_0"] => OutType::Q8_0,
         other => panic!("a run of arguments {other:?}: teach this test its options"),
     };
-    CheckpointOptions { outtype, vocab_only: args == ["--vocab-only"] }
+    CheckpointOptions {
+        outtype,
+        vocab_only: args == ["--vocab-only"],
+        tokenizers: Some(&tensorfile_tokenizers::HF_TOKENIZERS),
+    }
 }
 
 /// Where `ours` parts from the converter's file the record describes.
@@ -106,7 +110,7 @@ fn checkpoints_convert_to_the_converters_bytes() {
             ));
         }
     }
-    assert_eq!(made, 9, "runs of the record made here");
+    assert_eq!(made, 13, "runs of the record made here");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

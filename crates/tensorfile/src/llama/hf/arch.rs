@@ -21,6 +21,23 @@ pub(crate) struct Architecture {
     pub tensors: &'static [(&'static str, &'static str)],
     /// The query and key rows are permuted back from Hugging Face's rotary layout.
     pub undo_permute: bool,
+    /// How a mixture's experts are stored, when they are one tensor per expert.
+    pub experts: Option<&'static Experts>,
+}
+
+/// A mixture's experts stored one tensor per expert and projection, which the converter
+/// stacks into one tensor per projection and block.
+#[derive(Debug)]
+pub(crate) struct Experts {
+    /// What the name of every expert tensor holds.
+    pub marker: &'static str,
+    /// The name of one (`{bid}` block, `{xid}` expert, `{wid}` projection).
+    pub per_expert: &'static str,
+    /// The projections in the order the converter stacks them, each with the name the
+    /// stacked tensor is given before the tensor table maps it (`{bid}` block).
+    pub projections: &'static [(&'static str, &'static str)],
+    /// The hyperparameter counting the experts.
+    pub count_key: &'static str,
 }
 
 /// A configuration default.
@@ -38,7 +55,28 @@ pub(crate) enum Fallback {
     Null,
 }
 
-/// Llama and its family (transformers' `LlamaConfig` defaults).
+/// The llama family's tensor names.
+const LLAMA_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+    // Mixtral's router and its experts, stacked.
+    ("model.layers.{bid}.block_sparse_moe.gate", "blk.{bid}.ffn_gate_inp"),
+    ("layers.{bid}.feed_forward.experts.w1", "blk.{bid}.ffn_gate_exps"),
+    ("layers.{bid}.feed_forward.experts.w2", "blk.{bid}.ffn_down_exps"),
+    ("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps"),
+];
+
+/// Llama (transformers' `LlamaConfig` defaults).
 const LLAMA: Architecture = Architecture {
     hf_names: &["LlamaForCausalLM", "LlamaModel"],
     name: "llama",
@@ -55,25 +93,69 @@ const LLAMA: Architecture = Architecture {
         ("rope_scaling", Fallback::Null),
         ("head_dim", Fallback::Quotient("hidden_size", "num_attention_heads")),
     ],
-    tensors: &[
-        ("model.embed_tokens", "token_embd"),
-        ("model.norm", "output_norm"),
-        ("lm_head", "output"),
-        ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-        ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-        ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-        ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-        ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-        ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
-        ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-        ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-        ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-    ],
+    tensors: LLAMA_TENSORS,
     undo_permute: true,
+    experts: None,
+};
+
+/// Mistral: llama's converter, `MistralConfig`'s defaults (no head width unless given).
+const MISTRAL: Architecture = Architecture {
+    hf_names: &["MistralForCausalLM"],
+    name: "llama",
+    defaults: &[
+        ("vocab_size", Fallback::Int(32000)),
+        ("hidden_size", Fallback::Int(4096)),
+        ("intermediate_size", Fallback::Int(14336)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::Int(8)),
+        ("max_position_embeddings", Fallback::Int(4096 * 32)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("head_dim", Fallback::Null),
+    ],
+    tensors: LLAMA_TENSORS,
+    undo_permute: true,
+    experts: None,
+};
+
+/// Mixtral's experts: `w1` (gate), `w2` (down), `w3` (up) of every expert.
+const MIXTRAL_EXPERTS: Experts = Experts {
+    marker: "block_sparse_moe.experts",
+    per_expert: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{wid}.weight",
+    projections: &[
+        ("w1", "layers.{bid}.feed_forward.experts.w1"),
+        ("w2", "layers.{bid}.feed_forward.experts.w2"),
+        ("w3", "layers.{bid}.feed_forward.experts.w3"),
+    ],
+    count_key: "num_local_experts",
+};
+
+/// Mixtral: llama's converter with its experts stacked, `MixtralConfig`'s defaults.
+const MIXTRAL: Architecture = Architecture {
+    hf_names: &["MixtralForCausalLM"],
+    name: "llama",
+    defaults: &[
+        ("vocab_size", Fallback::Int(32000)),
+        ("hidden_size", Fallback::Int(4096)),
+        ("intermediate_size", Fallback::Int(14336)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::Int(8)),
+        ("max_position_embeddings", Fallback::Int(4096 * 32)),
+        ("rms_norm_eps", Fallback::Float(1e-5)),
+        ("rope_theta", Fallback::Float(1e6)),
+        ("head_dim", Fallback::Null),
+        ("num_experts_per_tok", Fallback::Int(2)),
+        ("num_local_experts", Fallback::Int(8)),
+    ],
+    tensors: LLAMA_TENSORS,
+    undo_permute: true,
+    experts: Some(&MIXTRAL_EXPERTS),
 };
 
 /// Every architecture, in the order they are tried.
-pub(crate) const ARCHITECTURES: &[&Architecture] = &[&LLAMA];
+pub(crate) const ARCHITECTURES: &[&Architecture] = &[&LLAMA, &MISTRAL, &MIXTRAL];
 
 /// The architecture `config` names (its first `architectures` entry), or why there is none.
 pub(crate) fn architecture_of(config: &Value) -> Result<&'static Architecture> {

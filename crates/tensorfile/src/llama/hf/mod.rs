@@ -10,10 +10,13 @@
 //! `tests/fixtures/hf-gguf/` records what it wrote.
 
 mod arch;
+mod bpe;
 mod checkpoint;
 mod metadata;
 mod params;
-mod spm;
+mod plan;
+pub(crate) mod spm;
+mod tokenizer;
 mod write;
 
 use std::path::Path;
@@ -24,15 +27,20 @@ use crate::convert::Progress;
 use crate::error::Result;
 use crate::model::{MetaValue, Number};
 
+pub use tokenizer::{Tokenizer, Tokenizers};
 pub use write::OutType;
 
-/// How a checkpoint is converted: the converter's `--outtype` and `--vocab-only`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How a checkpoint is converted: the converter's `--outtype` and `--vocab-only`, and the
+/// tokenizers library a BPE vocabulary needs.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct CheckpointOptions {
     /// How the tensors are stored.
     pub outtype: OutType,
     /// Write the vocabulary and the key/values alone, no tensor.
     pub vocab_only: bool,
+    /// Hugging Face's tokenizers library, for a vocabulary of `tokenizer.json` alone (BPE);
+    /// `None`: such a checkpoint is refused.
+    pub tokenizers: Option<&'static dyn Tokenizers>,
 }
 
 /// ggml's quantization version, which the converter writes (`general.quantization_version`).
@@ -49,6 +57,60 @@ pub struct CheckpointConverted {
     pub tensors: Vec<(String, crate::model::quant::GgmlType)>,
     /// Bytes of tensor data written.
     pub bytes: u64,
+}
+
+/// The parameter counts gguf-py's writer makes of the tensors it holds: every element, those
+/// of a mixture's experts (`_exps.` tensors of three dimensions: per expert) and the others,
+/// and the experts' mean count.
+struct ParameterCounts {
+    total: i64,
+    shared: i64,
+    expert: i64,
+    expert_count: u64,
+}
+
+impl ParameterCounts {
+    fn of(planned: &[plan::Planned]) -> ParameterCounts {
+        let (mut total, mut shared, mut expert, mut expert_sum, mut expert_tensors) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        for p in planned {
+            let shape = p.info.shape();
+            let size: u64 = shape.iter().product();
+            let name = p.info.name();
+            match shape.len() {
+                3.. if name.contains("_exps.") => {
+                    let count = if name.contains(".bias") { shape[shape.len() - 2] } else { shape[shape.len() - 3] };
+                    expert += size.checked_div(count).unwrap_or(0);
+                    expert_sum += count;
+                    expert_tensors += 1;
+                }
+                _ => shared += size,
+            }
+            total += size;
+        }
+        let signed = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        ParameterCounts {
+            total: signed(total),
+            shared: signed(shared),
+            expert: signed(expert),
+            expert_count: expert_sum.checked_div(expert_tensors).unwrap_or(0),
+        }
+    }
+}
+
+/// The vocabulary's key/values as the llama family's converter writes them: SentencePiece
+/// when the folder has a `tokenizer.model`, else BPE from `tokenizer.json` (which needs the
+/// tokenizers library).
+fn vocabulary(dir: &Path, hparams: &Value, options: &CheckpointOptions) -> Result<Vec<(String, MetaValue)>> {
+    if dir.join("tokenizer.model").is_file() || !dir.join("tokenizer.json").is_file() {
+        return spm::sentencepiece_vocab_kvs(dir, hparams);
+    }
+    let Some(tokenizers) = options.tokenizers else {
+        return Err(crate::error::Error::unsupported(
+            "a BPE vocabulary (tokenizer.json) needs Hugging Face's tokenizers library, which this build was not given",
+        )
+        .in_file(dir.join("tokenizer.json")));
+    };
+    bpe::gpt2_vocab_kvs(dir, hparams, tokenizers)
 }
 
 /// Whether `dir` is a Hugging Face model folder (a folder holding `config.json`).
@@ -73,19 +135,26 @@ pub fn convert_checkpoint(
         given => given,
     };
     let (matrices, file_type) = outtype.resolved();
-    let mut planned = write::plan(&checkpoint, arch, &hparams, matrices)?;
+    let mut planned = plan::plan(&checkpoint, arch, &hparams, matrices)?;
     if options.vocab_only {
         // Nothing counted, so no size label either.
         planned.clear();
     }
-    let total: u64 = planned.iter().map(|p| p.info.shape().iter().product::<u64>()).sum();
-    let total = i64::try_from(total).unwrap_or(i64::MAX);
+    let counts = ParameterCounts::of(&planned);
     let block_count = ["n_layers", "num_hidden_layers", "n_layer", "num_layers"]
         .iter()
         .find_map(|k| hparams.get(*k).and_then(Value::as_u64))
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| crate::error::Error::usage("config.json has no layer count").in_file(&config_path))?;
-    let meta = metadata::derive(dir, &checkpoint.config, checkpoint.generation_config.as_ref(), total, total, 0, 0)?;
+    let meta = metadata::derive(
+        dir,
+        &checkpoint.config,
+        checkpoint.generation_config.as_ref(),
+        counts.total,
+        counts.shared,
+        counts.expert,
+        counts.expert_count,
+    )?;
     let mut kvs: Vec<(String, MetaValue)> = vec![
         ("general.architecture".into(), MetaValue::Text(arch.name.into())),
         ("general.type".into(), MetaValue::Text("model".into())),
@@ -95,7 +164,7 @@ pub fn convert_checkpoint(
         params::Params::new(arch, &hparams).text_model(block_count, file_type).map_err(|e| e.in_file(&config_path))?,
     );
     kvs.push(("general.quantization_version".into(), MetaValue::Number(Number::U32(QUANTIZATION_VERSION))));
-    kvs.extend(spm::sentencepiece_vocab_kvs(dir, &Value::Object(hparams.clone()))?);
+    kvs.extend(vocabulary(dir, &Value::Object(hparams.clone()), options)?);
     let bytes = write::write(&checkpoint, &planned, kvs, dest, progress)?;
     let tensors = planned
         .iter()

@@ -113,13 +113,20 @@ impl<'a> Params<'a> {
                 self.add(gguf_key, f32_value(k, v)?);
             }
         }
-        for keys in [
-            &["num_local_experts", "num_experts", "n_routed_experts"][..],
-            &["num_experts_per_tok", "num_experts_per_token", "top_k_experts"][..],
+        for (keys, gguf_key) in [
+            (&["num_local_experts", "num_experts", "n_routed_experts"][..], "expert_count"),
+            (&["num_experts_per_tok", "num_experts_per_token", "top_k_experts"][..], "expert_used_count"),
+            (&["n_group"][..], "expert_group_count"),
+            (&["topk_group"][..], "expert_group_used_count"),
         ] {
-            if self.find(keys).is_some_and(|(_, v)| !v.is_null()) {
-                return Err(Error::unsupported("mixture-of-experts checkpoints are not converted yet"));
+            if let Some((k, v)) = self.find(keys).filter(|(_, v)| !v.is_null()) {
+                self.add(gguf_key, u32_value(k, v)?);
             }
+        }
+        let gating =
+            ["score_function", "scoring_func", "score_func", "moe_router_activation", "moe_router_activation_func"];
+        if self.find(&gating).is_some_and(|(_, v)| !v.is_null()) {
+            return Err(Error::unsupported("a mixture's gating function is not converted yet"));
         }
         if let Some(head_dim) = self.hparams.get("head_dim").filter(|v| !v.is_null()) {
             let value = u32_value("head_dim", head_dim)?;

@@ -4,8 +4,8 @@
 //! in its order and with its value types, read without Python (`proto.rs`: the model file;
 //! `special.rs`: gguf-py's `SpecialVocab`).
 
-mod proto;
-mod special;
+pub(crate) mod proto;
+pub(super) mod special;
 
 use std::path::Path;
 

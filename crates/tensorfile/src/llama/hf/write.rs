@@ -7,14 +7,14 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::arch::Architecture;
-use super::checkpoint::{Checkpoint, SourceTensor};
+use super::checkpoint::Checkpoint;
+use super::plan::Planned;
 use crate::convert::{Progress, as_f32};
 use crate::error::{Error, Result};
 use crate::formats::gguf::GgufWriter;
 use crate::formats::{FormatWriter, WriteOptions};
 use crate::model::quant::{BLOCKS, GgmlType, Quant};
-use crate::model::{DType, Kind, Layout, MetaValue, TensorData, TensorInfo};
+use crate::model::{DType, MetaValue, TensorData, TensorInfo};
 use crate::output::AtomicFile;
 use crate::source::Bytes;
 
@@ -64,73 +64,6 @@ impl OutType {
     }
 }
 
-/// One tensor as written.
-pub(crate) struct Planned {
-    /// The checkpoint's tensor.
-    pub source: SourceTensor,
-    /// Its description in the output.
-    pub info: TensorInfo,
-    /// Its query or key rows are permuted, in this many heads.
-    pub permute_heads: Option<u64>,
-}
-
-/// Tensors the converter leaves out.
-fn left_out(name: &str) -> bool {
-    name.ends_with(".attention.masked_bias")
-        || name.ends_with(".attention.bias")
-        || name.ends_with(".rotary_emb.inv_freq")
-}
-
-/// Every tensor as the output holds it, in the converter's order, with the type each gets.
-pub(crate) fn plan(
-    checkpoint: &Checkpoint,
-    arch: &Architecture,
-    hparams: &serde_json::Map<String, serde_json::Value>,
-    matrices: GgmlType,
-) -> Result<Vec<Planned>> {
-    let count = |key: &str| hparams.get(key).and_then(serde_json::Value::as_u64);
-    let heads = count("num_attention_heads").ok_or_else(|| Error::usage("config.json has no num_attention_heads"))?;
-    let kv_heads = count("num_key_value_heads").unwrap_or(heads);
-    let mut planned = Vec::with_capacity(checkpoint.tensors.len());
-    for source in &checkpoint.tensors {
-        if left_out(&source.name) {
-            continue;
-        }
-        let info = checkpoint.parts[source.part].entries()[source.index].info();
-        let name = arch.tensor_name(&source.name).ok_or_else(|| {
-            Error::unsupported(format!("no llama.cpp name for the tensor (architecture {})", arch.name))
-                .for_tensor(&source.name)
-        })?;
-        let permute_heads = match () {
-            _ if !arch.undo_permute => None,
-            _ if source.name.ends_with("q_proj.weight") || source.name.ends_with("q_proj.bias") => Some(heads),
-            _ if source.name.ends_with("k_proj.weight") || source.name.ends_with("k_proj.bias") => Some(kv_heads),
-            _ => None,
-        };
-        let shape = info.shape().to_vec();
-        let t = stored_type(&name, &shape, matrices);
-        let out = match t.plain() {
-            Some(dtype) => TensorInfo::new(&name, Kind::Tensor, dtype, shape, Layout::Dense)?,
-            None => TensorInfo::new(&name, Kind::Tensor, DType::Float32, shape, Layout::Quantized(Quant::Ggml(t)))?,
-        };
-        planned.push(Planned { source: source.clone(), info: out, permute_heads });
-    }
-    Ok(planned)
-}
-
-/// The type the converter stores a tensor as: F32 for one dimension, norms and what is not a
-/// weight; else the file type's, F16 when Q8_0's blocks do not fit its rows.
-fn stored_type(name: &str, shape: &[u64], matrices: GgmlType) -> GgmlType {
-    if shape.len() <= 1 || name.ends_with("_norm.weight") || !name.ends_with(".weight") {
-        return GgmlType::F32;
-    }
-    let row = shape.last().copied().unwrap_or(1);
-    if matrices.plain().is_none() && row % matrices.block_elements() != 0 {
-        return GgmlType::F16;
-    }
-    matrices
-}
-
 /// Query or key rows permuted from Hugging Face's rotary layout back to llama.cpp's: within
 /// each head, the first and second halves of its rows interleaved.
 fn permute_rows(values: &[f32], shape: &[u64], heads: u64) -> Result<Vec<f32>> {
@@ -153,15 +86,20 @@ fn permute_rows(values: &[f32], shape: &[u64], heads: u64) -> Result<Vec<f32>> {
     Ok(out)
 }
 
-/// The tensor's bytes as planned.
+/// The tensor's bytes as planned: its sources' values (stacked when several), permuted when
+/// planned, stored as its type.
 fn tensor_data(checkpoint: &Checkpoint, p: &Planned) -> Result<TensorData> {
-    let file = &checkpoint.parts[p.source.part];
-    let read_as = file.entries()[p.source.index].info();
-    let mut values = as_f32(read_as, file.read_verified(p.source.index)?)?;
-    if let Some(heads) = p.permute_heads {
-        values = permute_rows(&values, read_as.shape(), heads)?;
+    let mut values = Vec::new();
+    for source in &p.sources {
+        let file = &checkpoint.parts[source.part];
+        let read_as = file.entries()[source.index].info();
+        let mut part = as_f32(read_as, file.read_verified(source.index)?).map_err(|e| e.for_tensor(&source.name))?;
+        if let Some(heads) = p.permute_heads {
+            part = permute_rows(&part, read_as.shape(), heads)?;
+        }
+        values.extend_from_slice(&part);
     }
-    let row = usize::try_from(read_as.shape().last().copied().unwrap_or(1)).unwrap_or(1).max(1);
+    let row = usize::try_from(p.info.shape().last().copied().unwrap_or(1)).unwrap_or(1).max(1);
     let t = match p.info.layout().quant() {
         Some(Quant::Ggml(t)) => *t,
         _ => GgmlType::for_dtype(p.info.dtype()).ok_or_else(|| Error::usage("an output type ggml cannot store"))?,
@@ -191,7 +129,7 @@ pub(crate) fn write(
         let written = (|| -> Result<()> {
             let mut writer = GgufWriter::new(Box::new(&mut out), &infos, &options)?;
             for p in planned {
-                let data = tensor_data(checkpoint, p).map_err(|e| e.for_tensor(&p.source.name))?;
+                let data = tensor_data(checkpoint, p).map_err(|e| e.for_tensor(p.info.name()))?;
                 writer.write(&data)?;
                 done += p.info.nbytes()?;
                 progress(Progress { done_bytes: done, total_bytes: total, tensor: p.info.name() });

@@ -1,5 +1,5 @@
 //! gguf-py's `SpecialVocab` (`vocab.py`) as the converter runs it for a SentencePiece
-//! vocabulary: special token ids, `add_*_token` flags, the chat template and the normalizer
+//! vocabulary and (with `load_merges=True`) a BPE one: the merges, special token ids, `add_*_token` flags, the chat template and the normalizer
 //! flags, read from `tokenizer.json`, `tokenizer_config.json`, `chat_template.jinja` /
 //! `chat_template.json` and `config.json`, and added in `add_to_gguf`'s order.
 
@@ -26,6 +26,10 @@ pub(crate) struct SpecialVocab {
     lowercase: Option<bool>,
     /// `normalizer_strip_accents`.
     strip_accents: Option<bool>,
+    /// `load_merges`.
+    load_merges: bool,
+    /// `merges`: `tokenizer.json`'s, else `merges.txt`'s.
+    merges: Vec<String>,
 }
 
 /// The JSON object `v.get(key, {})` gives, refused when it is not an object.
@@ -56,6 +60,11 @@ fn list<'v>(v: &'v Value, what: &str, file: &Path) -> Result<&'v [Value]> {
 impl SpecialVocab {
     /// `SpecialVocab(dir, load_merges=False, special_token_types=types, n_vocab=n_vocab)`.
     pub(crate) fn load(dir: &Path, types: &[&str], n_vocab: Option<u64>) -> Result<Self> {
+        Self::load_with(dir, types, n_vocab, false)
+    }
+
+    /// `SpecialVocab(dir, load_merges=load_merges, special_token_types=types, n_vocab=n_vocab)`.
+    pub(crate) fn load_with(dir: &Path, types: &[&str], n_vocab: Option<u64>, load_merges: bool) -> Result<Self> {
         let mut sv = SpecialVocab {
             types: types.iter().map(|t| t.to_string()).collect(),
             n_vocab,
@@ -64,9 +73,14 @@ impl SpecialVocab {
             chat_template: None,
             lowercase: None,
             strip_accents: None,
+            load_merges,
+            merges: Vec::new(),
         };
         sv.read_tokenizer_json(dir)?;
         sv.read_config_json(dir)?;
+        if sv.load_merges && sv.merges.is_empty() {
+            sv.read_merges_txt(dir)?;
+        }
         Ok(sv)
     }
 
@@ -141,6 +155,18 @@ impl SpecialVocab {
         if let Some(tok) = &tokenizer {
             if !tok.is_object() {
                 return Err(Error::invalid(Rule::BadField, "the tokenizer is not a JSON object").in_file(&tj_path));
+            }
+            if self.load_merges {
+                let model = match tok.get("model") {
+                    None => None,
+                    Some(m @ Value::Object(_)) => Some(m),
+                    Some(_) => {
+                        return Err(Error::invalid(Rule::BadField, "`model` is not an object").in_file(&tj_path));
+                    }
+                };
+                if let Some(Value::Array(merges)) = model.and_then(|m| m.get("merges")) {
+                    self.merges = json_merges(merges).map_err(|e| e.in_file(&tj_path))?;
+                }
             }
             if let Some(n) = tok.get("normalizer").filter(|n| truthy(n)) {
                 self.parse_normalizer(n, &tj_path)?;
@@ -407,8 +433,36 @@ impl SpecialVocab {
         Ok(())
     }
 
-    /// `add_to_gguf` (without merges: this path never loads them).
+    /// `_try_load_merges_txt`: `merges.txt`, a `#` first line skipped, lines of two
+    /// whitespace-separated parts kept (joined by one space), others ignored.
+    fn read_merges_txt(&mut self, dir: &Path) -> Result<()> {
+        let path = dir.join("merges.txt");
+        if !path.is_file() {
+            return Ok(());
+        }
+        let text = read_text(&path)?;
+        let mut lines = text.split_inclusive('\n').peekable();
+        if lines.peek().is_some_and(|l| l.trim_matches(py_space).starts_with('#')) {
+            lines.next();
+        }
+        self.merges = lines
+            .filter_map(|line| {
+                let parts: Vec<&str> = line.split(py_space).filter(|p| !p.is_empty()).take(3).collect();
+                (parts.len() == 2).then(|| format!("{} {}", parts[0], parts[1]))
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// `add_to_gguf`: the merges (when loaded), then the special tokens' ids and flags, the
+    /// chat template and the normalizer flags.
     pub(crate) fn add_to_gguf(&self, kvs: &mut Kvs) -> Result<()> {
+        if !self.merges.is_empty() {
+            kvs.set(
+                "tokenizer.ggml.merges",
+                crate::model::MetaValue::TypedArray(crate::model::TypedArray::Text(self.merges.clone())),
+            );
+        }
         for (typ, id) in &self.ids {
             let key = match typ.as_str() {
                 "bos" => "tokenizer.ggml.bos_token_id",
@@ -445,5 +499,76 @@ impl SpecialVocab {
             kvs.set("tokenizer.ggml.normalizer.strip_accents", crate::model::MetaValue::Bool(v));
         }
         Ok(())
+    }
+}
+
+/// Whitespace as Python's `str.split()` / `str.strip()` see it (`str.isspace`).
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '\u{1c}'..='\u{1f}')
+}
+
+/// `tokenizer.json`'s `model.merges` as gguf-py keeps them: a list of strings as it is; a
+/// list of pairs (transformers 4.45 and later) as each pair's parts joined by a space, a space
+/// inside a part written as U+0120 (`chr(ord(' ') + 256)`); an empty list as none.
+pub(crate) fn json_merges(merges: &[Value]) -> Result<Vec<String>> {
+    let bad = || Error::invalid(Rule::BadField, "unknown tokenizer merges format");
+    match merges.first() {
+        None => Ok(Vec::new()),
+        Some(Value::String(_)) => merges.iter().map(|m| m.as_str().map(str::to_string).ok_or_else(bad)).collect(),
+        Some(Value::Array(first)) if first.len() == 2 && first[0].is_string() => merges
+            .iter()
+            .map(|pair| {
+                let Value::Array(parts) = pair else { return Err(bad()) };
+                let parts: Vec<String> = parts
+                    .iter()
+                    .map(|p| p.as_str().map(|p| p.replace(' ', "\u{120}")).ok_or_else(bad))
+                    .collect::<Result<_>>()?;
+                Ok(parts.join(" "))
+            })
+            .collect(),
+        Some(_) => Err(bad()),
+    }
+}
+
+/// The SentencePiece path's helpers, for the BPE path (`bpe.rs`), which shares them.
+pub(crate) mod shared {
+    use std::path::Path;
+
+    use serde_json::Value;
+
+    use super::super::Kvs;
+    use crate::error::Result;
+    use crate::model::MetaValue;
+
+    /// Python's truthiness of a JSON value.
+    pub(crate) fn truthy(v: &Value) -> bool {
+        super::super::truthy(v)
+    }
+
+    /// A JSON file's value, `None` when there is no such file.
+    pub(crate) fn read_json(path: &Path) -> Result<Option<Value>> {
+        super::super::read_json(path)
+    }
+
+    /// A JSON integer as Python sees it (booleans included).
+    pub(crate) fn json_int(v: &Value) -> Option<i128> {
+        super::super::json_int(v)
+    }
+
+    /// The converter's `does_token_look_special`.
+    pub(crate) fn looks_special(t: &str) -> bool {
+        super::super::looks_special(t)
+    }
+
+    impl Kvs {
+        /// `add_string`: empty text adds nothing.
+        pub(crate) fn text(&mut self, key: &str, value: &str) {
+            self.set_text(key, value);
+        }
+
+        /// The key/values, in order.
+        pub(crate) fn into_vec(self) -> Vec<(String, MetaValue)> {
+            self.0
+        }
     }
 }
