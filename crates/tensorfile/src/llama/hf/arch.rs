@@ -23,6 +23,21 @@ pub(crate) struct Architecture {
     pub undo_permute: bool,
     /// How a mixture's experts are stored, when they are one tensor per expert.
     pub experts: Option<&'static Experts>,
+    /// The converter class it goes through: its vocabulary path and extra key/values.
+    pub family: Family,
+    /// The classes whose checkpoints name their tensors without the `model.` prefix (the bare
+    /// models, `LlamaModel`): the converter adds it.
+    pub bare: &'static [&'static str],
+}
+
+/// The converter class an architecture goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// `LlamaModel`: `add_prefix_space`, SentencePiece else llama's HF vocabulary else BPE, the
+    /// CodeLlama and Granite fix-ups; `vocab_size` and `rope.dimension_count` written.
+    Llama,
+    /// `Qwen2Model` (and Qwen3's): SentencePiece else BPE; the text model's keys alone.
+    Qwen,
 }
 
 /// A mixture's experts stored one tensor per expert and projection, which the converter
@@ -96,6 +111,8 @@ const LLAMA: Architecture = Architecture {
     tensors: LLAMA_TENSORS,
     undo_permute: true,
     experts: None,
+    family: Family::Llama,
+    bare: &["LlamaModel"],
 };
 
 /// Mistral: llama's converter, `MistralConfig`'s defaults (no head width unless given).
@@ -117,6 +134,8 @@ const MISTRAL: Architecture = Architecture {
     tensors: LLAMA_TENSORS,
     undo_permute: true,
     experts: None,
+    family: Family::Llama,
+    bare: &[],
 };
 
 /// Mixtral's experts: `w1` (gate), `w2` (down), `w3` (up) of every expert.
@@ -152,10 +171,82 @@ const MIXTRAL: Architecture = Architecture {
     tensors: LLAMA_TENSORS,
     undo_permute: true,
     experts: Some(&MIXTRAL_EXPERTS),
+    family: Family::Llama,
+    bare: &[],
+};
+
+/// Qwen 2 and 3's tensor names (llama's, with biases; Qwen 3's query and key norms).
+const QWEN_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+    ("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"),
+    ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+/// Qwen 2 (transformers' `Qwen2Config` defaults: no head width).
+const QWEN2: Architecture = Architecture {
+    hf_names: &["Qwen2ForCausalLM", "Qwen2Model"],
+    name: "qwen2",
+    defaults: &[
+        ("vocab_size", Fallback::Int(151936)),
+        ("hidden_size", Fallback::Int(4096)),
+        ("intermediate_size", Fallback::Int(22016)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::Int(32)),
+        ("max_position_embeddings", Fallback::Int(32768)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+    ],
+    tensors: QWEN_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Qwen,
+    bare: &["Qwen2Model"],
+};
+
+/// Qwen 3 (`Qwen3Config`: a head width of 128 unless given).
+const QWEN3: Architecture = Architecture {
+    hf_names: &["Qwen3ForCausalLM", "Qwen3Model"],
+    name: "qwen3",
+    defaults: &[
+        ("vocab_size", Fallback::Int(151936)),
+        ("hidden_size", Fallback::Int(4096)),
+        ("intermediate_size", Fallback::Int(22016)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::Int(32)),
+        ("head_dim", Fallback::Int(128)),
+        ("max_position_embeddings", Fallback::Int(32768)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+    ],
+    tensors: QWEN_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Qwen,
+    bare: &["Qwen3Model"],
 };
 
 /// Every architecture, in the order they are tried.
-pub(crate) const ARCHITECTURES: &[&Architecture] = &[&LLAMA, &MISTRAL, &MIXTRAL];
+pub(crate) const ARCHITECTURES: &[&Architecture] = &[&LLAMA, &MISTRAL, &MIXTRAL, &QWEN2, &QWEN3];
+
+/// The class `config` names (its first `architectures` entry).
+pub(crate) fn class_of(config: &Value) -> Option<&str> {
+    config.get("architectures").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str)
+}
 
 /// The architecture `config` names (its first `architectures` entry), or why there is none.
 pub(crate) fn architecture_of(config: &Value) -> Result<&'static Architecture> {

@@ -378,12 +378,13 @@ pub(crate) fn gpt2_vocab_kvs(
     dir: &Path,
     hparams: &Value,
     tokenizers: &dyn Tokenizers,
+    llama: bool,
 ) -> Result<Vec<(String, MetaValue)>> {
     let mut kvs = Kvs::default();
     let tc_path = dir.join("tokenizer_config.json");
     let tj_path = dir.join("tokenizer.json");
     let tc = read_object(&tc_path)?;
-    if let Some(tc) = &tc {
+    if let Some(tc) = tc.as_ref().filter(|_| llama) {
         if let Some(v) = tc.get("add_prefix_space").filter(|v| !v.is_null()) {
             kvs.set("tokenizer.ggml.add_space_prefix", MetaValue::Bool(truthy(v)));
         }
@@ -396,7 +397,7 @@ pub(crate) fn gpt2_vocab_kvs(
     if !tokenizer.is_object() {
         return Err(Error::invalid(Rule::BadField, "the tokenizer is not a JSON object").in_file(&tj_path));
     }
-    if llama_hf_takes(&tokenizer, &tj_path)? {
+    if llama && llama_hf_takes(&tokenizer, &tj_path)? {
         return Err(Error::unsupported(
             "a byte-fallback BPE tokenizer.json (the converter's LlamaHfVocab \"llama\" vocabulary)",
         )
@@ -443,6 +444,9 @@ pub(crate) fn gpt2_vocab_kvs(
     kvs.set("tokenizer.ggml.token_type", MetaValue::TypedArray(TypedArray::I32(types)));
     let default_types = ["bos", "eos", "unk", "sep", "pad", "cls", "mask"];
     SpecialVocab::load_with(dir, &default_types, None, true)?.add_to_gguf(&mut kvs)?;
+    if !llama {
+        return Ok(kvs.into_vec());
+    }
     // hparams.get("vocab_size", 32000) == 32016 / == 49152, as Python compares numbers
     let hp_vocab = hparams.get("vocab_size").map_or(Some(32000.0), |v| match v {
         Value::Bool(b) => Some(f64::from(u8::from(*b))),

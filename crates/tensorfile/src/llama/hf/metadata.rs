@@ -1,8 +1,9 @@
 //! The model's descriptive metadata (`general.*`) as llama.cpp's `convert_hf_to_gguf.py` writes
 //! it through gguf-py's `Metadata`: the name, organization, base name, fine-tune, version and
 //! size label guessed from the model id (`config.json`'s `_name_or_path`, then the folder's
-//! name), the recommended sampling settings of `generation_config.json`, and the converter's
-//! own fallbacks (the folder's name, a size label from the parameter counts).
+//! name), the model card's values (`model_card.rs`: read first, so they win), the recommended
+//! sampling settings of `generation_config.json`, and the converter's own fallbacks (the
+//! folder's name, a size label from the parameter counts).
 //!
 //! Text handling follows Python's `str` methods. For ASCII it is exact. Beyond ASCII:
 //! digits (`\d`, `isdecimal`) are ASCII digits only (Python also takes other decimal digits);
@@ -18,6 +19,7 @@ use std::path::{Component, Path};
 
 use serde_json::{Map, Value};
 
+use super::model_card::{self, Source, push_sources};
 use crate::error::{Error, Result};
 use crate::model::{MetaValue, Number, TypedArray};
 
@@ -89,6 +91,11 @@ pub(crate) struct ModelMetadata {
     pub(crate) source_uuid: Option<String>,
     /// `general.source.repo_url`.
     pub(crate) source_repo_url: Option<String>,
+    /// `general.base_model.count` and `general.base_model.{i}.*`: the model card's base models
+    /// (`None`: not written; an empty list writes the count 0).
+    pub(crate) base_models: Option<Vec<Source>>,
+    /// `general.dataset.count` and `general.dataset.{i}.*`: the model card's datasets.
+    pub(crate) datasets: Option<Vec<Source>>,
     /// `general.tags` (an array of strings; empty: not written).
     pub(crate) tags: Vec<String>,
     /// `general.languages` (an array of strings; empty: not written).
@@ -103,6 +110,8 @@ impl ModelMetadata {
         let mut kvs = Vec::new();
         self.sampling_kvs(&mut kvs);
         self.text_kvs(&mut kvs);
+        push_sources(&mut kvs, "base_model", self.base_models.as_deref());
+        push_sources(&mut kvs, "dataset", self.datasets.as_deref());
         push_texts(&mut kvs, "general.tags", &self.tags);
         push_texts(&mut kvs, "general.languages", &self.languages);
         kvs
@@ -205,8 +214,9 @@ fn push_texts(kvs: &mut Vec<(String, MetaValue)>, key: &str, values: &[String]) 
 /// `generation_config.json` (`None` when absent or not valid JSON, which gguf-py ignores) and the
 /// parameter counts of gguf-py's `get_total_parameter_count`.
 ///
-/// Refuses, rather than writing a different file, what gguf-py would read and this does not yet:
-/// a `README.md` with YAML front matter (the model card), and values gguf-py would fail on.
+/// The model card (`README.md`'s YAML front matter) is read first, as gguf-py does; what its
+/// writer would fail on (or write as other than text) is refused rather than written differently
+/// (see `model_card.rs`), as are values gguf-py would fail on.
 pub(crate) fn derive(
     dir: &Path,
     config: &Value,
@@ -216,8 +226,9 @@ pub(crate) fn derive(
     expert_params: i64,
     expert_count: u64,
 ) -> Result<ModelMetadata> {
-    refuse_model_card(dir)?;
+    let card = model_card::load(dir)?;
     let mut m = ModelMetadata::default();
+    model_card::apply(&mut m, &card, total_params)?;
     if let Some(id) = name_or_path(config)?.filter(|id| id.matches('/').count() <= 1) {
         m.fill_from(&name_components(id, total_params));
     }
@@ -261,60 +272,6 @@ fn name_or_path(config: &Value) -> Result<Option<&str>> {
             "config.json: \"_name_or_path\" is {other}, not text: gguf-py's Metadata fails on it"
         ))),
     }
-}
-
-/// Refuses a `README.md` whose first line is `---` and whose front matter holds more than blank
-/// lines and comments: gguf-py reads that YAML (licence, tags, languages, base models, datasets).
-/// No `README.md`, one that is not a file, or one without front matter: no model card.
-fn refuse_model_card(dir: &Path) -> Result<()> {
-    let path = dir.join("README.md");
-    if !dir.is_dir() || !path.is_file() {
-        return Ok(());
-    }
-    let bytes = std::fs::read(&path).map_err(|e| Error::from(e).in_file(&path))?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::unsupported(format!("{}: the model card is not UTF-8, which gguf-py fails on", path.display()))
-    })?;
-    if front_matter_is_empty(&text) {
-        return Ok(());
-    }
-    Err(Error::unsupported(format!(
-        "{}: the model card's YAML front matter (license, tags, languages, base_model, datasets) \
-         is not read yet; gguf-py writes it into the file",
-        path.display()
-    )))
-}
-
-/// Whether a model card has no front matter gguf-py would take anything from: empty, a first
-/// line other than `---`, or front matter of only blank lines and comments (YAML `null`).
-fn front_matter_is_empty(text: &str) -> bool {
-    let lines = python_splitlines(text);
-    if lines.first() != Some(&"---") {
-        return true;
-    }
-    lines[1..].iter().take_while(|l| **l != "---").all(|l| {
-        let l = l.trim_start_matches([' ', '\t']);
-        l.trim_end_matches([' ', '\t']).is_empty() || l.starts_with('#')
-    })
-}
-
-/// The lines of `text` as Python's `str.splitlines` cuts them (after reading in text mode, which
-/// only turns `\r\n` and `\r` into `\n`, both already line ends here).
-fn python_splitlines(text: &str) -> Vec<&str> {
-    let is_end = |c: char| {
-        matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}'..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}')
-    };
-    let mut lines = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(is_end) {
-        lines.push(&rest[..at]);
-        let skip = if rest[at..].starts_with("\r\n") { 2 } else { rest[at..].chars().next().map_or(1, char::len_utf8) };
-        rest = &rest[at + skip..];
-    }
-    if !rest.is_empty() {
-        lines.push(rest);
-    }
-    lines
 }
 
 /// Applies `generation_config.json`'s sampling settings as gguf-py does: a JSON value Python
@@ -2704,10 +2661,10 @@ mod tests {
 
     #[test]
     fn derive_refuses_what_it_cannot_reproduce() {
-        let card = derive_in("m", "{}", None, Some("---\nlicense: mit\nbase_model: a/b\n---\n"), TINY).unwrap_err();
+        let card = derive_in("m", "{}", None, Some("---\nlicense: mit\nversion: 1.5\n---\n"), TINY).unwrap_err();
         assert!(card.message().contains("README.md"), "{}", card.message());
-        assert!(card.message().contains("base_model"), "{}", card.message());
-        assert!(derive_in("m", "{}", None, Some("---\r\nlicense: mit\r\n"), TINY).is_err());
+        assert!(card.message().contains("version"), "{}", card.message());
+        assert!(derive_in("m", "{}", None, Some("---\r\nlicense: mit\r\n"), TINY).is_ok());
         assert!(derive_in("m", "[]", None, None, TINY).is_err());
         assert!(derive_in("m", r#"{"_name_or_path": 3}"#, None, None, TINY).is_err());
         assert!(derive_in("m", "{}", Some(r#"{"top_k": 40.0}"#), None, TINY).is_err());
@@ -2754,12 +2711,5 @@ mod tests {
         assert_eq!(python_path_name(Path::new(".")).unwrap(), "");
         assert_eq!(python_path_name(Path::new("a/..")).unwrap(), "..");
         assert_eq!(python_path_name(Path::new("/")).unwrap(), "");
-    }
-
-    #[test]
-    fn splitlines_follows_python() {
-        assert_eq!(python_splitlines("a\r\nb\rc\u{2028}d\n"), vec!["a", "b", "c", "d"]);
-        assert_eq!(python_splitlines(""), Vec::<&str>::new());
-        assert_eq!(python_splitlines("\n\n"), vec!["", ""]);
     }
 }

@@ -13,8 +13,10 @@ mod arch;
 mod bpe;
 mod checkpoint;
 mod metadata;
+mod model_card;
 mod params;
 mod plan;
+mod rope;
 pub(crate) mod spm;
 mod tokenizer;
 mod write;
@@ -97,12 +99,18 @@ impl ParameterCounts {
     }
 }
 
-/// The vocabulary's key/values as the llama family's converter writes them: SentencePiece
+/// The vocabulary's key/values as the architecture's converter class writes them: SentencePiece
 /// when the folder has a `tokenizer.model`, else BPE from `tokenizer.json` (which needs the
 /// tokenizers library).
-fn vocabulary(dir: &Path, hparams: &Value, options: &CheckpointOptions) -> Result<Vec<(String, MetaValue)>> {
+fn vocabulary(
+    dir: &Path,
+    hparams: &Value,
+    family: arch::Family,
+    options: &CheckpointOptions,
+) -> Result<Vec<(String, MetaValue)>> {
+    let llama = family == arch::Family::Llama;
     if dir.join("tokenizer.model").is_file() || !dir.join("tokenizer.json").is_file() {
-        return spm::sentencepiece_vocab_kvs(dir, hparams);
+        return spm::sentencepiece_vocab_kvs(dir, hparams, llama);
     }
     let Some(tokenizers) = options.tokenizers else {
         return Err(crate::error::Error::unsupported(
@@ -110,7 +118,33 @@ fn vocabulary(dir: &Path, hparams: &Value, options: &CheckpointOptions) -> Resul
         )
         .in_file(dir.join("tokenizer.json")));
     };
-    bpe::gpt2_vocab_kvs(dir, hparams, tokenizers)
+    bpe::gpt2_vocab_kvs(dir, hparams, tokenizers, llama)
+}
+
+/// An embedding model's pooling (sentence-transformers' `modules.json`, `classifier_pooling`)
+/// and a Qwen 3 reranker's head are written by the converter in ways not reproduced yet:
+/// refused rather than written otherwise.
+fn refuse_embedding_or_reranker(dir: &Path, hparams: &serde_json::Map<String, Value>, config: &Value) -> Result<()> {
+    let refuse =
+        |what: &str| Err(crate::error::Error::unsupported(format!("{what} is not converted yet")).in_file(dir));
+    if dir.join("modules.json").is_file() || hparams.get("classifier_pooling").is_some_and(|v| !v.is_null()) {
+        return refuse("an embedding model's pooling");
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default().to_lowercase();
+    let hints = [
+        dir.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default(),
+        hparams.get("_name_or_path").and_then(Value::as_str).unwrap_or_default().to_lowercase(),
+        hparams.get("model_type").and_then(Value::as_str).unwrap_or_default().to_lowercase(),
+        arch::class_of(config).unwrap_or_default().to_lowercase(),
+    ];
+    let reranker = readme.contains("# qwen3-reranker")
+        || readme.contains("# qwen3-vl-reranker")
+        || hints.iter().any(|h| h.contains("qwen3-reranker") || h.contains("qwen3-vl-reranker"))
+        || hints[3].contains("sequenceclassification");
+    if reranker {
+        return refuse("a reranker's classification head");
+    }
+    Ok(())
 }
 
 /// Whether `dir` is a Hugging Face model folder (a folder holding `config.json`).
@@ -130,6 +164,9 @@ pub fn convert_checkpoint(
     let config_path = dir.join("config.json");
     let arch = arch::architecture_of(&checkpoint.config).map_err(|e| e.in_file(&config_path))?;
     let hparams = arch.hparams(&checkpoint.config);
+    if arch.family == arch::Family::Qwen {
+        refuse_embedding_or_reranker(dir, &hparams, &checkpoint.config)?;
+    }
     let outtype = match options.outtype {
         OutType::Auto => OutType::guessed(&checkpoint),
         given => given,
@@ -164,7 +201,7 @@ pub fn convert_checkpoint(
         params::Params::new(arch, &hparams).text_model(block_count, file_type).map_err(|e| e.in_file(&config_path))?,
     );
     kvs.push(("general.quantization_version".into(), MetaValue::Number(Number::U32(QUANTIZATION_VERSION))));
-    kvs.extend(vocabulary(dir, &Value::Object(hparams.clone()), options)?);
+    kvs.extend(vocabulary(dir, &Value::Object(hparams.clone()), arch.family, options)?);
     let bytes = write::write(&checkpoint, &planned, kvs, dest, progress)?;
     let tensors = planned
         .iter()

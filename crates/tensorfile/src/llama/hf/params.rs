@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::arch::Architecture;
+use super::arch::{Architecture, Family};
 use crate::error::{Error, Result};
 use crate::model::{MetaValue, Number, TypedArray};
 
@@ -134,6 +134,9 @@ impl<'a> Params<'a> {
             self.add("attention.value_length", value);
         }
         self.out.push(("general.file_type".into(), MetaValue::Number(Number::U32(file_type))));
+        if self.arch.family != Family::Llama {
+            return Ok(self.out);
+        }
         // The llama family's own.
         let vocab = self.hparams.get("vocab_size").ok_or_else(|| Error::usage("config.json has no vocab_size"))?;
         self.add("vocab_size", u32_value("vocab_size", vocab)?);
@@ -184,6 +187,8 @@ impl<'a> Params<'a> {
                 }
                 None => Ok(()),
             },
+            // Its factors are a tensor (`rope_freqs.weight`), no key.
+            Some(t) if t.eq_ignore_ascii_case("llama3") && self.arch.family == Family::Llama => Ok(()),
             Some(other) => Err(Error::unsupported(format!("rope scaling {other:?} is not converted yet"))),
         }
     }

@@ -6,8 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use super::arch::{Architecture, Experts};
+use super::arch::{Architecture, Experts, Family, class_of};
 use super::checkpoint::{Checkpoint, SourceTensor};
+use super::rope;
 use crate::error::{Error, Result};
 use crate::model::quant::{GgmlType, Quant};
 use crate::model::{DType, Kind, Layout, TensorInfo};
@@ -21,6 +22,8 @@ pub(crate) struct Planned {
     pub info: TensorInfo,
     /// Its query or key rows are permuted, in this many heads.
     pub permute_heads: Option<u64>,
+    /// Its values, when the converter makes it rather than reads it (no source).
+    pub generated: Option<Vec<f32>>,
 }
 
 /// Tensors the converter leaves out.
@@ -80,7 +83,27 @@ pub(crate) fn plan(
     let experts = arch.experts.map(|e| (e, count(e.count_key))).map(|(e, n)| (e, n.unwrap_or(0)));
     let mut gathering: Vec<Gathering> = Vec::new();
     let mut planned = Vec::with_capacity(checkpoint.tensors.len());
-    for source in &checkpoint.tensors {
+    // A bare model's tensors lack the `model.` prefix the tables name them by.
+    let bare = class_of(&checkpoint.config).is_some_and(|c| arch.bare.contains(&c));
+    let renamed: Vec<SourceTensor>;
+    let sources: &[SourceTensor] = if bare {
+        renamed = checkpoint
+            .tensors
+            .iter()
+            .map(|t| SourceTensor { name: format!("model.{}", t.name), ..t.clone() })
+            .collect();
+        &renamed
+    } else {
+        &checkpoint.tensors
+    };
+    // What the converter makes comes first (`generate_extra_tensors`).
+    if arch.family == Family::Llama && rope::is_llama3(hparams) {
+        let factors = rope::llama3_factors(hparams)?;
+        let name = "rope_freqs.weight";
+        let info = described(name, vec![factors.len() as u64], matrices)?;
+        planned.push(Planned { sources: Vec::new(), info, permute_heads: None, generated: Some(factors) });
+    }
+    for source in sources {
         if left_out(&source.name) {
             continue;
         }
@@ -104,7 +127,7 @@ pub(crate) fn plan(
             _ => None,
         };
         let info = described(&name, info.shape().to_vec(), matrices)?;
-        planned.push(Planned { sources: vec![source.clone()], info, permute_heads });
+        planned.push(Planned { sources: vec![source.clone()], info, permute_heads, generated: None });
     }
     if let Some(left) = gathering.iter().find(|g| !g.tensors.is_empty()) {
         return Err(Error::usage(format!(
@@ -181,5 +204,5 @@ fn stack(
         .ok_or_else(|| Error::unsupported(format!("no llama.cpp name for {merged}")))?;
     let shape: Vec<u64> = std::iter::once(sources.len() as u64).chain(first).collect();
     let info = described(&name, shape, matrices)?;
-    Ok(Planned { sources, info, permute_heads: None })
+    Ok(Planned { sources, info, permute_heads: None, generated: None })
 }

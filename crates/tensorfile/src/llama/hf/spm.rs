@@ -262,14 +262,17 @@ fn create_vocab(dir: &Path, hparams: &Value) -> Result<(Vec<String>, Vec<f32>, V
 /// the model and pre-tokenizer names, tokens (a text array), scores (`f32`), token types
 /// (`i32`), then what gguf-py's `SpecialVocab` finds (special token ids as `u32`, `add_*_token`
 /// flags, the chat template, normalizer flags), and the CodeLlama / Granite fix-ups.
-pub(crate) fn sentencepiece_vocab_kvs(dir: &Path, hparams: &Value) -> Result<Vec<(String, MetaValue)>> {
+///
+/// Without `llama` (another family's `_set_vocab_sentencepiece` alone), no `add_space_prefix`,
+/// tekken or HybridDNA check, nor fix-ups.
+pub(crate) fn sentencepiece_vocab_kvs(dir: &Path, hparams: &Value, llama: bool) -> Result<Vec<(String, MetaValue)>> {
     let mut kvs = Kvs::default();
-    if dir.join("tekken.json").is_file() && !dir.join("tokenizer.json").is_file() {
+    if llama && dir.join("tekken.json").is_file() && !dir.join("tokenizer.json").is_file() {
         return Err(Error::unsupported("a Mistral tekken.json vocabulary: only SentencePiece is supported so far")
             .in_file(dir.join("tekken.json")));
     }
     let tc_path = dir.join("tokenizer_config.json");
-    if let Some(tc) = read_json(&tc_path)? {
+    if let Some(tc) = read_json(&tc_path)?.filter(|_| llama) {
         if !tc.is_object() {
             return Err(Error::invalid(Rule::BadField, "the tokenizer config is not a JSON object").in_file(&tc_path));
         }
@@ -292,6 +295,9 @@ pub(crate) fn sentencepiece_vocab_kvs(dir: &Path, hparams: &Value) -> Result<Vec
     }
     let default_types = ["bos", "eos", "unk", "sep", "pad", "cls", "mask"];
     special::SpecialVocab::load(dir, &default_types, Some(n_vocab))?.add_to_gguf(&mut kvs)?;
+    if !llama {
+        return Ok(kvs.0);
+    }
     // hparams.get("vocab_size", 32000) == 32016 / == 49152, as Python compares numbers
     let hp_vocab = hparams.get("vocab_size").map_or(Some(32000.0), |v| match v {
         Value::Bool(b) => Some(f64::from(u8::from(*b))),

@@ -89,7 +89,7 @@ fn permute_rows(values: &[f32], shape: &[u64], heads: u64) -> Result<Vec<f32>> {
 /// The tensor's bytes as planned: its sources' values (stacked when several), permuted when
 /// planned, stored as its type.
 fn tensor_data(checkpoint: &Checkpoint, p: &Planned) -> Result<TensorData> {
-    let mut values = Vec::new();
+    let mut values = p.generated.clone().unwrap_or_default();
     for source in &p.sources {
         let file = &checkpoint.parts[source.part];
         let read_as = file.entries()[source.index].info();

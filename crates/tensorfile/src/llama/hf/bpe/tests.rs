@@ -111,6 +111,6 @@ fn llama_hf_decision() {
 fn fixture_with_fake_ids_is_refused_before_writing() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hf-gguf/Llama-GPT2Tok-BPE-bf16-tied");
     let hparams: Value = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
-    let err = gpt2_vocab_kvs(&dir, &hparams, &FakeLib(vec![7])).unwrap_err();
+    let err = gpt2_vocab_kvs(&dir, &hparams, &FakeLib(vec![7]), true).unwrap_err();
     assert!(format!("{err}").contains("chkhsh"), "{err}");
 }

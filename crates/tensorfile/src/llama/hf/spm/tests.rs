@@ -43,7 +43,7 @@ fn get<'a>(kvs: &'a [(String, MetaValue)], key: &str) -> &'a MetaValue {
 fn the_shared_checkpoint_gets_the_converters_key_values() {
     let dir = tinyllama();
     let hparams: Value = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
-    let kvs = sentencepiece_vocab_kvs(&dir, &hparams).unwrap();
+    let kvs = sentencepiece_vocab_kvs(&dir, &hparams, true).unwrap();
     assert_eq!(
         keys(&kvs),
         [
@@ -117,7 +117,7 @@ fn rich() -> tempfile::TempDir {
 #[test]
 fn a_folder_with_every_tokenizer_file_gets_the_converters_key_values() {
     let dir = rich();
-    let kvs = sentencepiece_vocab_kvs(dir.path(), &serde_json::json!({"vocab_size": 1006})).unwrap();
+    let kvs = sentencepiece_vocab_kvs(dir.path(), &serde_json::json!({"vocab_size": 1006}), true).unwrap();
     assert_eq!(
         keys(&kvs),
         [
@@ -191,14 +191,14 @@ fn a_folder_with_every_tokenizer_file_gets_the_converters_key_values() {
 #[test]
 fn a_folder_without_tokenizer_model_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let err = sentencepiece_vocab_kvs(dir.path(), &serde_json::json!({})).unwrap_err();
+    let err = sentencepiece_vocab_kvs(dir.path(), &serde_json::json!({}), true).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("tokenizer.model") && text.contains("SentencePiece"), "{text}");
 }
 
 #[test]
 fn an_absurd_vocab_size_is_refused_before_allocating() {
-    let err = sentencepiece_vocab_kvs(&tinyllama(), &serde_json::json!({"vocab_size": 1u64 << 40})).unwrap_err();
+    let err = sentencepiece_vocab_kvs(&tinyllama(), &serde_json::json!({"vocab_size": 1u64 << 40}), true).unwrap_err();
     assert_eq!(err.rule(), Some(Rule::TooManyEntries), "{err}");
 }
 
