@@ -205,6 +205,9 @@ const CONVERT_OPTIONS: &[&str] = &[
     "quantize",
     "imatrix",
     "quantize_options",
+    "vocab_only",
+    "model_name",
+    "metadata_file",
 ];
 
 /// The keys of `quantize_options` (llama-quantize's options).
@@ -258,6 +261,9 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     job.data = get(options, "data")?;
     job.skip_unsupported = get(options, "skip_unsupported")?.unwrap_or(false);
     job.verify = get(options, "verify")?.unwrap_or(true);
+    job.vocab_only = get(options, "vocab_only")?.unwrap_or(false);
+    job.model_name = get(options, "model_name")?;
+    job.metadata_file = get(options, "metadata_file")?;
     Ok(job)
 }
 

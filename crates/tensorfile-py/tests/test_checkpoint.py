@@ -48,6 +48,18 @@ def test_a_bpe_vocabulary_converts_through_the_tokenizers_library(tmp_path):
     assert sha256(out) == recorded("hf-gguf.expected.json", lambda r: r["folder"] == folder.name and r["args"] == [])
 
 
+def test_the_converters_metadata_options(tmp_path):
+    out = tmp_path / "out.gguf"
+    tensorfile.convert(str(MODEL), str(out), model_name="My Tiny Model")
+    assert sha256(out) == recorded("options.expected.json", lambda r: r["args"][0] == "--model-name")
+    tensorfile.convert(str(MODEL), str(out), metadata_file=HF / "metadata-override.json")
+    assert sha256(out) == recorded("options.expected.json", lambda r: r["args"][0] == "--metadata")
+    tensorfile.convert(str(MODEL), str(out), vocab_only=True)
+    assert sha256(out) == recorded(
+        "hf-gguf.expected.json", lambda r: r["folder"] == MODEL.name and r["args"] == ["--vocab-only"]
+    )
+
+
 def test_what_has_no_equivalent_yet_is_refused(tmp_path):
     with pytest.raises(tensorfile.UsageError, match="max_shard_size"):
         tensorfile.convert(str(MODEL), str(tmp_path / "out.gguf"), max_shard_size="1MB")

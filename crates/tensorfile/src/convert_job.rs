@@ -73,6 +73,13 @@ pub struct ConvertJob {
     /// Hugging Face's tokenizers library, which converting a checkpoint whose vocabulary is a
     /// `tokenizer.json` alone (BPE) needs; the shells give it (crate `tensorfile-tokenizers`).
     pub tokenizers: Option<&'static dyn llama::Tokenizers>,
+    /// A Hugging Face checkpoint: write its vocabulary and key/values alone.
+    pub vocab_only: bool,
+    /// A Hugging Face checkpoint: its name (`general.name`), over what its folder says.
+    pub model_name: Option<String>,
+    /// A Hugging Face checkpoint: a JSON object of `general.*` keys set over what its folder
+    /// says.
+    pub metadata_file: Option<PathBuf>,
 }
 
 impl ConvertJob {
@@ -93,6 +100,9 @@ impl ConvertJob {
             no_tensor_first_split: false,
             quantize: None,
             tokenizers: None,
+            vocab_only: false,
+            model_name: None,
+            metadata_file: None,
         }
     }
 
@@ -122,6 +132,11 @@ impl ConvertJob {
         llama::split_asked(self.split_request(), format)?;
         if let Some(dir) = self.checkpoint_input(format) {
             return self.run_checkpoint(dir, format, progress);
+        }
+        if self.vocab_only || self.model_name.is_some() || self.metadata_file.is_some() {
+            return Err(Error::usage(
+                "a vocabulary alone, a model name and a metadata file are for a Hugging Face model folder converted into .gguf",
+            ));
         }
         let src = self.open()?;
         if let Some(request) = &self.quantize {
@@ -191,7 +206,13 @@ impl ConvertJob {
                 )));
             }
         };
-        let options = llama::CheckpointOptions { outtype, vocab_only: false, tokenizers: self.tokenizers };
+        let options = llama::CheckpointOptions {
+            outtype,
+            vocab_only: self.vocab_only,
+            tokenizers: self.tokenizers,
+            metadata: self.metadata_file.clone(),
+            model_name: self.model_name.clone(),
+        };
         let (tensors, bytes, quantized) = match &self.quantize {
             None => {
                 let done = llama::convert_checkpoint(dir, &self.output, &options, progress)?;

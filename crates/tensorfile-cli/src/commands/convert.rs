@@ -97,6 +97,18 @@ pub struct Args {
     /// name is an error.
     #[arg(long, value_name = "REGEX=REPLACEMENT")]
     rename: Vec<String>,
+    /// A Hugging Face model folder into .gguf: write the vocabulary and key/values alone, no
+    /// tensor (convert_hf_to_gguf.py --vocab-only).
+    #[arg(long)]
+    vocab_only: bool,
+    /// A Hugging Face model folder into .gguf: the model's name (general.name), over what its
+    /// folder says (convert_hf_to_gguf.py --model-name).
+    #[arg(long, value_name = "NAME")]
+    model_name: Option<String>,
+    /// A Hugging Face model folder into .gguf: a JSON object of general.* keys set over what
+    /// its folder says (convert_hf_to_gguf.py --metadata).
+    #[arg(long, value_name = "FILE.json")]
+    metadata_file: Option<PathBuf>,
     #[command(flatten)]
     quantize: Box<super::quantize_args::QuantizeArgs>,
     /// Print the report as JSON.
@@ -183,6 +195,9 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     let mut job = ConvertJob::new(args.inputs(), args.output());
     // A Hugging Face checkpoint's BPE vocabulary needs Hugging Face's tokenizers library.
     job.tokenizers = Some(&tensorfile_tokenizers::HF_TOKENIZERS);
+    job.vocab_only = args.vocab_only;
+    job.model_name = args.model_name.clone();
+    job.metadata_file = args.metadata_file.clone();
     job.data = args.data.clone();
     job.variant = args.zt_version.clone();
     // A bad variant, or one for an output that has none, is an error before anything else.

@@ -65,3 +65,29 @@ fn what_a_checkpoint_conversion_cannot_do_yet_is_refused_naming_the_flag() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+#[test]
+fn the_converters_metadata_options_have_their_equivalents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hf = fixtures().join("hf-gguf");
+    let model = hf.join("TinyLlama-SPM-bf16");
+    let out = tmp.path().join("out.gguf");
+    ok(&[&"convert", &model, &out, &"--model-name", &"My Tiny Model"]);
+    assert_eq!(sha256_of(&out), recorded("options.expected.json", |r| r["args"][0] == "--model-name"));
+    ok(&[&"convert", &model, &out, &"--metadata-file", &hf.join("metadata-override.json")]);
+    assert_eq!(sha256_of(&out), recorded("options.expected.json", |r| r["args"][0] == "--metadata"));
+    ok(&[&"convert", &model, &out, &"--vocab-only"]);
+    let vocab = recorded("hf-gguf.expected.json", |r| {
+        r["folder"] == "TinyLlama-SPM-bf16" && r["args"] == serde_json::json!(["--vocab-only"])
+    });
+    assert_eq!(sha256_of(&out), vocab);
+    // Only for a checkpoint.
+    let o = tensorfile(&[
+        &"convert",
+        &fixtures().join("safetensors/dtypes.safetensors"),
+        &tmp.path().join("x.gguf"),
+        &"--model-name",
+        &"x",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}

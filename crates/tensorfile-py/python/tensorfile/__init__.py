@@ -631,6 +631,9 @@ def convert(
     quantize: "str | None" = None,
     imatrix=None,
     quantize_options: "_Mapping[str, object] | None" = None,
+    vocab_only: bool = False,
+    model_name: "str | None" = None,
+    metadata_file=None,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `src` is a path (a file, a sharded
@@ -675,6 +678,11 @@ def convert(
     sizes are returned: `{"dry_run": True, "path": "llama-quantize" or "one-type",
     "tensors": [{"name", "from", "to", "bytes_in", "bytes_out"}], "bytes_in": n,
     "bytes_out": n}`.
+    A Hugging Face model folder (holding `config.json`) into a `.gguf` is written as llama.cpp's
+    `convert_hf_to_gguf.py` writes it (`dtype` "f32"/"f16"/"bf16" as its `--outtype`, `quantize`
+    as the converter followed by llama-quantize); `vocab_only`, `model_name` and
+    `metadata_file` (a JSON object of `general.*` keys) are its `--vocab-only`,
+    `--model-name` and `--metadata`.
     Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
     "index": path or None, "renamed": {source name: name written}, "filtered_out": n,
     "quantized": {source name: ggml type}}`."""
@@ -705,6 +713,9 @@ def convert(
         "quantize": quantize,
         "imatrix": None if imatrix is None else _os.fspath(imatrix),
         "quantize_options": None if quantize_options is None else dict(quantize_options),
+        "vocab_only": bool(vocab_only),
+        "model_name": model_name,
+        "metadata_file": None if metadata_file is None else _os.fspath(metadata_file),
     }
     done = _json.loads(_convert(sources, _os.fspath(dst), options))
     if done.get("dry_run"):

@@ -37,6 +37,7 @@ fn options(args: &[Value]) -> CheckpointOptions {
         outtype,
         vocab_only: args == ["--vocab-only"],
         tokenizers: Some(&tensorfile_tokenizers::HF_TOKENIZERS),
+        ..CheckpointOptions::default()
     }
 }
 

@@ -34,7 +34,7 @@ pub use write::OutType;
 
 /// How a checkpoint is converted: the converter's `--outtype` and `--vocab-only`, and the
 /// tokenizers library a BPE vocabulary needs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct CheckpointOptions {
     /// How the tensors are stored.
     pub outtype: OutType,
@@ -43,6 +43,10 @@ pub struct CheckpointOptions {
     /// Hugging Face's tokenizers library, for a vocabulary of `tokenizer.json` alone (BPE);
     /// `None`: such a checkpoint is refused.
     pub tokenizers: Option<&'static dyn Tokenizers>,
+    /// `--metadata FILE`: a JSON object of `general.*` keys set over what the folder says.
+    pub metadata: Option<std::path::PathBuf>,
+    /// `--model-name`: the model's name (`general.name`).
+    pub model_name: Option<String>,
 }
 
 /// ggml's quantization version, which the converter writes (`general.quantization_version`).
@@ -183,14 +187,13 @@ pub fn convert_checkpoint(
         .find_map(|k| hparams.get(*k).and_then(Value::as_u64))
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| crate::error::Error::usage("config.json has no layer count").in_file(&config_path))?;
+    let given = metadata::Given { metadata: options.metadata.as_deref(), model_name: options.model_name.as_deref() };
     let meta = metadata::derive(
         dir,
         &checkpoint.config,
         checkpoint.generation_config.as_ref(),
-        counts.total,
-        counts.shared,
-        counts.expert,
-        counts.expert_count,
+        (counts.total, counts.shared, counts.expert, counts.expert_count),
+        &given,
     )?;
     let mut kvs: Vec<(String, MetaValue)> = vec![
         ("general.architecture".into(), MetaValue::Text(arch.name.into())),
