@@ -22,6 +22,21 @@ without Python. Written into tests/fixtures/hf-gguf/:
   Qwen3-SPM-bf16/               Qwen3ForCausalLM (q_norm/k_norm, head_dim 8), untied, same tokenizer
   TinyLlama-Card-bf16/          TinyLlama-SPM-bf16's model with a README.md model card (YAML front
                                 matter) and `_name_or_path` in config.json
+  Qwen2MoE-GPT2Tok-BPE-bf16-tied/
+                                Qwen2MoeForCausalLM (4 experts, 2 per token, shared expert), hidden
+                                8, tied, with the GPT-2 tokenizer (the converter's Qwen2MoeModel
+                                only takes tokenizer.json), as the three below
+  Qwen3MoE-GPT2Tok-BPE-bf16-tied/
+                                Qwen3MoeForCausalLM (4 experts, 2 per token, head_dim 4)
+  OLMo2-GPT2Tok-BPE-bf16-tied/  Olmo2ForCausalLM
+  CommandR-GPT2Tok-BPE-bf16-tied/
+                                CohereForCausalLM (logit_scale 0.125, use_qk_norm false)
+  Granite-SPM-bf16/             GraniteForCausalLM with non-default multipliers, SentencePiece
+  Phi3-SPM-bf16/                Phi3ForCausalLM (fused qkv_proj, gate_up_proj), SentencePiece
+  Gemma2-SPM-bf16/              Gemma2ForCausalLM (head_dim 8, softcappings, sliding window 64),
+                                tied, SentencePiece
+  Gemma3-SPM-bf16/              Gemma3ForCausalLM (text only, head_dim 8, q/k norms), tied,
+                                SentencePiece
   TinyLlama-SPM-bf16.default.gguf
                                 what the converter writes for TinyLlama-SPM-bf16 with its
                                 default arguments (committed since it is small)
@@ -91,6 +106,14 @@ LLAMA31 = "Llama31-Rope-SPM-bf16"
 QWEN2_SPM = "Qwen2-SPM-bf16"
 QWEN3_SPM = "Qwen3-SPM-bf16"
 CARD = "TinyLlama-Card-bf16"
+QWEN2MOE = "Qwen2MoE-GPT2Tok-BPE-bf16-tied"
+QWEN3MOE = "Qwen3MoE-GPT2Tok-BPE-bf16-tied"
+OLMO2 = "OLMo2-GPT2Tok-BPE-bf16-tied"
+GRANITE = "Granite-SPM-bf16"
+PHI3 = "Phi3-SPM-bf16"
+GEMMA2 = "Gemma2-SPM-bf16"
+GEMMA3 = "Gemma3-SPM-bf16"
+COMMANDR = "CommandR-GPT2Tok-BPE-bf16-tied"
 
 # Llama 3.1's rope scaling, as its config.json has it. With head_dim 16 and rope_theta 500000 the
 # converter's rope_freqs (one factor per pair of dimensions, 8 here) takes all three branches of
@@ -174,6 +197,32 @@ CHECKPOINTS = {
     # TinyLlama-SPM-bf16 with a model card (README.md) and `_name_or_path` in config.json.
     CARD: {"arch": "llama", "dtype": "bfloat16", "tied": False, "card": CARD_README,
            "name_or_path": CARD_NAME_OR_PATH},
+    # More architectures. The converter classes of Qwen2MoE, Qwen3MoE, OLMo2 and Command-R
+    # (Qwen2MoeModel, Qwen3MoeModel, Olmo2Model, CommandR2Model) keep TextModel's set_vocab, which is
+    # _set_vocab_gpt2 only (tokenizer.json): they get the GPT-2 tokenizer, hidden 8 and tied to keep
+    # the folders small. Granite (LlamaModel's set_vocab), Phi3, Gemma2 and Gemma3 take SentencePiece.
+    # pad_token_id is None in all (some classes' defaults lie outside a 1000-token vocabulary).
+    QWEN2MOE: {"arch": "qwen2_moe", "dtype": "bfloat16", "tied": True, "bpe": "gpt2",
+               "config": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8,
+                          "shared_expert_intermediate_size": 24, "pad_token_id": None}},
+    QWEN3MOE: {"arch": "qwen3_moe", "dtype": "bfloat16", "tied": True, "bpe": "gpt2",
+               "config": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8,
+                          "head_dim": 4, "pad_token_id": None}},
+    OLMO2: {"arch": "olmo2", "dtype": "bfloat16", "tied": True, "bpe": "gpt2", "config": {"pad_token_id": None}},
+    GRANITE: {"arch": "granite", "dtype": "bfloat16", "tied": False,
+              "config": {"embedding_multiplier": 12.0, "residual_multiplier": 0.22,
+                         "attention_multiplier": 0.0078125, "logits_scaling": 8.0, "pad_token_id": None}},
+    PHI3: {"arch": "phi3", "dtype": "bfloat16", "tied": False,
+           "config": {"original_max_position_embeddings": 128, "pad_token_id": None}},
+    GEMMA2: {"arch": "gemma2", "dtype": "bfloat16", "tied": True,
+             "config": {"head_dim": 8, "query_pre_attn_scalar": 16, "sliding_window": 64,
+                        "attn_logit_softcapping": 40.0, "final_logit_softcapping": 20.0, "pad_token_id": None}},
+    GEMMA3: {"arch": "gemma3", "dtype": "bfloat16", "tied": True,
+             "config": {"head_dim": 8, "query_pre_attn_scalar": 16, "sliding_window": 64, "rope_theta": 1000000.0,
+                        "layer_types": ["sliding_attention", "full_attention"], "pad_token_id": None}},
+    # Cohere has LayerNorm (layer_norm_eps), no rms_norm_eps.
+    COMMANDR: {"arch": "cohere", "dtype": "bfloat16", "tied": True, "bpe": "gpt2", "no_rms_eps": True,
+               "config": {"logit_scale": 0.125, "use_qk_norm": False, "layer_norm_eps": 1e-5, "pad_token_id": None}},
 }
 # The converter runs: (folder, extra arguments). The default run of SPM is committed too.
 RUNS = [
@@ -197,6 +246,14 @@ RUNS = [
     (QWEN2_SPM, []),
     (QWEN3_SPM, []),
     (CARD, []),
+    (QWEN2MOE, []),
+    (QWEN3MOE, []),
+    (OLMO2, []),
+    (GRANITE, []),
+    (PHI3, []),
+    (GEMMA2, []),
+    (GEMMA3, []),
+    (COMMANDR, []),
 ]
 COMMITTED_LIMIT = 400 * 1024
 LARGE = Path(os.environ.get("TENSORFILE_HF_GGUF_LARGE", Path.home() / ".cache" / "tensorfile" / "hf-gguf-large"))
@@ -280,6 +337,8 @@ def config(spec: dict, bpe: Path | None = None):
         common.update(vocab_size=len(tok), hidden_size=8, intermediate_size=16, num_attention_heads=2,
                       num_key_value_heads=1, bos_token_id=bos, eos_token_id=tok.eos_token_id)
     common.update(spec.get("config", {}))
+    if spec.get("no_rms_eps"):
+        del common["rms_norm_eps"]
     if arch == "llama":
         return transformers.LlamaConfig(**common)
     if arch == "mistral":
@@ -291,6 +350,11 @@ def config(spec: dict, bpe: Path | None = None):
         return transformers.Qwen2Config(**common)
     if arch == "qwen3":
         return transformers.Qwen3Config(**common)
+    others = {"qwen2_moe": "Qwen2MoeConfig", "qwen3_moe": "Qwen3MoeConfig", "olmo2": "Olmo2Config",
+              "granite": "GraniteConfig", "phi3": "Phi3Config", "gemma2": "Gemma2Config",
+              "gemma3": "Gemma3TextConfig", "cohere": "CohereConfig"}
+    if arch in others:
+        return getattr(transformers, others[arch])(**common)
     raise ValueError(arch)
 
 
@@ -302,7 +366,11 @@ def model(spec: dict, bpe: Path | None = None):
 
     classes = {"llama": transformers.LlamaForCausalLM, "mistral": transformers.MistralForCausalLM,
                "mixtral": transformers.MixtralForCausalLM, "qwen2": transformers.Qwen2ForCausalLM,
-               "qwen3": transformers.Qwen3ForCausalLM}
+               "qwen3": transformers.Qwen3ForCausalLM, "qwen2_moe": transformers.Qwen2MoeForCausalLM,
+               "qwen3_moe": transformers.Qwen3MoeForCausalLM, "olmo2": transformers.Olmo2ForCausalLM,
+               "granite": transformers.GraniteForCausalLM, "phi3": transformers.Phi3ForCausalLM,
+               "gemma2": transformers.Gemma2ForCausalLM, "gemma3": transformers.Gemma3ForCausalLM,
+               "cohere": transformers.CohereForCausalLM}
     torch.manual_seed(0)
     m = classes[spec["arch"]](config(spec, bpe))
     generator = torch.Generator().manual_seed(1234)
@@ -466,14 +534,15 @@ def generate(out: Path, tree: Path, logs: Path | None = None, large: Path | None
         sys.exit(f"gguf imported from {gguf.__file__}, not from {tree / 'gguf-py'}")
     large = large or LARGE
     tokenizer_file = tokenizer_model()
-    # quantize.expected.json (hf_gguf_quantize's record) is kept: it is rewritten only when
-    # llama-quantize is built.
-    quantize_record = out / "quantize.expected.json"
-    kept = quantize_record.read_bytes() if quantize_record.is_file() else None
+    # The other generators' top-level files (quantize.expected.json of hf_gguf_quantize, rewritten
+    # only when llama-quantize is built; those of hf_gguf_options) are kept: this script writes
+    # only its folders, hf-gguf.expected.json and the committed .gguf.
+    kept = {p.name: p.read_bytes() for p in out.iterdir()
+            if p.is_file() and p.name != "hf-gguf.expected.json" and p.suffix != ".gguf"} if out.is_dir() else {}
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    if kept is not None:
-        quantize_record.write_bytes(kept)
+    for name, data in kept.items():
+        (out / name).write_bytes(data)
     where = {}
     for folder, spec in CHECKPOINTS.items():
         base = out if spec.get("committed", True) else large

@@ -83,12 +83,18 @@ fn differences(ours: &Path, expected: &Value) -> Vec<String> {
     out
 }
 
+/// Recorded runs of architectures not converted yet (folder prefix, Hugging Face class): each
+/// must be refused naming its class. Converting one is taking it off this list.
+const NOT_YET: [(&str, &str); 3] =
+    [("Gemma2-", "Gemma2ForCausalLM"), ("Gemma3-", "Gemma3ForCausalLM"), ("Phi3-", "Phi3ForCausalLM")];
+
 #[test]
 fn checkpoints_convert_to_the_converters_bytes() {
     let record = record();
     let runs = record["runs"].as_array().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let mut made = 0;
+    let mut not_yet = 0;
     let mut failures = Vec::new();
     for run in runs {
         let options = options(run["args"].as_array().unwrap());
@@ -96,6 +102,14 @@ fn checkpoints_convert_to_the_converters_bytes() {
         let out = tmp.path().join(format!("{made}.gguf"));
         let done = convert_checkpoint(&dir().join(folder), &out, &options, &mut |_| {});
         made += 1;
+        if let Some(class) = NOT_YET.iter().find(|c| folder.starts_with(c.0)).map(|c| c.1) {
+            // Recorded for the work to come: refused today, naming the class, nothing written.
+            let refused = done.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(refused.contains(class) && refused.contains("not converted yet"), "{folder}: {refused}");
+            assert!(!out.exists(), "{folder}: a refused conversion writes nothing");
+            not_yet += 1;
+            continue;
+        }
         if let Err(e) = done {
             failures.push(format!("{folder} {:?}: {e}", run["args"]));
             continue;
@@ -111,7 +125,8 @@ fn checkpoints_convert_to_the_converters_bytes() {
             ));
         }
     }
-    assert_eq!(made, 18, "runs of the record made here");
+    assert_eq!(made, 26, "runs of the record made here");
+    assert_eq!(not_yet, NOT_YET.len(), "runs of architectures not converted yet");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

@@ -28,6 +28,34 @@ pub(crate) struct Architecture {
     /// The classes whose checkpoints name their tensors without the `model.` prefix (the bare
     /// models, `LlamaModel`): the converter adds it.
     pub bare: &'static [&'static str],
+    /// Key/values the converter class adds after the common ones, in order.
+    pub extra: &'static [(&'static str, Extra)],
+    /// The hyperparameters the class rewrites before anything is read.
+    pub rewrite: Rewrite,
+}
+
+/// A key/value an architecture adds, from the hyperparameters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Extra {
+    /// A count from the first of these keys the hyperparameters hold (left out without one).
+    Count(&'static [&'static str]),
+    /// A float32 from this key, written only when it is set and not zero (Python's truth).
+    FloatIfSet(&'static str),
+    /// A float32 from this key, which must be there.
+    Float(&'static str),
+    /// A fixed text.
+    Text(&'static str),
+}
+
+/// How a converter class rewrites the hyperparameters first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rewrite {
+    /// Not at all.
+    None,
+    /// `head_dim` dropped (Granite ignores it).
+    DropHeadDim,
+    /// `max_position_embeddings` from `model_max_length` when there is one (Command R).
+    ContextFromModelMaxLength,
 }
 
 /// The converter class an architecture goes through.
@@ -38,6 +66,9 @@ pub(crate) enum Family {
     Llama,
     /// `Qwen2Model` (and Qwen3's): SentencePiece else BPE; the text model's keys alone.
     Qwen,
+    /// `TextModel`'s own vocabulary (BPE from `tokenizer.json`) and keys (OLMo 2, Qwen MoE,
+    /// Command R).
+    Text,
 }
 
 /// A mixture's experts stored one tensor per expert and projection, which the converter
@@ -113,6 +144,8 @@ const LLAMA: Architecture = Architecture {
     experts: None,
     family: Family::Llama,
     bare: &["LlamaModel"],
+    extra: &[],
+    rewrite: Rewrite::None,
 };
 
 /// Mistral: llama's converter, `MistralConfig`'s defaults (no head width unless given).
@@ -136,6 +169,8 @@ const MISTRAL: Architecture = Architecture {
     experts: None,
     family: Family::Llama,
     bare: &[],
+    extra: &[],
+    rewrite: Rewrite::None,
 };
 
 /// Mixtral's experts: `w1` (gate), `w2` (down), `w3` (up) of every expert.
@@ -173,6 +208,8 @@ const MIXTRAL: Architecture = Architecture {
     experts: Some(&MIXTRAL_EXPERTS),
     family: Family::Llama,
     bare: &[],
+    extra: &[],
+    rewrite: Rewrite::None,
 };
 
 /// Qwen 2 and 3's tensor names (llama's, with biases; Qwen 3's query and key norms).
@@ -214,6 +251,8 @@ const QWEN2: Architecture = Architecture {
     experts: None,
     family: Family::Qwen,
     bare: &["Qwen2Model"],
+    extra: &[],
+    rewrite: Rewrite::None,
 };
 
 /// Qwen 3 (`Qwen3Config`: a head width of 128 unless given).
@@ -238,10 +277,228 @@ const QWEN3: Architecture = Architecture {
     experts: None,
     family: Family::Qwen,
     bare: &["Qwen3Model"],
+    extra: &[],
+    rewrite: Rewrite::None,
+};
+
+/// Granite: llama's converter, its multipliers as scales, no head width.
+const GRANITE: Architecture = Architecture {
+    hf_names: &["GraniteForCausalLM"],
+    name: "granite",
+    defaults: &[
+        ("vocab_size", Fallback::Int(32000)),
+        ("hidden_size", Fallback::Int(4096)),
+        ("intermediate_size", Fallback::Int(11008)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::SameAs("num_attention_heads")),
+        ("max_position_embeddings", Fallback::Int(2048)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+        ("embedding_multiplier", Fallback::Float(1.0)),
+        ("logits_scaling", Fallback::Float(1.0)),
+        ("residual_multiplier", Fallback::Float(1.0)),
+        ("attention_multiplier", Fallback::Float(1.0)),
+    ],
+    tensors: LLAMA_TENSORS,
+    undo_permute: true,
+    experts: None,
+    family: Family::Llama,
+    bare: &[],
+    extra: &[
+        ("attention.scale", Extra::FloatIfSet("attention_multiplier")),
+        ("embedding_scale", Extra::FloatIfSet("embedding_multiplier")),
+        ("residual_scale", Extra::FloatIfSet("residual_multiplier")),
+        ("logit_scale", Extra::FloatIfSet("logits_scaling")),
+    ],
+    rewrite: Rewrite::DropHeadDim,
+};
+
+/// OLMo 2's tensor names: norms after attention and after the feed-forward, query and key
+/// norms over all heads.
+const OLMO2_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+    ("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"),
+    ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+    ("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm"),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+/// OLMo 2 (`Olmo2Config`'s defaults).
+const OLMO2: Architecture = Architecture {
+    hf_names: &["Olmo2ForCausalLM"],
+    name: "olmo2",
+    defaults: &[
+        ("vocab_size", Fallback::Int(50304)),
+        ("hidden_size", Fallback::Int(4096)),
+        ("intermediate_size", Fallback::Int(11008)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::SameAs("num_attention_heads")),
+        ("max_position_embeddings", Fallback::Int(2048)),
+        ("rms_norm_eps", Fallback::Float(1e-5)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+    ],
+    tensors: OLMO2_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Text,
+    bare: &[],
+    extra: &[],
+    rewrite: Rewrite::None,
+};
+
+/// Qwen MoE's tensor names: the router, the shared expert and its gate, the stacked experts.
+const QWEN_MOE_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+    ("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"),
+    ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+    ("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+    ("model.layers.{bid}.mlp.shared_expert.gate_proj", "blk.{bid}.ffn_gate_shexp"),
+    ("model.layers.{bid}.mlp.shared_expert.up_proj", "blk.{bid}.ffn_up_shexp"),
+    ("model.layers.{bid}.mlp.shared_expert.down_proj", "blk.{bid}.ffn_down_shexp"),
+    ("model.layers.{bid}.mlp.shared_expert_gate", "blk.{bid}.ffn_gate_inp_shexp"),
+    ("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+    ("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+    ("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+];
+
+/// Qwen MoE's experts: `down_proj`, `gate_proj`, `up_proj` of every expert, stacked in that
+/// order.
+const QWEN_MOE_EXPERTS: Experts = Experts {
+    marker: "experts",
+    per_expert: "model.layers.{bid}.mlp.experts.{xid}.{wid}.weight",
+    projections: &[
+        ("down_proj", "model.layers.{bid}.mlp.experts.down_proj"),
+        ("gate_proj", "model.layers.{bid}.mlp.experts.gate_proj"),
+        ("up_proj", "model.layers.{bid}.mlp.experts.up_proj"),
+    ],
+    count_key: "num_experts",
+};
+
+/// Qwen 2 MoE (`Qwen2MoeConfig`'s defaults).
+const QWEN2_MOE: Architecture = Architecture {
+    hf_names: &["Qwen2MoeForCausalLM"],
+    name: "qwen2moe",
+    defaults: &[
+        ("vocab_size", Fallback::Int(151936)),
+        ("hidden_size", Fallback::Int(2048)),
+        ("intermediate_size", Fallback::Int(5632)),
+        ("num_hidden_layers", Fallback::Int(24)),
+        ("num_attention_heads", Fallback::Int(16)),
+        ("num_key_value_heads", Fallback::Int(16)),
+        ("max_position_embeddings", Fallback::Int(32768)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+        ("moe_intermediate_size", Fallback::Int(1408)),
+        ("shared_expert_intermediate_size", Fallback::Int(5632)),
+        ("num_experts_per_tok", Fallback::Int(4)),
+        ("num_experts", Fallback::Int(60)),
+    ],
+    tensors: QWEN_MOE_TENSORS,
+    undo_permute: false,
+    experts: Some(&QWEN_MOE_EXPERTS),
+    family: Family::Text,
+    bare: &[],
+    extra: &[
+        ("expert_feed_forward_length", Extra::Count(&["moe_intermediate_size"])),
+        ("expert_shared_feed_forward_length", Extra::Count(&["shared_expert_intermediate_size"])),
+    ],
+    rewrite: Rewrite::None,
+};
+
+/// Qwen 3 MoE (`Qwen3MoeConfig`'s defaults).
+const QWEN3_MOE: Architecture = Architecture {
+    hf_names: &["Qwen3MoeForCausalLM"],
+    name: "qwen3moe",
+    defaults: &[
+        ("vocab_size", Fallback::Int(151936)),
+        ("hidden_size", Fallback::Int(2048)),
+        ("intermediate_size", Fallback::Int(6144)),
+        ("num_hidden_layers", Fallback::Int(24)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::Int(4)),
+        ("max_position_embeddings", Fallback::Int(32768)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+        ("moe_intermediate_size", Fallback::Int(768)),
+        ("num_experts_per_tok", Fallback::Int(8)),
+        ("num_experts", Fallback::Int(128)),
+    ],
+    tensors: QWEN_MOE_TENSORS,
+    undo_permute: false,
+    experts: Some(&QWEN_MOE_EXPERTS),
+    family: Family::Text,
+    bare: &[],
+    extra: &[("expert_feed_forward_length", Extra::Count(&["moe_intermediate_size"]))],
+    rewrite: Rewrite::None,
+};
+
+/// Command R's tensor names (one norm per block, before attention and the feed-forward).
+const COMMAND_R_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+/// Command R (`CohereConfig`'s defaults).
+const COMMAND_R: Architecture = Architecture {
+    hf_names: &["CohereForCausalLM"],
+    name: "command-r",
+    defaults: &[
+        ("vocab_size", Fallback::Int(256000)),
+        ("hidden_size", Fallback::Int(8192)),
+        ("intermediate_size", Fallback::Int(22528)),
+        ("logit_scale", Fallback::Float(0.0625)),
+        ("num_hidden_layers", Fallback::Int(40)),
+        ("num_attention_heads", Fallback::Int(64)),
+        ("num_key_value_heads", Fallback::SameAs("num_attention_heads")),
+        ("max_position_embeddings", Fallback::Int(8192)),
+        ("layer_norm_eps", Fallback::Float(1e-5)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+    ],
+    tensors: COMMAND_R_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Text,
+    bare: &[],
+    extra: &[("logit_scale", Extra::Float("logit_scale")), ("rope.scaling.type", Extra::Text("none"))],
+    rewrite: Rewrite::ContextFromModelMaxLength,
 };
 
 /// Every architecture, in the order they are tried.
-pub(crate) const ARCHITECTURES: &[&Architecture] = &[&LLAMA, &MISTRAL, &MIXTRAL, &QWEN2, &QWEN3];
+pub(crate) const ARCHITECTURES: &[&Architecture] =
+    &[&LLAMA, &MISTRAL, &MIXTRAL, &QWEN2, &QWEN3, &GRANITE, &OLMO2, &QWEN2_MOE, &QWEN3_MOE, &COMMAND_R];
 
 /// The class `config` names (its first `architectures` entry).
 pub(crate) fn class_of(config: &Value) -> Option<&str> {
@@ -287,6 +544,17 @@ impl Architecture {
             };
             if !(map.contains_key(*key) && value.is_null()) {
                 map.insert((*key).to_string(), value);
+            }
+        }
+        match self.rewrite {
+            Rewrite::None => {}
+            Rewrite::DropHeadDim => {
+                map.remove("head_dim");
+            }
+            Rewrite::ContextFromModelMaxLength => {
+                if let Some(n) = map.get("model_max_length").or_else(|| map.get("max_position_embeddings")).cloned() {
+                    map.insert("max_position_embeddings".into(), n);
+                }
             }
         }
         map

@@ -113,7 +113,8 @@ fn vocabulary(
     options: &CheckpointOptions,
 ) -> Result<Vec<(String, MetaValue)>> {
     let llama = family == arch::Family::Llama;
-    if dir.join("tokenizer.model").is_file() || !dir.join("tokenizer.json").is_file() {
+    let sentencepiece_first = family != arch::Family::Text;
+    if sentencepiece_first && (dir.join("tokenizer.model").is_file() || !dir.join("tokenizer.json").is_file()) {
         return spm::sentencepiece_vocab_kvs(dir, hparams, llama);
     }
     let Some(tokenizers) = options.tokenizers else {

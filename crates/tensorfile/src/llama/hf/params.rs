@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::arch::{Architecture, Family};
+use super::arch::{Architecture, Extra, Family};
 use crate::error::{Error, Result};
 use crate::model::{MetaValue, Number, TypedArray};
 
@@ -135,6 +135,7 @@ impl<'a> Params<'a> {
         }
         self.out.push(("general.file_type".into(), MetaValue::Number(Number::U32(file_type))));
         if self.arch.family != Family::Llama {
+            self.extras()?;
             return Ok(self.out);
         }
         // The llama family's own.
@@ -152,7 +153,33 @@ impl<'a> Params<'a> {
             }
         };
         self.add("rope.dimension_count", rope_dim);
+        self.extras()?;
         Ok(self.out)
+    }
+
+    /// The key/values the architecture's class adds after the common ones.
+    fn extras(&mut self) -> Result<()> {
+        for (key, extra) in self.arch.extra {
+            let value = match extra {
+                Extra::Count(keys) => match self.find(keys).filter(|(_, v)| !v.is_null()) {
+                    Some((k, v)) => u32_value(k, v)?,
+                    None => continue,
+                },
+                Extra::FloatIfSet(k) => {
+                    match self.hparams.get(*k).filter(|v| !v.is_null() && v.as_f64() != Some(0.0)) {
+                        Some(v) => f32_value(k, v)?,
+                        None => continue,
+                    }
+                }
+                Extra::Float(k) => {
+                    let v = self.hparams.get(*k).ok_or_else(|| Error::usage(format!("config.json has no {k}")))?;
+                    f32_value(k, v)?
+                }
+                Extra::Text(t) => MetaValue::Text((*t).to_string()),
+            };
+            self.add(key, value);
+        }
+        Ok(())
     }
 
     /// `rope_parameters`, else `rope_scaling`, as the converter reads them.
