@@ -135,7 +135,7 @@ def make(cache: Path, quick: bool) -> dict:
         sys.exit("the hf-convert part needs llama.cpp's tree and tools: run scripts/llama-tools first (10-20 minutes)")
     base = cache / ("quick" if quick else "full") / "hf-convert"
     model = base / NAME
-    if not (model / "model.safetensors.index.json").exists():
+    if not model.exists():  # moved into place whole, once made
         # Made in a process of its own (torch stays out of this one), then moved into place.
         tmp = base / f"{NAME}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -154,27 +154,28 @@ def make(cache: Path, quick: bool) -> dict:
     (check / "theirs.bf16.gguf").replace(theirs_bf16)
     run([paths["llama_quantize"], theirs_bf16, check / "theirs.q4km.gguf", "Q4_K_M", os.cpu_count()],
         quantize_env(paths))
-    ours_ok = True
-    try:
-        run([binary(), "convert", model, check / "ours.bf16.gguf"], {})
-        run([binary(), "convert", model, check / "ours.q4km.gguf", "--quantize", "Q4_K_M"], {})
-    except SystemExit as e:  # ours failing is a finding of the section, not the end of the bench
-        print(e, file=sys.stderr)
-        ours_ok = False
+    # Ours failing is a finding of the section, not the end of the bench: its rows are left out.
+    failed = {}
+    for kind, extra in (("bf16", []), ("q4km", ["--quantize", "Q4_K_M"])):
+        command = [str(c) for c in (binary(), "convert", model, check / f"ours.{kind}.gguf", *extra)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            failed[kind] = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            print(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
 
-    def same(a: str, b: str) -> str:
-        if not (check / a).exists() or not (check / b).exists():
-            return "no output"
-        return "byte-identical" if sha256(check / a) == sha256(check / b) else "DIFFERENT"
+    def same(ours: Path, theirs: Path) -> str:
+        if not ours.exists():
+            return "no output of ours"
+        return "byte-identical" if sha256(ours) == sha256(theirs) else "DIFFERENT"
 
-    identical = {"bf16": same("ours.bf16.gguf", "theirs.bf16.gguf"),
-                 "q4km": same("ours.q4km.gguf", "theirs.q4km.gguf")}
+    identical = {"bf16": same(check / "ours.bf16.gguf", theirs_bf16),
+                 "q4km": same(check / "ours.q4km.gguf", check / "theirs.q4km.gguf")}
     sizes = {p.name: p.stat().st_size for p in check.iterdir()}
     shutil.rmtree(check)
     shards = [p for p in checkpoint_files(model) if p.suffix == ".safetensors"]
     return {"model": model, "shards": shards, "bytes": sum(p.stat().st_size for p in shards),
             "files": checkpoint_files(model), "theirs_bf16": theirs_bf16, "identical": identical, "sizes": sizes,
-            "ours_ok": ours_ok, "paths": paths, "largest": largest_tensor(model)}
+            "failed": failed, "paths": paths, "largest": largest_tensor(model)}
 
 
 def timed(python: Path, nbytes: int, warm: list, command: list, env: dict | None = None) -> list:
@@ -192,7 +193,7 @@ def plan(files: dict, op: Path, python: Path, out: Path) -> list:
     rows = [(w, "HF -> GGUF (BF16)", CONVERTER,
              timed(python, nbytes, files["files"], converter_command(paths, model, out / "theirs.gguf"),
                    converter_env(paths)), None, True)]
-    for threads in sorted({1, cores}):
+    for threads in sorted({1, cores}) if "bf16" not in files["failed"] else []:
         rows.append((w, "HF -> GGUF (BF16)", f"{OURS}, {threads} thread{'s' if threads > 1 else ''}",
                      timed(python, nbytes, files["files"], [binary(), "--threads", threads, "convert", model,
                                                             out / "ours.gguf"]), None, True))
@@ -202,6 +203,8 @@ def plan(files: dict, op: Path, python: Path, out: Path) -> list:
                      timed(python, nbytes, [files["theirs_bf16"]],
                            [paths["llama_quantize"], files["theirs_bf16"], out / "theirs.q4km.gguf", "Q4_K_M", threads],
                            quantize_env(paths)), None, True))
+        if "q4km" in files["failed"]:
+            continue
         rows.append((w, group, OURS_Q,
                      timed(python, nbytes, files["files"], [binary(), "--threads", threads, "convert", model,
                                                             out / "ours.q4km.gguf", "--quantize", "Q4_K_M"]),
@@ -232,13 +235,15 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
         "its input read into the page cache just before (warm), the output folder emptied and synced before, rows",
         "interleaved, median. GB/s: of the checkpoint's safetensors bytes, for every row. Peak anon: the most",
         "anonymous memory (RssAnon) of the process.",
-        f"Checkpoint: `{NAME}`, LlamaForCausalLM, {nbytes / 1e9:.2f} GB of bfloat16 in {len(files['shards'])} shards "
+        f"Checkpoint: `{NAME}`, LlamaForCausalLM, {nbytes / 1e9:.2f} GB of bfloat16 in {len(files['shards'])} "
+        f"shard{'s' if len(files['shards']) > 1 else ''} "
         f"(transformers 4.57.6 `save_pretrained(max_shard_size=\"400MB\")`; hidden {SHAPE['hidden_size']}, "
         f"intermediate {SHAPE['intermediate_size']}, {layers(quick)} layers, {SHAPE['num_attention_heads']} heads, "
         f"{SHAPE['num_key_value_heads']} kv heads, vocabulary {SHAPE['vocab_size']}, SentencePiece tokenizer), "
         f"largest tensor `{name}` ({elements:,} values: {elements * 2 / mib:.0f} MiB as bfloat16, "
         f"{largest_f32 / mib:.0f} MiB as float32).",
-        "Peers: `convert_hf_to_gguf.py` and gguf-py of the llama.cpp tree vendored by the llama-cpp-python 0.3.36 sdist, "
+        "Peers: `convert_hf_to_gguf.py` and gguf-py of the llama.cpp tree vendored by the llama-cpp-python 0.3.36 "
+        "sdist, "
         "and the `llama-quantize` scripts/llama-tools builds from it (CMake defaults).",
         f"Outputs compared once before the timed rows (every core): BF16, ours vs the converter's: "
         f"**{ident['bf16']}**; Q4_K_M, ours vs the converter's then llama-quantize's: **{ident['q4km']}**.", "",
@@ -249,22 +254,28 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
     def yes(ok: bool) -> str:
         return "yes" if ok else "**no**"
 
+    failed = files["failed"]
+    for kind, what in (("bf16", "BF16"), ("q4km", "Q4_K_M")):
+        if kind in failed:
+            lines.append(f"| {what}: tensorfile convert runs | fails: `{failed[kind]}` | **no** |")
     for r in ours_rows:
         x = conv["warm"] / r["warm"]
         lines.append(f"| BF16, {r['label'].split(', ')[1]}: at least 10x convert_hf_to_gguf.py (whole process) | "
                      f"{x:.1f}x | {yes(x >= 10)} |")
-    lines.append(f"| BF16: byte-identical to the converter's | {ident['bf16']} | {yes(ident['bf16'] == 'byte-identical')} |")
+    lines.append(f"| BF16: byte-identical to the converter's | {ident['bf16']} | "
+                 f"{yes(ident['bf16'] == 'byte-identical')} |")
     for r in ours_rows:
         peak = r["peak_anon"]
         lines.append(f"| BF16, {r['label'].split(', ')[1]}: peak anon at most 512 MiB | {peak / mib:.0f} MiB "
                      f"({peak / largest_f32:.1f}x the largest tensor as float32) | {yes(peak <= 512 * mib)} |")
-    for g in q_groups:
+    for g in q_groups if "q4km" not in failed else []:
         pipeline = conv["warm"] + by[(g, LLAMA_QUANTIZE)]["warm"]
         x = pipeline / by[(g, OURS_Q)]["warm"]
-        lines.append(f"| {g.split(', ')[1]}: at least 3x the converter then llama-quantize | {x:.1f}x | {yes(x >= 3)} |")
+        lines.append(f"| {g.split(', ')[1]}: at least 3x the converter then llama-quantize | {x:.1f}x | "
+                     f"{yes(x >= 3)} |")
     lines.append(f"| Q4_K_M: byte-identical to the converter then llama-quantize | {ident['q4km']} | "
                  f"{yes(ident['q4km'] == 'byte-identical')} |")
-    for g in q_groups:
+    for g in q_groups if "q4km" not in failed else []:
         peak = by[(g, OURS_Q)]["peak_anon"]
         lines.append(f"| Q4_K_M, {g.split(', ')[1]}: peak anon at most 512 MiB | {peak / mib:.0f} MiB "
                      f"({peak / largest_f32:.1f}x the largest tensor as float32) | {yes(peak <= 512 * mib)} |")
@@ -280,12 +291,15 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
     for r in ours_rows:
         lines.append(row("HF -> GGUF (BF16)", r["label"], r["warm"], conv["warm"], r["peak_anon"]))
     for g in q_groups:
-        lq, ours = by[(g, LLAMA_QUANTIZE)], by[(g, OURS_Q)]
+        lq, ours = by[(g, LLAMA_QUANTIZE)], by.get((g, OURS_Q))
         pipeline = conv["warm"] + lq["warm"]
         lines.append(row(g, f"{LLAMA_QUANTIZE} (alone)", lq["warm"], None, lq["peak_anon"]))
         lines.append(row(g, "convert_hf_to_gguf.py then llama-quantize (sum)", pipeline, None,
                          max(conv["peak_anon"], lq["peak_anon"])))
-        lines.append(row(g, OURS_Q, ours["warm"], pipeline, ours["peak_anon"]))
+        if ours is None:
+            lines.append(f"| {g} | {OURS_Q} | fails | - | - | - |")
+        else:
+            lines.append(row(g, OURS_Q, ours["warm"], pipeline, ours["peak_anon"]))
     lines += ["", "Each row's process, as run (from `scripts/`; the `benchlib.hfconvert warm` and `benchlib.timed` "
               "wrappers left out; the converter with PYTHONPATH=TREE/gguf-py, llama-quantize with LD_LIBRARY_PATH "
               "its folder):", ""]

@@ -19,9 +19,11 @@ use std::path::{Component, Path};
 
 use serde_json::{Map, Value};
 
-use super::model_card::{self, Source, push_sources};
+mod model_card;
+
 use crate::error::{Error, Result};
 use crate::model::{MetaValue, Number, TypedArray};
+use model_card::{Source, push_sources};
 
 /// The metadata the converter writes under `general.*`, each field written only when set (and,
 /// for text and lists, not empty: gguf-py's writer skips empty strings and arrays).

@@ -13,7 +13,6 @@ mod arch;
 mod bpe;
 mod checkpoint;
 mod metadata;
-mod model_card;
 mod params;
 mod plan;
 mod rope;

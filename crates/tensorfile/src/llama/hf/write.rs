@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::formats::gguf::GgufWriter;
 use crate::formats::{FormatWriter, WriteOptions};
 use crate::model::quant::{BLOCKS, GgmlType, Quant};
-use crate::model::{DType, MetaValue, TensorData, TensorInfo};
+use crate::model::{DType, Layout, MetaValue, TensorData, TensorInfo};
 use crate::output::AtomicFile;
 use crate::source::Bytes;
 
@@ -86,9 +86,64 @@ fn permute_rows(values: &[f32], shape: &[u64], heads: u64) -> Result<Vec<f32>> {
     Ok(out)
 }
 
+/// A bfloat16 NaN quieted as gguf-py's bfloat16 conversion quiets it (the `0x40` bit of its
+/// upper byte set); any other value as it is.
+fn quiet_bf16(h: u16) -> u16 {
+    if h & 0x7fff > 0x7f80 { h | 0x0040 } else { h }
+}
+
+/// Rows of `row_bytes` permuted as [`permute_rows`] permutes values.
+fn permute_row_bytes(bytes: &[u8], rows: u64, heads: u64) -> Result<Vec<u8>> {
+    if heads == 0 || rows % (heads * 2) != 0 || rows == 0 {
+        return Err(Error::usage(format!("{rows} rows cannot be cut into {heads} heads of two halves")));
+    }
+    let row_bytes = bytes.len() / rows as usize;
+    let half = rows / heads / 2;
+    let mut out = Vec::with_capacity(bytes.len());
+    for head in 0..heads {
+        for i in 0..half {
+            for part in 0..2 {
+                let start = ((head * 2 + part) * half + i) as usize * row_bytes;
+                out.extend_from_slice(&bytes[start..start + row_bytes]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tensor's bytes without the round trip through `f32`, where that round trip gives them
+/// back: one source stored densely as the planned dtype (bfloat16, float16, float32), its
+/// rows permuted as bytes, a bfloat16 NaN quieted as the round trip quiets it. `None`: the
+/// values are widened and stored again.
+fn as_stored(checkpoint: &Checkpoint, p: &Planned) -> Result<Option<TensorData>> {
+    let ([source], None) = (p.sources.as_slice(), &p.generated) else { return Ok(None) };
+    let file = &checkpoint.parts[source.part];
+    let read_as = file.entries()[source.index].info();
+    let dtype = read_as.dtype();
+    let same = dtype == p.info.dtype() && p.info.layout().quant().is_none() && *read_as.layout() == Layout::Dense;
+    if !same || !matches!(dtype, DType::BFloat16 | DType::Float16 | DType::Float32) {
+        return Ok(None);
+    }
+    let data = file.read_verified(source.index).map_err(|e| e.for_tensor(&source.name))?;
+    let mut bytes = match p.permute_heads {
+        Some(heads) => permute_row_bytes(data.as_dense()?, read_as.shape().first().copied().unwrap_or(1), heads)?,
+        None => data.as_dense()?.to_vec(),
+    };
+    if dtype == DType::BFloat16 {
+        for pair in bytes.chunks_exact_mut(2) {
+            let h = quiet_bf16(u16::from_le_bytes([pair[0], pair[1]]));
+            pair.copy_from_slice(&h.to_le_bytes());
+        }
+    }
+    Ok(Some(TensorData::dense(Bytes::from_vec(bytes))))
+}
+
 /// The tensor's bytes as planned: its sources' values (stacked when several), permuted when
 /// planned, stored as its type.
 fn tensor_data(checkpoint: &Checkpoint, p: &Planned) -> Result<TensorData> {
+    if let Some(data) = as_stored(checkpoint, p)? {
+        return Ok(data);
+    }
     let mut values = p.generated.clone().unwrap_or_default();
     for source in &p.sources {
         let file = &checkpoint.parts[source.part];
@@ -141,4 +196,31 @@ pub(crate) fn write(
     }
     file.commit()?;
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bfloat16_nans_are_quieted_as_gguf_py_quiets_them_and_nothing_else_changes() {
+        // gguf-py: NaN (bits & 0x7fffffff > 0x7f800000) -> (bits & 0xffff0000) | (64 << 16).
+        assert_eq!(quiet_bf16(0x7f81), 0x7fc1);
+        assert_eq!(quiet_bf16(0xff81), 0xffc1);
+        assert_eq!(quiet_bf16(0x7fc0), 0x7fc0);
+        for kept in [0x7f80u16, 0xff80, 0x0000, 0x8000, 0x3f80, 0x0001, 0x7f7f] {
+            assert_eq!(quiet_bf16(kept), kept, "{kept:#06x}");
+        }
+    }
+
+    #[test]
+    fn rows_permute_as_bytes_as_they_do_as_values() {
+        let values: Vec<f32> = (0..32).map(|i| i as f32).collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let by_value = permute_rows(&values, &[8, 4], 2).unwrap();
+        let by_bytes = permute_row_bytes(&bytes, 8, 2).unwrap();
+        let back: Vec<f32> = by_bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(back, by_value);
+        assert!(permute_row_bytes(&bytes, 8, 3).is_err());
+    }
 }

@@ -10,13 +10,7 @@ fn render(name: &str, config: &str, readme: &str, total: i64) -> String {
     std::fs::write(dir.join("config.json"), config).unwrap();
     std::fs::write(dir.join("README.md"), readme).unwrap();
     let config: serde_json::Value = serde_json::from_str(config).unwrap();
-    let m = match super::super::metadata::derive(
-        &dir,
-        &config,
-        None,
-        (total, total, 0, 0),
-        &super::super::metadata::Given::default(),
-    ) {
+    let m = match super::super::derive(&dir, &config, None, (total, total, 0, 0), &super::super::Given::default()) {
         Ok(m) => m,
         Err(e) => return format!("ERR {}", e.message()),
     };

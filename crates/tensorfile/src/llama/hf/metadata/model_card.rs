@@ -26,7 +26,7 @@ use regex_lite::Regex;
 use yaml_rust2::parser::{Event, Parser, Tag};
 use yaml_rust2::scanner::TScalarStyle;
 
-use super::metadata::{ModelMetadata, id_to_title, name_components};
+use super::{ModelMetadata, id_to_title, name_components};
 use crate::error::{Error, Result};
 use crate::model::{MetaValue, Number};
 
