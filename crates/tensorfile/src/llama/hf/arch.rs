@@ -32,6 +32,14 @@ pub(crate) struct Architecture {
     pub extra: &'static [(&'static str, Extra)],
     /// The hyperparameters the class rewrites before anything is read.
     pub rewrite: Rewrite,
+    /// Every tensor whose name ends in `norm.weight` gets 1 added, in float32, before it is
+    /// stored (Gemma's norms hold `weight - 1`).
+    pub norm_plus_one: bool,
+    /// Checkpoint tensors the converter skips (Gemma's unused `lm_head.weight`).
+    pub drop: &'static [&'static str],
+    /// The token embeddings are cut to the vocabulary's size when they hold more rows
+    /// (Gemma 3's out-of-vocabulary rows).
+    pub trim_embeddings: bool,
 }
 
 /// A key/value an architecture adds, from the hyperparameters.
@@ -69,6 +77,21 @@ pub(crate) enum Family {
     /// `TextModel`'s own vocabulary (BPE from `tokenizer.json`) and keys (OLMo 2, Qwen MoE,
     /// Command R).
     Text,
+    /// `Gemma2Model`: its own key/values (not the text model's), SentencePiece with
+    /// `add_space_prefix` false written last.
+    Gemma2,
+    /// `Gemma3Model`: the text model's key/values then its own, SentencePiece (else BPE) with
+    /// `add_space_prefix` false written last.
+    Gemma3,
+    /// `Phi3MiniModel`: its own key/values, SentencePiece without `add_space_prefix`.
+    Phi3,
+}
+
+impl Family {
+    /// Gemma's vocabulary: SentencePiece, then `add_space_prefix` false.
+    pub(crate) fn is_gemma(self) -> bool {
+        matches!(self, Family::Gemma2 | Family::Gemma3)
+    }
 }
 
 /// A mixture's experts stored one tensor per expert and projection, which the converter
@@ -146,6 +169,9 @@ const LLAMA: Architecture = Architecture {
     bare: &["LlamaModel"],
     extra: &[],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Mistral: llama's converter, `MistralConfig`'s defaults (no head width unless given).
@@ -171,6 +197,9 @@ const MISTRAL: Architecture = Architecture {
     bare: &[],
     extra: &[],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Mixtral's experts: `w1` (gate), `w2` (down), `w3` (up) of every expert.
@@ -210,6 +239,9 @@ const MIXTRAL: Architecture = Architecture {
     bare: &[],
     extra: &[],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Qwen 2 and 3's tensor names (llama's, with biases; Qwen 3's query and key norms).
@@ -253,6 +285,9 @@ const QWEN2: Architecture = Architecture {
     bare: &["Qwen2Model"],
     extra: &[],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Qwen 3 (`Qwen3Config`: a head width of 128 unless given).
@@ -279,6 +314,9 @@ const QWEN3: Architecture = Architecture {
     bare: &["Qwen3Model"],
     extra: &[],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Granite: llama's converter, its multipliers as scales, no head width.
@@ -313,6 +351,9 @@ const GRANITE: Architecture = Architecture {
         ("logit_scale", Extra::FloatIfSet("logits_scaling")),
     ],
     rewrite: Rewrite::DropHeadDim,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// OLMo 2's tensor names: norms after attention and after the feed-forward, query and key
@@ -357,6 +398,9 @@ const OLMO2: Architecture = Architecture {
     bare: &[],
     extra: &[],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Qwen MoE's tensor names: the router, the shared expert and its gate, the stacked experts.
@@ -425,6 +469,9 @@ const QWEN2_MOE: Architecture = Architecture {
         ("expert_shared_feed_forward_length", Extra::Count(&["shared_expert_intermediate_size"])),
     ],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Qwen 3 MoE (`Qwen3MoeConfig`'s defaults).
@@ -453,6 +500,9 @@ const QWEN3_MOE: Architecture = Architecture {
     bare: &[],
     extra: &[("expert_feed_forward_length", Extra::Count(&["moe_intermediate_size"]))],
     rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Command R's tensor names (one norm per block, before attention and the feed-forward).
@@ -494,11 +544,152 @@ const COMMAND_R: Architecture = Architecture {
     bare: &[],
     extra: &[("logit_scale", Extra::Float("logit_scale")), ("rope.scaling.type", Extra::Text("none"))],
     rewrite: Rewrite::ContextFromModelMaxLength,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
+};
+
+/// Gemma 2 and 3's tensor names: a norm before and after attention and the feed-forward,
+/// Gemma 3's query and key norms.
+const GEMMA_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+    ("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"),
+    ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+    ("model.layers.{bid}.pre_feedforward_layernorm", "blk.{bid}.ffn_norm"),
+    ("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm"),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+/// Gemma 2 (`Gemma2Config`'s defaults): its own keys, soft-capping and the sliding window
+/// after the file type; norms shifted by one; `lm_head` skipped.
+const GEMMA2: Architecture = Architecture {
+    hf_names: &["Gemma2ForCausalLM"],
+    name: "gemma2",
+    defaults: &[
+        ("vocab_size", Fallback::Int(256000)),
+        ("hidden_size", Fallback::Int(2304)),
+        ("intermediate_size", Fallback::Int(9216)),
+        ("num_hidden_layers", Fallback::Int(26)),
+        ("num_attention_heads", Fallback::Int(8)),
+        ("num_key_value_heads", Fallback::Int(4)),
+        ("head_dim", Fallback::Int(256)),
+        ("max_position_embeddings", Fallback::Int(8192)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("final_logit_softcapping", Fallback::Float(30.0)),
+        ("attn_logit_softcapping", Fallback::Float(50.0)),
+        ("sliding_window", Fallback::Int(4096)),
+    ],
+    tensors: GEMMA_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Gemma2,
+    bare: &[],
+    extra: &[
+        ("attn_logit_softcapping", Extra::Float("attn_logit_softcapping")),
+        ("final_logit_softcapping", Extra::Float("final_logit_softcapping")),
+        ("attention.sliding_window", Extra::Count(&["sliding_window"])),
+    ],
+    rewrite: Rewrite::None,
+    norm_plus_one: true,
+    drop: &["lm_head.weight"],
+    trim_embeddings: false,
+};
+
+/// Gemma 3, the text model (`Gemma3TextConfig`'s defaults): the text model's keys (with the
+/// sliding layers' rope base), then the final soft-capping when set and the sliding window;
+/// norms shifted by one; the embeddings cut to the vocabulary.
+const GEMMA3: Architecture = Architecture {
+    hf_names: &["Gemma3ForCausalLM"],
+    name: "gemma3",
+    defaults: &[
+        ("vocab_size", Fallback::Int(262208)),
+        ("hidden_size", Fallback::Int(2304)),
+        ("intermediate_size", Fallback::Int(9216)),
+        ("num_hidden_layers", Fallback::Int(26)),
+        ("num_attention_heads", Fallback::Int(8)),
+        ("num_key_value_heads", Fallback::Int(4)),
+        ("head_dim", Fallback::Int(256)),
+        ("max_position_embeddings", Fallback::Int(131072)),
+        ("rms_norm_eps", Fallback::Float(1e-6)),
+        ("rope_theta", Fallback::Float(1_000_000.0)),
+        ("rope_local_base_freq", Fallback::Float(10000.0)),
+        ("sliding_window", Fallback::Int(4096)),
+    ],
+    tensors: GEMMA_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Gemma3,
+    bare: &[],
+    extra: &[
+        ("final_logit_softcapping", Extra::FloatIfSet("final_logit_softcapping")),
+        ("attention.sliding_window", Extra::Count(&["sliding_window"])),
+    ],
+    rewrite: Rewrite::None,
+    norm_plus_one: true,
+    drop: &[],
+    trim_embeddings: true,
+};
+
+/// Phi 3's tensor names: the query, key and value rows fused (`qkv_proj`), the gate and up
+/// projections fused and kept so as `ffn_up`.
+const PHI3_TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.qkv_proj", "blk.{bid}.attn_qkv"),
+    ("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+    ("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+/// Phi 3 (`Phi3Config`'s defaults): its own keys; long-context rope factors refused.
+const PHI3: Architecture = Architecture {
+    hf_names: &["Phi3ForCausalLM"],
+    name: "phi3",
+    defaults: &[
+        ("vocab_size", Fallback::Int(32064)),
+        ("hidden_size", Fallback::Int(3072)),
+        ("intermediate_size", Fallback::Int(8192)),
+        ("num_hidden_layers", Fallback::Int(32)),
+        ("num_attention_heads", Fallback::Int(32)),
+        ("num_key_value_heads", Fallback::SameAs("num_attention_heads")),
+        ("max_position_embeddings", Fallback::Int(4096)),
+        ("original_max_position_embeddings", Fallback::Int(4096)),
+        ("rms_norm_eps", Fallback::Float(1e-5)),
+        ("rope_theta", Fallback::Float(10000.0)),
+        ("rope_scaling", Fallback::Null),
+        ("partial_rotary_factor", Fallback::Float(1.0)),
+        ("sliding_window", Fallback::Null),
+    ],
+    tensors: PHI3_TENSORS,
+    undo_permute: false,
+    experts: None,
+    family: Family::Phi3,
+    bare: &[],
+    extra: &[],
+    rewrite: Rewrite::None,
+    norm_plus_one: false,
+    drop: &[],
+    trim_embeddings: false,
 };
 
 /// Every architecture, in the order they are tried.
-pub(crate) const ARCHITECTURES: &[&Architecture] =
-    &[&LLAMA, &MISTRAL, &MIXTRAL, &QWEN2, &QWEN3, &GRANITE, &OLMO2, &QWEN2_MOE, &QWEN3_MOE, &COMMAND_R];
+pub(crate) const ARCHITECTURES: &[&Architecture] = &[
+    &LLAMA, &MISTRAL, &MIXTRAL, &QWEN2, &QWEN3, &GRANITE, &OLMO2, &QWEN2_MOE, &QWEN3_MOE, &COMMAND_R, &GEMMA2, &GEMMA3,
+    &PHI3,
+];
 
 /// The class `config` names (its first `architectures` entry).
 pub(crate) fn class_of(config: &Value) -> Option<&str> {
@@ -620,7 +811,7 @@ mod tests {
 
     #[test]
     fn an_unknown_architecture_is_refused_with_the_known_ones() {
-        let err = architecture_of(&serde_json::json!({"architectures": ["Phi3ForCausalLM"]})).unwrap_err();
-        assert!(err.to_string().contains("Phi3ForCausalLM") && err.to_string().contains("LlamaForCausalLM"), "{err}");
+        let err = architecture_of(&serde_json::json!({"architectures": ["PhiForCausalLM"]})).unwrap_err();
+        assert!(err.to_string().contains("PhiForCausalLM") && err.to_string().contains("LlamaForCausalLM"), "{err}");
     }
 }

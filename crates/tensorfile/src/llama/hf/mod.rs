@@ -112,7 +112,18 @@ fn vocabulary(
     options: &CheckpointOptions,
 ) -> Result<Vec<(String, MetaValue)>> {
     let llama = family == arch::Family::Llama;
-    let sentencepiece_first = family != arch::Family::Text;
+    if family.is_gemma() && (family == arch::Family::Gemma2 || dir.join("tokenizer.model").is_file()) {
+        // `_set_vocab_sentencepiece`, then `add_add_space_prefix(False)`, last.
+        let mut kvs = spm::sentencepiece_vocab_kvs(dir, hparams, false)?;
+        kvs.retain(|(k, _)| k != "tokenizer.ggml.add_space_prefix");
+        kvs.push(("tokenizer.ggml.add_space_prefix".into(), MetaValue::Bool(false)));
+        return Ok(kvs);
+    }
+    if family == arch::Family::Phi3 {
+        // `Phi3MiniModel.set_vocab`: SentencePiece, no `add_space_prefix`.
+        return spm::sentencepiece_vocab_kvs(dir, hparams, false);
+    }
+    let sentencepiece_first = !matches!(family, arch::Family::Text | arch::Family::Gemma3);
     if sentencepiece_first && (dir.join("tokenizer.model").is_file() || !dir.join("tokenizer.json").is_file()) {
         return spm::sentencepiece_vocab_kvs(dir, hparams, llama);
     }
@@ -123,6 +134,21 @@ fn vocabulary(
         .in_file(dir.join("tokenizer.json")));
     };
     bpe::gpt2_vocab_kvs(dir, hparams, tokenizers, llama)
+}
+
+/// The vocabulary's real size, as Gemma 3's `modify_tensors` counts it: the SentencePiece
+/// tokens, else `tokenizer.json`'s vocabulary and added tokens.
+fn vocab_len(dir: &Path, hparams: &serde_json::Map<String, Value>) -> Result<Option<u64>> {
+    if dir.join("tokenizer.model").is_file() {
+        return Ok(Some(spm::vocab_len(dir, &Value::Object(hparams.clone()))? as u64));
+    }
+    let path = dir.join("tokenizer.json");
+    let bytes = std::fs::read(&path).map_err(|e| crate::error::Error::from(e).in_file(&path))?;
+    let json: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| crate::error::Error::usage(format!("tokenizer.json: {e}")).in_file(&path))?;
+    let count =
+        |v: Option<&Value>| v.map_or(0, |v| v.as_object().map_or(0, |m| m.len()).max(v.as_array().map_or(0, Vec::len)));
+    Ok(Some((count(json.pointer("/model/vocab")) + count(json.get("added_tokens"))) as u64))
 }
 
 /// An embedding model's pooling (sentence-transformers' `modules.json`, `classifier_pooling`)
@@ -176,7 +202,8 @@ pub fn convert_checkpoint(
         given => given,
     };
     let (matrices, file_type) = outtype.resolved();
-    let mut planned = plan::plan(&checkpoint, arch, &hparams, matrices)?;
+    let vocab_rows = if arch.trim_embeddings { vocab_len(dir, &hparams)? } else { None };
+    let mut planned = plan::plan(&checkpoint, arch, &hparams, matrices, vocab_rows)?;
     if options.vocab_only {
         // Nothing counted, so no size label either.
         planned.clear();

@@ -63,6 +63,12 @@ impl<'a> Params<'a> {
     /// The key/values of a text model and of the llama family, ending with `general.file_type`
     /// (`file_type`) where the converter puts it.
     pub(crate) fn text_model(mut self, block_count: u32, file_type: u32) -> Result<Vec<(String, MetaValue)>> {
+        if self.arch.family == Family::Gemma2 {
+            return self.gemma2(block_count, file_type);
+        }
+        if self.arch.family == Family::Phi3 {
+            return self.phi3(block_count, file_type);
+        }
         self.add("block_count", MetaValue::Number(Number::U32(block_count)));
         let counts: [(&[&str], &str, bool); 5] = [
             (
@@ -104,6 +110,12 @@ impl<'a> Params<'a> {
         self.rope_scaling()?;
         if let Some(theta) = self.rope_theta().filter(|v| !v.is_null()) {
             self.add("rope.freq_base", f32_value("rope_theta", theta)?);
+        }
+        // The sliding layers' rope base (Gemma 3's `rope_local_base_freq`).
+        let local =
+            ["local_rope_theta", "rope_local_theta", "rope_theta_local", "swa_rope_theta", "rope_local_base_freq"];
+        if let Some((k, v)) = self.find(&local).filter(|(_, v)| !v.is_null()) {
+            self.add("rope.freq_base_swa", f32_value(k, v)?);
         }
         for (keys, gguf_key) in [
             (&["rms_norm_eps", "norm_eps"][..], "attention.layer_norm_rms_epsilon"),
@@ -153,6 +165,82 @@ impl<'a> Params<'a> {
             }
         };
         self.add("rope.dimension_count", rope_dim);
+        self.extras()?;
+        Ok(self.out)
+    }
+
+    /// `Gemma2Model.set_gguf_parameters`: its own keys in its order (every one required but the
+    /// key/value head count), `general.file_type`, then the architecture's extras.
+    fn gemma2(mut self, block_count: u32, file_type: u32) -> Result<Vec<(String, MetaValue)>> {
+        let required = |key: &str| -> Result<&'a Value> {
+            self.hparams
+                .get(key)
+                .filter(|v| !v.is_null())
+                .ok_or_else(|| Error::usage(format!("config.json has no {key}")))
+        };
+        let context = u32_value("max_position_embeddings", required("max_position_embeddings")?)?;
+        let width = u32_value("hidden_size", required("hidden_size")?)?;
+        let ffn = u32_value("intermediate_size", required("intermediate_size")?)?;
+        let heads_key = if self.hparams.contains_key("num_key_value_heads") {
+            "num_key_value_heads"
+        } else {
+            "num_attention_heads"
+        };
+        let heads = u32_value("num_attention_heads", required("num_attention_heads")?)?;
+        let kv_heads = u32_value(heads_key, required(heads_key)?)?;
+        let eps = f32_value("rms_norm_eps", required("rms_norm_eps")?)?;
+        let head_dim = u32_value("head_dim", required("head_dim")?)?;
+        self.add("context_length", context);
+        self.add("embedding_length", width);
+        self.add("block_count", MetaValue::Number(Number::U32(block_count)));
+        self.add("feed_forward_length", ffn);
+        self.add("attention.head_count", heads);
+        self.add("attention.head_count_kv", kv_heads);
+        self.add("attention.layer_norm_rms_epsilon", eps);
+        self.add("attention.key_length", head_dim.clone());
+        self.add("attention.value_length", head_dim);
+        self.out.push(("general.file_type".into(), MetaValue::Number(Number::U32(file_type))));
+        self.extras()?;
+        Ok(self.out)
+    }
+
+    /// `Phi3MiniModel.set_gguf_parameters`: its own keys in its order, the rope dimensions from
+    /// `partial_rotary_factor`, `general.file_type`, then the sliding window (0 when none).
+    /// Long-context rope factors (a tensor the converter makes) are refused.
+    fn phi3(mut self, block_count: u32, file_type: u32) -> Result<Vec<(String, MetaValue)>> {
+        if self.rope_parameters().is_some_and(|p| p.get("long_factor").is_some_and(|v| !v.is_null())) {
+            return Err(Error::unsupported("Phi 3's long-context rope factors are not converted yet"));
+        }
+        let required = |keys: &[&str]| -> Result<(&'a str, &'a Value)> {
+            self.find(keys)
+                .filter(|(_, v)| !v.is_null())
+                .ok_or_else(|| Error::usage(format!("config.json has no {}", keys.join(" or "))))
+        };
+        let (_, width) = required(&["hidden_size", "n_embd"])?;
+        let (_, heads) = required(&["num_attention_heads", "n_head"])?;
+        let (kk, kv_heads) = required(&["num_key_value_heads", "n_head_kv"])?;
+        let (ek, eps) = required(&["rms_norm_eps"])?;
+        let (ck, context) = required(&["n_positions", "max_position_embeddings"])?;
+        let (ok, original) = required(&["original_max_position_embeddings"])?;
+        let (fk, ffn) = required(&["intermediate_size"])?;
+        let (tk, theta) = required(&["rope_theta"])?;
+        let rot = self.hparams.get("partial_rotary_factor").and_then(Value::as_f64).unwrap_or(1.0);
+        let (w, h) = (width.as_u64().unwrap_or(0), heads.as_u64().filter(|&h| h > 0));
+        let Some(h) = h else { return Err(Error::usage("config.json: num_attention_heads is not a count")) };
+        let rope_dims = ((rot * w as f64) as u64) / h;
+        self.add("context_length", u32_value(ck, context)?);
+        self.add("rope.scaling.original_context_length", u32_value(ok, original)?);
+        self.add("embedding_length", u32_value("hidden_size", width)?);
+        self.add("feed_forward_length", u32_value(fk, ffn)?);
+        self.add("block_count", MetaValue::Number(Number::U32(block_count)));
+        self.add("attention.head_count", u32_value("num_attention_heads", heads)?);
+        self.add("attention.head_count_kv", u32_value(kk, kv_heads)?);
+        self.add("attention.layer_norm_rms_epsilon", f32_value(ek, eps)?);
+        self.add("rope.dimension_count", u32_value("partial_rotary_factor", &Value::from(rope_dims))?);
+        self.add("rope.freq_base", f32_value(tk, theta)?);
+        self.out.push(("general.file_type".into(), MetaValue::Number(Number::U32(file_type))));
+        let window = self.hparams.get("sliding_window").filter(|v| !v.is_null()).cloned().unwrap_or(Value::from(0));
+        self.add("attention.sliding_window", u32_value("sliding_window", &window)?);
         self.extras()?;
         Ok(self.out)
     }

@@ -24,6 +24,10 @@ pub(crate) struct Planned {
     pub permute_heads: Option<u64>,
     /// Its values, when the converter makes it rather than reads it (no source).
     pub generated: Option<Vec<f32>>,
+    /// 1 is added to every value, in float32, before it is stored (Gemma's norms).
+    pub plus_one: bool,
+    /// Only its first rows are kept (Gemma 3's embeddings cut to the vocabulary).
+    pub rows: Option<u64>,
 }
 
 /// Tensors the converter leaves out.
@@ -70,12 +74,14 @@ struct Gathering {
     tensors: Vec<SourceTensor>,
 }
 
-/// Every tensor as the output holds it, in the converter's order, with the type each gets.
+/// Every tensor as the output holds it, in the converter's order, with the type each gets;
+/// `vocab_rows`: the vocabulary's size, where the architecture cuts its embeddings to it.
 pub(crate) fn plan(
     checkpoint: &Checkpoint,
     arch: &Architecture,
     hparams: &Map<String, Value>,
     matrices: GgmlType,
+    vocab_rows: Option<u64>,
 ) -> Result<Vec<Planned>> {
     let count = |key: &str| hparams.get(key).and_then(Value::as_u64);
     let heads = count("num_attention_heads").ok_or_else(|| Error::usage("config.json has no num_attention_heads"))?;
@@ -101,10 +107,17 @@ pub(crate) fn plan(
         let factors = rope::llama3_factors(hparams)?;
         let name = "rope_freqs.weight";
         let info = described(name, vec![factors.len() as u64], matrices)?;
-        planned.push(Planned { sources: Vec::new(), info, permute_heads: None, generated: Some(factors) });
+        planned.push(Planned {
+            sources: Vec::new(),
+            info,
+            permute_heads: None,
+            generated: Some(factors),
+            plus_one: false,
+            rows: None,
+        });
     }
     for source in sources {
-        if left_out(&source.name) {
+        if left_out(&source.name) || arch.drop.contains(&source.name.as_str()) {
             continue;
         }
         if let Some((layout, n)) = experts.filter(|(e, _)| source.name.contains(e.marker)) {
@@ -126,8 +139,17 @@ pub(crate) fn plan(
             _ if source.name.ends_with("k_proj.weight") || source.name.ends_with("k_proj.bias") => Some(kv_heads),
             _ => None,
         };
-        let info = described(&name, info.shape().to_vec(), matrices)?;
-        planned.push(Planned { sources: vec![source.clone()], info, permute_heads, generated: None });
+        let mut shape = info.shape().to_vec();
+        // Gemma 3's `modify_tensors`: `data_torch[:n_vocab_real]` of `embed_tokens.weight`.
+        let rows = vocab_rows
+            .filter(|_| arch.trim_embeddings && source.name.contains("embed_tokens.weight"))
+            .filter(|&n| shape.first().is_some_and(|&r| r > n));
+        if let (Some(n), Some(first)) = (rows, shape.first_mut()) {
+            *first = n;
+        }
+        let plus_one = arch.norm_plus_one && source.name.ends_with("norm.weight");
+        let info = described(&name, shape, matrices)?;
+        planned.push(Planned { sources: vec![source.clone()], info, permute_heads, generated: None, plus_one, rows });
     }
     if let Some(left) = gathering.iter().find(|g| !g.tensors.is_empty()) {
         return Err(Error::usage(format!(
@@ -204,5 +226,5 @@ fn stack(
         .ok_or_else(|| Error::unsupported(format!("no llama.cpp name for {merged}")))?;
     let shape: Vec<u64> = std::iter::once(sources.len() as u64).chain(first).collect();
     let info = described(&name, shape, matrices)?;
-    Ok(Planned { sources, info, permute_heads: None, generated: None })
+    Ok(Planned { sources, info, permute_heads: None, generated: None, plus_one: false, rows: None })
 }

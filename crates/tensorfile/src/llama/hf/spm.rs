@@ -318,5 +318,11 @@ pub(crate) fn sentencepiece_vocab_kvs(dir: &Path, hparams: &Value, llama: bool) 
     Ok(kvs.0)
 }
 
+/// The number of tokens `_create_vocab_sentencepiece` makes for the folder `dir` (Gemma 3
+/// cuts its embeddings to it).
+pub(crate) fn vocab_len(dir: &Path, hparams: &Value) -> Result<usize> {
+    Ok(create_vocab(dir, hparams)?.0.len())
+}
+
 #[cfg(test)]
 mod tests;

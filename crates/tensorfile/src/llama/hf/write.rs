@@ -116,7 +116,8 @@ fn permute_row_bytes(bytes: &[u8], rows: u64, heads: u64) -> Result<Vec<u8>> {
 /// rows permuted as bytes, a bfloat16 NaN quieted as the round trip quiets it. `None`: the
 /// values are widened and stored again.
 fn as_stored(checkpoint: &Checkpoint, p: &Planned) -> Result<Option<TensorData>> {
-    let ([source], None) = (p.sources.as_slice(), &p.generated) else { return Ok(None) };
+    // A value transform (Gemma's +1) needs the values.
+    let ([source], None, false) = (p.sources.as_slice(), &p.generated, p.plus_one) else { return Ok(None) };
     let file = &checkpoint.parts[source.part];
     let read_as = file.entries()[source.index].info();
     let dtype = read_as.dtype();
@@ -129,6 +130,10 @@ fn as_stored(checkpoint: &Checkpoint, p: &Planned) -> Result<Option<TensorData>>
         Some(heads) => permute_row_bytes(data.as_dense()?, read_as.shape().first().copied().unwrap_or(1), heads)?,
         None => data.as_dense()?.to_vec(),
     };
+    if let Some(rows) = p.rows {
+        let all = read_as.shape().first().copied().unwrap_or(1).max(1);
+        bytes.truncate(bytes.len() / all as usize * rows as usize);
+    }
     if dtype == DType::BFloat16 {
         for pair in bytes.chunks_exact_mut(2) {
             let h = quiet_bf16(u16::from_le_bytes([pair[0], pair[1]]));
@@ -151,6 +156,13 @@ fn tensor_data(checkpoint: &Checkpoint, p: &Planned) -> Result<TensorData> {
         let mut part = as_f32(read_as, file.read_verified(source.index)?).map_err(|e| e.for_tensor(&source.name))?;
         if let Some(heads) = p.permute_heads {
             part = permute_rows(&part, read_as.shape(), heads)?;
+        }
+        if let Some(rows) = p.rows {
+            let all = read_as.shape().first().copied().unwrap_or(1).max(1);
+            part.truncate(part.len() / all as usize * rows as usize);
+        }
+        if p.plus_one {
+            part.iter_mut().for_each(|v| *v += 1.0);
         }
         values.extend_from_slice(&part);
     }
