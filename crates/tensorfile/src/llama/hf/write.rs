@@ -126,6 +126,12 @@ fn as_stored(checkpoint: &Checkpoint, p: &Planned) -> Result<Option<TensorData>>
         return Ok(None);
     }
     let data = file.read_verified(source.index).map_err(|e| e.for_tensor(&source.name))?;
+    data.as_dense()?.populate();
+    let has_nan = |b: &[u8]| b.chunks_exact(2).any(|h| u16::from_le_bytes([h[0], h[1]]) & 0x7fff > 0x7f80);
+    if p.permute_heads.is_none() && (dtype != DType::BFloat16 || !has_nan(data.as_dense()?)) {
+        // The stored bytes as they are (a slice of the mapped file): nothing to change.
+        return Ok(Some(data));
+    }
     let mut bytes = match p.permute_heads {
         Some(heads) => permute_row_bytes(data.as_dense()?, read_as.shape().first().copied().unwrap_or(1), heads)?,
         None => data.as_dense()?.to_vec(),
