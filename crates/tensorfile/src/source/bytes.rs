@@ -131,7 +131,7 @@ impl Bytes {
     /// in the page cache (`MADV_POPULATE_READ`, Linux 5.14 and later; elsewhere
     /// `MADV_WILLNEED`): one call instead of a fault per page when the bytes are about to be
     /// read whole. Only advice: a refusal changes nothing.
-    pub fn populate(&self) {
+    pub(crate) fn populate(&self) {
         let Owner::Map(map, _) = &self.owner else { return };
         #[cfg(target_os = "linux")]
         if map.advise_range(memmap2::Advice::PopulateRead, self.range.start, self.range.len()).is_ok() {
