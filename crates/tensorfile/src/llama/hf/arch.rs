@@ -145,8 +145,7 @@ pub(crate) fn class_of(config: &Value) -> Option<&str> {
 
 /// The architecture `config` names (its first `architectures` entry), or why there is none.
 pub(crate) fn architecture_of(config: &Value) -> Result<&'static Architecture> {
-    let named = config.get("architectures").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str);
-    let Some(hf_name) = named else {
+    let Some(hf_name) = class_of(config) else {
         return Err(Error::usage("config.json names no architecture (its `architectures` list is missing or empty)"));
     };
     ARCHITECTURES.iter().copied().find(|a| a.hf_names.contains(&hf_name)).ok_or_else(|| {

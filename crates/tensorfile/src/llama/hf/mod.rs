@@ -143,9 +143,10 @@ fn vocab_len(dir: &Path, hparams: &serde_json::Map<String, Value>) -> Result<Opt
         return Ok(Some(spm::vocab_len(dir, &Value::Object(hparams.clone()))? as u64));
     }
     let path = dir.join("tokenizer.json");
-    let bytes = std::fs::read(&path).map_err(|e| crate::error::Error::from(e).in_file(&path))?;
-    let json: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| crate::error::Error::usage(format!("tokenizer.json: {e}")).in_file(&path))?;
+    let json = spm::read_json(&path)?.ok_or_else(|| {
+        crate::error::Error::invalid(crate::error::Rule::MissingFile, "no tokenizer.model nor tokenizer.json")
+            .in_file(&path)
+    })?;
     let count =
         |v: Option<&Value>| v.map_or(0, |v| v.as_object().map_or(0, |m| m.len()).max(v.as_array().map_or(0, Vec::len)));
     Ok(Some((count(json.pointer("/model/vocab")) + count(json.get("added_tokens"))) as u64))

@@ -270,13 +270,10 @@ impl<'a> Params<'a> {
         Ok(())
     }
 
-    /// `rope_parameters`, else `rope_scaling`, as the converter reads them.
+    /// `rope_parameters`, else `rope_scaling` (their `full_attention` part when they have one),
+    /// as the converter reads them.
     fn rope_parameters(&self) -> Option<&'a Map<String, Value>> {
-        self.hparams
-            .get("rope_parameters")
-            .filter(|v| !v.is_null())
-            .or_else(|| self.hparams.get("rope_scaling"))
-            .and_then(Value::as_object)
+        super::rope::rope_parameters(self.hparams)
     }
 
     fn rope_theta(&self) -> Option<&'a Value> {

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// The rope parameters the converter reads: `rope_parameters`, else `rope_scaling`, and their
 /// `full_attention` part when they have one.
-fn rope_parameters(hparams: &Map<String, Value>) -> Option<&Map<String, Value>> {
+pub(crate) fn rope_parameters(hparams: &Map<String, Value>) -> Option<&Map<String, Value>> {
     let params = hparams
         .get("rope_parameters")
         .filter(|v| !v.is_null())

@@ -76,7 +76,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// A JSON file's value, `None` when there is no such file.
-fn read_json(path: &Path) -> Result<Option<Value>> {
+pub(super) fn read_json(path: &Path) -> Result<Option<Value>> {
     if !path.is_file() {
         return Ok(None);
     }

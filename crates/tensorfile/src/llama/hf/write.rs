@@ -65,50 +65,35 @@ impl OutType {
 }
 
 /// Query or key rows permuted from Hugging Face's rotary layout back to llama.cpp's: within
-/// each head, the first and second halves of its rows interleaved.
-fn permute_rows(values: &[f32], shape: &[u64], heads: u64) -> Result<Vec<f32>> {
-    let rows = shape.first().copied().unwrap_or(1);
-    let width = values.len() as u64 / rows.max(1);
+/// each head, the first and second halves of its rows interleaved (as values, or as the bytes
+/// of stored rows: `items` are `rows` rows of equal length).
+fn permute_rows<T: Copy>(items: &[T], rows: u64, heads: u64) -> Result<Vec<T>> {
     if heads == 0 || rows % (heads * 2) != 0 {
         return Err(Error::usage(format!("{rows} rows cannot be cut into {heads} heads of two halves")));
     }
+    let width = items.len() / rows.max(1) as usize;
     let half = rows / heads / 2;
-    let mut out = Vec::with_capacity(values.len());
+    let mut out = Vec::with_capacity(items.len());
     for head in 0..heads {
         for i in 0..half {
             for part in 0..2 {
-                let row = (head * 2 + part) * half + i;
-                let start = (row * width) as usize;
-                out.extend_from_slice(&values[start..start + width as usize]);
+                let start = ((head * 2 + part) * half + i) as usize * width;
+                out.extend_from_slice(&items[start..start + width]);
             }
         }
     }
     Ok(out)
+}
+
+/// Whether a bfloat16 is a NaN.
+fn is_bf16_nan(h: u16) -> bool {
+    h & 0x7fff > 0x7f80
 }
 
 /// A bfloat16 NaN quieted as gguf-py's bfloat16 conversion quiets it (the `0x40` bit of its
 /// upper byte set); any other value as it is.
 fn quiet_bf16(h: u16) -> u16 {
-    if h & 0x7fff > 0x7f80 { h | 0x0040 } else { h }
-}
-
-/// Rows of `row_bytes` permuted as [`permute_rows`] permutes values.
-fn permute_row_bytes(bytes: &[u8], rows: u64, heads: u64) -> Result<Vec<u8>> {
-    if heads == 0 || rows % (heads * 2) != 0 || rows == 0 {
-        return Err(Error::usage(format!("{rows} rows cannot be cut into {heads} heads of two halves")));
-    }
-    let row_bytes = bytes.len() / rows as usize;
-    let half = rows / heads / 2;
-    let mut out = Vec::with_capacity(bytes.len());
-    for head in 0..heads {
-        for i in 0..half {
-            for part in 0..2 {
-                let start = ((head * 2 + part) * half + i) as usize * row_bytes;
-                out.extend_from_slice(&bytes[start..start + row_bytes]);
-            }
-        }
-    }
-    Ok(out)
+    if is_bf16_nan(h) { h | 0x0040 } else { h }
 }
 
 /// The tensor's bytes without the round trip through `f32`, where that round trip gives them
@@ -127,13 +112,13 @@ fn as_stored(checkpoint: &Checkpoint, p: &Planned) -> Result<Option<TensorData>>
     }
     let data = file.read_verified(source.index).map_err(|e| e.for_tensor(&source.name))?;
     data.as_dense()?.populate();
-    let has_nan = |b: &[u8]| b.chunks_exact(2).any(|h| u16::from_le_bytes([h[0], h[1]]) & 0x7fff > 0x7f80);
+    let has_nan = |b: &[u8]| b.chunks_exact(2).any(|h| is_bf16_nan(u16::from_le_bytes([h[0], h[1]])));
     if p.permute_heads.is_none() && (dtype != DType::BFloat16 || !has_nan(data.as_dense()?)) {
         // The stored bytes as they are (a slice of the mapped file): nothing to change.
         return Ok(Some(data));
     }
     let mut bytes = match p.permute_heads {
-        Some(heads) => permute_row_bytes(data.as_dense()?, read_as.shape().first().copied().unwrap_or(1), heads)?,
+        Some(heads) => permute_rows(data.as_dense()?, read_as.shape().first().copied().unwrap_or(1), heads)?,
         None => data.as_dense()?.to_vec(),
     };
     if let Some(rows) = p.rows {
@@ -161,7 +146,7 @@ fn tensor_data(checkpoint: &Checkpoint, p: &Planned) -> Result<TensorData> {
         let read_as = file.entries()[source.index].info();
         let mut part = as_f32(read_as, file.read_verified(source.index)?).map_err(|e| e.for_tensor(&source.name))?;
         if let Some(heads) = p.permute_heads {
-            part = permute_rows(&part, read_as.shape(), heads)?;
+            part = permute_rows(&part, read_as.shape().first().copied().unwrap_or(1), heads)?;
         }
         if let Some(rows) = p.rows {
             let all = read_as.shape().first().copied().unwrap_or(1).max(1);
@@ -235,10 +220,10 @@ mod tests {
     fn rows_permute_as_bytes_as_they_do_as_values() {
         let values: Vec<f32> = (0..32).map(|i| i as f32).collect();
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let by_value = permute_rows(&values, &[8, 4], 2).unwrap();
-        let by_bytes = permute_row_bytes(&bytes, 8, 2).unwrap();
+        let by_value = permute_rows(&values, 8, 2).unwrap();
+        let by_bytes = permute_rows(&bytes, 8, 2).unwrap();
         let back: Vec<f32> = by_bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(back, by_value);
-        assert!(permute_row_bytes(&bytes, 8, 3).is_err());
+        assert!(permute_rows(&bytes, 8, 3).is_err());
     }
 }
