@@ -75,6 +75,12 @@ def run(tool: str, op: str, path: str, data: str | None):
                           for a in (t.parts().values() if t.quantization is not None else [t.numpy(raw=True)])]
             total = sum(touch(a) for a in arrays)
             return time.perf_counter() - start, total, len(arrays)
+        if op in ("load-np-off", "load-np-checksums", "load-np-full"):
+            verify = {"load-np-off": False, "load-np-checksums": "checksums", "load-np-full": True}[op]
+            start = time.perf_counter()
+            arrays = tensorfile.load_file(path, verify=verify)
+            total = sum(touch(a) for a in arrays.values())
+            return time.perf_counter() - start, total, len(arrays)
         if op in ("load-torch", "load-torch-write"):
             import torch  # noqa: F401 (imported before the clock starts, as safetensors' is)
 

@@ -27,6 +27,11 @@ small, and their records as h5py reads them back.
   netcdf4.nc           a netCDF-4 file by the netCDF4 package (when it imports): coordinate
                        variables, a compressed variable over an unlimited dimension, a
                        dimension with no variable, global and variable attributes
+  pytables_filters.h5  chunked datasets whose filters run in PyTables' order, fletcher32
+                       first, then shuffle and deflate (h5py puts fletcher32 last): the
+                       checksum is deflated with the data (issue 39: 15 uint8 bitfield values
+                       in chunks of 2, as jhdf's bitfield_datasets.hdf5 has them; and int32
+                       values with a short edge chunk)
 
 Records are those of hdf5_files.py, with three additions: a dataset h5py reads as something
 other than a numeric array (h5py.Empty, strings) has "refused": true and no digest; an enum
@@ -86,6 +91,8 @@ def generate(out: Path) -> None:
     record(out / "unrepresentable.h5")
     if netcdf4(out / "netcdf4.nc"):
         record(out / "netcdf4.nc")
+    pytables_filters(out / "pytables_filters.h5")
+    record(out / "pytables_filters.h5")
 
 
 def matlab(path: Path) -> bool:
@@ -240,6 +247,28 @@ def netcdf4(path: Path) -> bool:
         counts = nc.createVariable("counts", "u2", ("lat",))
         counts[:] = [1, 2, 3]
     return True
+
+
+def pytables_filters(path: Path) -> None:
+    """Filters set through the property list in PyTables' order: fletcher32, shuffle, deflate."""
+    with h5py.File(path, "w") as f:
+        bits = sample("pt_bits", np.dtype("u1"), (15,))
+        ints = sample("pt_ints", np.dtype("<i4"), (7, 3))
+        for name, ftype, data, chunks in [
+            ("compressed_chunked_bitfield", h5py.h5t.STD_B8LE, bits, (2,)),
+            ("compressed_chunked_int32", h5py.h5t.STD_I32LE, ints, (2, 2)),
+        ]:
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk(chunks)
+            dcpl.set_fletcher32()
+            dcpl.set_shuffle()
+            dcpl.set_deflate(6)
+            dcpl.set_obj_track_times(False)
+            space = h5py.h5s.create_simple(data.shape)
+            dsid = h5py.h5d.create(f.id, name.encode(), ftype, space, dcpl=dcpl)
+            dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data), mtype=ftype)
+            filters = [dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())]
+            assert filters == [h5py.h5z.FILTER_FLETCHER32, h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_DEFLATE], filters
 
 
 def plain_attribute(v) -> bool:

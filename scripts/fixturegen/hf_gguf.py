@@ -37,6 +37,19 @@ without Python. Written into tests/fixtures/hf-gguf/:
                                 tied, SentencePiece
   Gemma3-SPM-bf16/              Gemma3ForCausalLM (text only, head_dim 8, q/k norms), tied,
                                 SentencePiece
+  DeepSeekV2-GPT2Tok-BPE-bf16-tied/
+                                DeepseekV2ForCausalLM as DeepSeek-V2-Lite is (MLA without
+                                q_lora_rank, yarn rope with mscale_all_dim, first block dense, 4
+                                experts, 2 per token, a shared expert), GPT-2 tokenizer
+  DeepSeekV3-GPT2Tok-BPE-bf16-tied/
+                                DeepseekV3ForCausalLM (q_lora_rank, sigmoid scoring with
+                                e_score_correction_bias, expert groups, weights scaled and
+                                normalized, DeepSeek-V3's yarn rope), GPT-2 tokenizer
+  DeepSeekV3-FP8-GPT2Tok-BPE-tied/
+                                the same model stored as DeepSeek-V3's FP8 checkpoints are: its
+                                linear weights float8_e4m3fn with float32 weight_scale_inv blocks
+                                (weight_block_size shrunk to [16, 16], partial blocks at the
+                                edges), embeddings, norms and the router in bfloat16
   TinyLlama-SPM-bf16.default.gguf
                                 what the converter writes for TinyLlama-SPM-bf16 with its
                                 default arguments (committed since it is small)
@@ -73,10 +86,13 @@ Needs torch, transformers 4.57.6 (with tokenizers), safetensors, numpy, sentence
 download.
 
 Usage: PYTHONPATH=scripts python -m fixturegen.hf_gguf tests/fixtures/hf-gguf LLAMA_CPP_TREE [--logs DIR]
-  (scripts/fixtures runs it, when the tree and sentencepiece are there)
+           [--only FOLDER ...]
+  (scripts/fixtures runs it, when the tree and sentencepiece are there). --only remakes those
+  folders and their runs alone, keeping every other record of hf-gguf.expected.json as it is.
 """
 
 import argparse
+import copy
 import hashlib
 import json
 import os
@@ -114,6 +130,9 @@ PHI3 = "Phi3-SPM-bf16"
 GEMMA2 = "Gemma2-SPM-bf16"
 GEMMA3 = "Gemma3-SPM-bf16"
 COMMANDR = "CommandR-GPT2Tok-BPE-bf16-tied"
+DSV2 = "DeepSeekV2-GPT2Tok-BPE-bf16-tied"
+DSV3 = "DeepSeekV3-GPT2Tok-BPE-bf16-tied"
+DSV3_FP8 = "DeepSeekV3-FP8-GPT2Tok-BPE-tied"
 
 # Llama 3.1's rope scaling, as its config.json has it. With head_dim 16 and rope_theta 500000 the
 # converter's rope_freqs (one factor per pair of dimensions, 8 here) takes all three branches of
@@ -171,6 +190,24 @@ BPE_SOURCES = {
 }
 BPE_FILES = ["tokenizer.json", "tokenizer_config.json"]
 
+# DeepSeek's multi-head latent attention, kept tiny: 2 heads of 4 + 4 query/key dimensions (no
+# rope + rope) and 4 value dimensions, a latent key/value rank of 32 (so that v_b's rows and q_b's
+# are whole Q8_0 blocks, k_b's are not), both heads as key/value heads (the converter splits
+# kv_b_proj by num_key_value_heads); the first block dense, the second 4 routed experts (2 per
+# token) and a shared one.
+DEEPSEEK_MLA = {"num_attention_heads": 2, "num_key_value_heads": 2, "kv_lora_rank": 32, "qk_nope_head_dim": 4,
+                "qk_rope_head_dim": 4, "v_head_dim": 4, "n_routed_experts": 4, "n_shared_experts": 1,
+                "num_experts_per_tok": 2, "moe_intermediate_size": 8, "first_k_dense_replace": 1,
+                "max_position_embeddings": 163840, "pad_token_id": None}
+# DeepSeek-V2-Lite's and DeepSeek-V3's rope scaling as their config.json have them.
+DSV2_YARN = {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "beta_fast": 32,
+             "beta_slow": 1, "mscale": 0.707, "mscale_all_dim": 0.707}
+DSV3_YARN = {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "beta_fast": 32,
+             "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}
+# DeepSeek-V3's FP8 quantization_config, its blocks shrunk from [128, 128] so that a tiny model has
+# several (the converter reads weight_block_size from the config).
+FP8_CONFIG = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [16, 16]}
+
 # The checkpoints: folder -> how it is made. "committed": False folders (a real BPE tokenizer.json
 # alone is several MB) are made outside the repository (--large) and only their record is kept.
 CHECKPOINTS = {
@@ -223,6 +260,18 @@ CHECKPOINTS = {
     # Cohere has LayerNorm (layer_norm_eps), no rms_norm_eps.
     COMMANDR: {"arch": "cohere", "dtype": "bfloat16", "tied": True, "bpe": "gpt2", "no_rms_eps": True,
                "config": {"logit_scale": 0.125, "use_qk_norm": False, "layer_norm_eps": 1e-5, "pad_token_id": None}},
+    # DeepSeek V2 as V2-Lite: no q_lora_rank (q_proj whole), norm_topk_prob false, a scale of 1.
+    DSV2: {"arch": "deepseek_v2", "dtype": "bfloat16", "tied": True, "bpe": "gpt2",
+           "config": {**DEEPSEEK_MLA, "q_lora_rank": None, "rope_scaling": DSV2_YARN}},
+    # DeepSeek V3: q_lora_rank, and the keys of its config.json its configuration class does not
+    # declare (scoring_func, topk_method) kept as given; its router's e_score_correction_bias (a
+    # buffer) drawn too. A dense feed-forward of 32 (down_proj's rows whole Q8_0 blocks).
+    DSV3: {"arch": "deepseek_v3", "dtype": "bfloat16", "tied": True, "bpe": "gpt2",
+           "config": {**DEEPSEEK_MLA, "q_lora_rank": 32, "intermediate_size": 32, "n_group": 2, "topk_group": 1,
+                      "scoring_func": "sigmoid", "topk_method": "noaux_tc", "rope_scaling": DSV3_YARN}},
+    DSV3_FP8: {"arch": "deepseek_v3", "dtype": "bfloat16", "tied": True, "bpe": "gpt2", "fp8": FP8_CONFIG,
+               "config": {**DEEPSEEK_MLA, "q_lora_rank": 32, "intermediate_size": 32, "n_group": 2, "topk_group": 1,
+                          "scoring_func": "sigmoid", "topk_method": "noaux_tc", "rope_scaling": DSV3_YARN}},
 }
 # The converter runs: (folder, extra arguments). The default run of SPM is committed too.
 RUNS = [
@@ -254,6 +303,11 @@ RUNS = [
     (GEMMA2, []),
     (GEMMA3, []),
     (COMMANDR, []),
+    (DSV2, []),
+    (DSV3, []),
+    (DSV3, ["--outtype", "q8_0"]),
+    (DSV3_FP8, []),
+    (DSV3_FP8, ["--fp8-as-q8"]),
 ]
 COMMITTED_LIMIT = 400 * 1024
 LARGE = Path(os.environ.get("TENSORFILE_HF_GGUF_LARGE", Path.home() / ".cache" / "tensorfile" / "hf-gguf-large"))
@@ -336,7 +390,8 @@ def config(spec: dict, bpe: Path | None = None):
         bos = tok.bos_token_id if tok.bos_token_id is not None else tok.pad_token_id
         common.update(vocab_size=len(tok), hidden_size=8, intermediate_size=16, num_attention_heads=2,
                       num_key_value_heads=1, bos_token_id=bos, eos_token_id=tok.eos_token_id)
-    common.update(spec.get("config", {}))
+    # A copy: configuration classes rewrite what they are given (rope_scaling's `type`).
+    common.update(copy.deepcopy(spec.get("config", {})))
     if spec.get("no_rms_eps"):
         del common["rms_norm_eps"]
     if arch == "llama":
@@ -352,7 +407,8 @@ def config(spec: dict, bpe: Path | None = None):
         return transformers.Qwen3Config(**common)
     others = {"qwen2_moe": "Qwen2MoeConfig", "qwen3_moe": "Qwen3MoeConfig", "olmo2": "Olmo2Config",
               "granite": "GraniteConfig", "phi3": "Phi3Config", "gemma2": "Gemma2Config",
-              "gemma3": "Gemma3TextConfig", "cohere": "CohereConfig"}
+              "gemma3": "Gemma3TextConfig", "cohere": "CohereConfig", "deepseek_v2": "DeepseekV2Config",
+              "deepseek_v3": "DeepseekV3Config"}
     if arch in others:
         return getattr(transformers, others[arch])(**common)
     raise ValueError(arch)
@@ -370,13 +426,18 @@ def model(spec: dict, bpe: Path | None = None):
                "qwen3_moe": transformers.Qwen3MoeForCausalLM, "olmo2": transformers.Olmo2ForCausalLM,
                "granite": transformers.GraniteForCausalLM, "phi3": transformers.Phi3ForCausalLM,
                "gemma2": transformers.Gemma2ForCausalLM, "gemma3": transformers.Gemma3ForCausalLM,
-               "cohere": transformers.CohereForCausalLM}
+               "cohere": transformers.CohereForCausalLM, "deepseek_v2": transformers.DeepseekV2ForCausalLM,
+               "deepseek_v3": transformers.DeepseekV3ForCausalLM}
     torch.manual_seed(0)
     m = classes[spec["arch"]](config(spec, bpe))
     generator = torch.Generator().manual_seed(1234)
     with torch.no_grad():
         for _name, p in m.named_parameters():
             p.copy_(torch.randn(p.shape, generator=generator, dtype=torch.float32) * 0.5)
+        # DeepSeek V3's router bias is a buffer (saved, but left at zero by the class).
+        for name, b in m.named_buffers():
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(torch.randn(b.shape, generator=generator, dtype=torch.float32))
     return m.to(getattr(torch, spec["dtype"])).eval()
 
 
@@ -405,9 +466,49 @@ def checkpoint(folder: Path, spec: dict, tokenizer_file: Path) -> None:
         path.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
     if "card" in spec:
         (folder / "README.md").write_text(spec["card"])
+    if "fp8" in spec:
+        fp8_checkpoint(folder, spec["fp8"])
     # The file names of save_pretrained are what they are; checked, not assumed.
     names = sorted(p.name for p in folder.iterdir())
     print(f"{folder.name}: {names}", flush=True)
+
+
+def fp8_checkpoint(folder: Path, quantization: dict) -> None:
+    """The saved model's linear weights stored as DeepSeek-V3's FP8 checkpoints store them: each
+    weight of two dimensions but the embeddings and the router as float8_e4m3fn, and beside it
+    `<name>_scale_inv`, one float32 per block of weight_block_size (partial at the edges) that
+    the weight is multiplied by; config.json gets the quantization_config."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    path = folder / "model.safetensors"
+    assert path.is_file() and not (folder / "model.safetensors.index.json").exists()
+    rows, cols = quantization["weight_block_size"]
+    out = {}
+    for name, w in load_file(path).items():
+        keep = w.dim() != 2 or not name.endswith(".weight") or "embed_tokens" in name or name.endswith("mlp.gate.weight")
+        if keep:
+            out[name] = w
+            continue
+        w = w.float()
+        grid = (-(-w.shape[0] // rows), -(-w.shape[1] // cols))
+        scale = torch.empty(grid, dtype=torch.float32)
+        q = torch.empty(w.shape, dtype=torch.float8_e4m3fn)
+        for i in range(grid[0]):
+            for j in range(grid[1]):
+                block = w[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols]
+                # The largest magnitude to e4m3fn's largest (448), a scale with a full mantissa.
+                s = block.abs().max().clamp(min=1e-4) / 448.0
+                scale[i, j] = s
+                q[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols] = (block / s).to(torch.float8_e4m3fn)
+        out[name] = q
+        out[f"{name}_scale_inv"] = scale
+    save_file(out, path, metadata={"format": "pt"})
+    # Written as transformers writes config.json (indent 2, sorted keys).
+    config_path = folder / "config.json"
+    written = json.loads(config_path.read_text())
+    written["quantization_config"] = quantization
+    config_path.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
 
 
 def field_record(reader, field, gguf) -> dict:
@@ -522,7 +623,10 @@ def versions() -> dict:
     }
 
 
-def generate(out: Path, tree: Path, logs: Path | None = None, large: Path | None = None) -> None:
+def generate(out: Path, tree: Path, logs: Path | None = None, large: Path | None = None,
+             only: list[str] | None = None) -> None:
+    """Makes the folders and runs the converter on them, recording every run; `only`: those
+    folders and their runs alone, every other record kept as hf-gguf.expected.json has it."""
     import transformers
 
     if transformers.__version__ != TRANSFORMERS_VERSION:
@@ -533,27 +637,46 @@ def generate(out: Path, tree: Path, logs: Path | None = None, large: Path | None
     if Path(gguf.__file__).resolve().parent.parent != (tree / "gguf-py").resolve():
         sys.exit(f"gguf imported from {gguf.__file__}, not from {tree / 'gguf-py'}")
     large = large or LARGE
+    unknown = sorted(set(only or []) - set(CHECKPOINTS))
+    if unknown:
+        sys.exit(f"--only {unknown}: no such folder (known: {', '.join(CHECKPOINTS)})")
+    previous = json.loads((out / "hf-gguf.expected.json").read_text()) if only else None
     tokenizer_file = tokenizer_model()
-    # The other generators' top-level files (quantize.expected.json of hf_gguf_quantize, rewritten
-    # only when llama-quantize is built; those of hf_gguf_options) are kept: this script writes
-    # only its folders, hf-gguf.expected.json and the committed .gguf.
-    kept = {p.name: p.read_bytes() for p in out.iterdir()
-            if p.is_file() and p.name != "hf-gguf.expected.json" and p.suffix != ".gguf"} if out.is_dir() else {}
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    for name, data in kept.items():
-        (out / name).write_bytes(data)
+    if only is None:
+        # The other generators' top-level files (quantize.expected.json of hf_gguf_quantize, rewritten
+        # only when llama-quantize is built; those of hf_gguf_options) are kept: this script writes
+        # only its folders, hf-gguf.expected.json and the committed .gguf.
+        kept = {p.name: p.read_bytes() for p in out.iterdir()
+                if p.is_file() and p.name != "hf-gguf.expected.json" and p.suffix != ".gguf"} if out.is_dir() else {}
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        for name, data in kept.items():
+            (out / name).write_bytes(data)
     where = {}
     for folder, spec in CHECKPOINTS.items():
         base = out if spec.get("committed", True) else large
+        where[folder] = base
+        if only is not None and folder not in only:
+            continue
         base.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(base / folder, ignore_errors=True)
         checkpoint(base / folder, spec, tokenizer_file)
-        where[folder] = base
+
+    def kept_run(folder, args):
+        # The record of a run not made again, as it was.
+        for section in (previous["runs"], previous["uncommitted"]["runs"]):
+            for record in section:
+                if record["folder"] == folder and record["args"] == args:
+                    return record
+        sys.exit(f"{folder} {args}: no record to keep; make it (--only {folder})")
 
     runs, uncommitted_runs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for index, (folder, args) in enumerate(RUNS):
+            if only is not None and folder not in only:
+                record = kept_run(folder, args)
+                (runs if where[folder] == out else uncommitted_runs).append(record)
+                continue
             made = convert(tree, where[folder] / folder, args, Path(tmp), logs, index)
             data = made.read_bytes()
             record = {
@@ -571,21 +694,26 @@ def generate(out: Path, tree: Path, logs: Path | None = None, large: Path | None
             (runs if where[folder] == out else uncommitted_runs).append(record)
             print(f"{folder} {' '.join(args) or '(default)'}: {made.name} {len(data)} bytes", flush=True)
 
-    def files_of(folders):
+    def files_of(folders, recorded):
         files = {}
         for folder in folders:
+            if only is not None and folder not in only:
+                files.update({k: v for k, v in recorded.items() if k.startswith(f"{folder}/")})
+                continue
             for p in sorted((where[folder] / folder).iterdir()):
                 files[f"{folder}/{p.name}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
         return files
 
     committed_folders = [f for f in CHECKPOINTS if where[f] == out]
     large_folders = [f for f in CHECKPOINTS if where[f] != out]
-    record = {"versions": versions(), "checkpoint_files": files_of(committed_folders), "runs": runs,
+    recorded = previous["checkpoint_files"] if previous else {}
+    recorded_large = previous["uncommitted"]["checkpoint_files"] if previous else {}
+    record = {"versions": versions(), "checkpoint_files": files_of(committed_folders, recorded), "runs": runs,
               "uncommitted": {
                   "why": "a real byte-level BPE tokenizer.json is several MB: these folders are made by "
                          "scripts/fixturegen/hf_gguf.py outside the repository (~/.cache/tensorfile/hf-gguf-large "
                          "unless --large says otherwise) and only recorded here",
-                  "checkpoint_files": files_of(large_folders),
+                  "checkpoint_files": files_of(large_folders, recorded_large),
                   "runs": uncommitted_runs,
               }}
     (out / "hf-gguf.expected.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
@@ -597,8 +725,11 @@ def main() -> None:
     parser.add_argument("tree", type=Path, help="the llama.cpp tree (with convert_hf_to_gguf.py and gguf-py/)")
     parser.add_argument("--logs", type=Path, help="keep every converter run's stdout and stderr here")
     parser.add_argument("--large", type=Path, help=f"where the folders not committed are made (default {LARGE})")
+    parser.add_argument("--only", action="append", metavar="FOLDER",
+                        help="make this folder and its runs alone, keeping the other records (repeatable)")
     args = parser.parse_args()
-    generate(args.out.resolve(), args.tree.resolve(), args.logs, args.large.resolve() if args.large else None)
+    generate(args.out.resolve(), args.tree.resolve(), args.logs, args.large.resolve() if args.large else None,
+             args.only)
 
 
 if __name__ == "__main__":

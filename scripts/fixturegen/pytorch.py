@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 import warnings
 import zipfile
@@ -432,6 +433,38 @@ def save_torch(out: Path, name: str, value, **save_args) -> None:
     write_record(path, [tensor_record(n, t) for n, t in flatten(loaded)])
 
 
+def save_pre_1_0(out: Path) -> None:
+    """A `torch.save` file as PyTorch before 1.0 wrote it: the format before 1.6 (not a zip),
+    each tensor rebuilt by `torch._utils._rebuild_tensor(storage, storage_offset, size,
+    stride)`, which torch's weights-only loader still allows. Today's torch reduces tensors with
+    `_rebuild_tensor_v2`; its reducer is swapped for the old one while saving."""
+    def old_reduce(self, protocol):
+        storage = torch.storage.TypedStorage(
+            wrap_storage=self._typed_storage()._untyped_storage, dtype=self.dtype, _internal=True
+        )
+        return (torch._utils._rebuild_tensor, (storage, self.storage_offset(), tuple(self.size()), self.stride()))
+
+    w = torch.arange(12, dtype=torch.float32).reshape(3, 4) / 4
+    value = {"weight": w, "weight_t": w.t(), "row": w[1], "ids": torch.tensor([5, -2, 7], dtype=torch.int64)}
+    reduce = torch.Tensor.__reduce_ex__
+    torch.Tensor.__reduce_ex__ = old_reduce
+    try:
+        path = out / "pre_1_0_rebuild_tensor.pt"
+        torch.save(value, path, _use_new_zipfile_serialization=False)
+    finally:
+        torch.Tensor.__reduce_ex__ = reduce
+    # Storage keys are memory addresses (decimal text): renumbered, at the same length, so that
+    # a second run gives the same file.
+    data = path.read_bytes()
+    keys = dict.fromkeys(m.group(2) for m in re.finditer(rb"X(.)\x00\x00\x00(\d{6,24})", data, re.S) if m.group(1)[0] == len(m.group(2)))
+    for i, key in enumerate(keys):
+        data = data.replace(key, str(i).zfill(len(key)).encode())
+    path.write_bytes(data)
+    assert b"_rebuild_tensor\n" in data and b"_rebuild_tensor_v2" not in data
+    loaded = torch.load(path, weights_only=True)
+    write_record(path, [tensor_record(n, t) for n, t in flatten(loaded)])
+
+
 def save_hostile(out: Path) -> None:
     """Files a weights-only reader must refuse, each naming the global it refused."""
     hostile = out / "hostile"
@@ -521,6 +554,7 @@ def generate(out: Path) -> None:
     save_torch(out, "dtypes.pt", {dtype_name(d): dtype_tensor(d) for d in DTYPES})
     save_torch(out, "legacy_format.pt", build("transposed").state_dict(), _use_new_zipfile_serialization=False)
     save_torch(out, "bare_tensor.pt", torch.arange(12, dtype=torch.int32).reshape(3, 4)[:, 1:])
+    save_pre_1_0(out)
     save_rewritten(out)
     save_hostile(out)
 

@@ -71,8 +71,9 @@ CONVERTS = [
     ("convert_pt", "safetensors/dtypes.safetensors", "out.pt", []),
     ("convert_pt_names", "safetensors/names.safetensors", "out.pt", []),
     ("convert_ptd", "executorch/external.ptd", "out.ptd", []),
-    # complex64 has no ExecuTorch scalar type in tensorfile's .ptd writer: left out.
-    ("convert_ptd_dtypes", "safetensors/dtypes.safetensors", "out.ptd", ["--skip-unsupported"]),
+    # complex64 left out: ExecuTorch's FlatTensorSerializer writes its scalar type (9) but
+    # cannot read it back (its schema names complex types in a comment only: a KeyError).
+    ("convert_ptd_dtypes", "safetensors/dtypes.safetensors", "out.ptd", ["--exclude", "complex64"]),
 ]
 
 

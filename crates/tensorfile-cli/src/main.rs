@@ -29,7 +29,8 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let threads = cli.threads.map_or(Ok(()), |n| tensorfile::set_threads(n as usize).map_err(anyhow::Error::from));
-    let result = threads.and_then(|()| cli.command.run(&mut out)).and_then(|outcome| {
+    let cache = threads.and_then(|()| set_cache(&cli));
+    let result = cache.and_then(|()| cli.command.run(&mut out)).and_then(|outcome| {
         out.flush()?;
         Ok(outcome)
     });
@@ -58,4 +59,15 @@ fn exit_code(err: &anyhow::Error) -> u8 {
 /// Output piped into a reader that stopped early (`tensorfile ls x | head`): not an error.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// `--cache DIR` and `--cache-limit SIZE`: the remote ranges' cache, for the whole process.
+fn set_cache(cli: &commands::Cli) -> anyhow::Result<()> {
+    let Some(dir) = &cli.cache else { return Ok(()) };
+    let limit = match &cli.cache_limit {
+        Some(text) => tensorfile::convert::parse_size(text)?,
+        None => tensorfile::io::DEFAULT_CACHE_LIMIT,
+    };
+    tensorfile::io::set_remote_cache(Some(tensorfile::io::RemoteCache { dir: dir.clone(), limit }));
+    Ok(())
 }

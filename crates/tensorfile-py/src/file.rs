@@ -10,7 +10,7 @@ use tensorfile::inspect as listing;
 use tensorfile::inspect::FileFacts;
 use tensorfile::model::MetaValue;
 use tensorfile::stats::{self, StatsOptions, TensorStats};
-use tensorfile::{Access, Depth};
+use tensorfile::{Access, Depth, Verify};
 
 use crate::errors::IntoPy;
 use crate::opened::NativeFile;
@@ -32,9 +32,19 @@ impl NativeFile {
     /// program's external tensors.
     /// `access`: `map` (the default), `whole` (read whole first, around the page cache) or
     /// `auto` (whole when the file is not cached), for a local file without `data`.
+    /// `verify`: `off`, `checksums` (every checksum the format stores, on each tensor read) or
+    /// `full` (those and the sha256 of each file whose digest is known); `expect_sha256`: the
+    /// digest the file must have (implies `full`).
     #[staticmethod]
-    #[pyo3(signature = (path, data=None, access="map"))]
-    fn open(py: Python<'_>, path: PathBuf, data: Option<PathBuf>, access: &str) -> PyResult<NativeFile> {
+    #[pyo3(signature = (path, data=None, access="map", verify="off", expect_sha256=None))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        data: Option<PathBuf>,
+        access: &str,
+        verify: &str,
+        expect_sha256: Option<String>,
+    ) -> PyResult<NativeFile> {
         let display = path.display().to_string();
         let access = match access {
             "map" => Access::Map,
@@ -47,12 +57,27 @@ impl NativeFile {
                 .py();
             }
         };
-        let file = py
-            .detach(|| match &data {
-                None => tensorfile::OpenOptions::new().access(access).open(&path),
-                Some(data) => tensorfile::OpenOptions::new().data(data).open(&path),
-            })
-            .py()?;
+        let verify = match verify {
+            "off" => Verify::Off,
+            "checksums" => Verify::Checksums,
+            "full" => Verify::Full,
+            other => {
+                return Err(tensorfile::Error::usage(format!(
+                    "verify must be False, 'checksums' or True, not {other:?}"
+                )))
+                .py();
+            }
+        };
+        let mut options = tensorfile::OpenOptions::new();
+        options.verify(verify);
+        if let Some(hex) = &expect_sha256 {
+            options.expect_sha256(hex).py()?;
+        }
+        match &data {
+            None => options.access(access),
+            Some(data) => options.data(data),
+        };
+        let file = py.detach(|| options.open(&path)).py()?;
         Ok(NativeFile::new(Arc::new(file), display))
     }
 
@@ -110,13 +135,17 @@ impl NativeFile {
     /// ahead on a few threads ([`TensorFile::read_each`]) rather than one after another on
     /// first use. Sparse tensors and tensors already read are left as they are.
     fn load_tensors(&self, py: Python<'_>, tensors: Vec<PyRef<'_, NativeTensor>>) -> PyResult<()> {
+        // With digests to check, they are checked beside the reads, and nothing is handed
+        // over unless they hold.
         read_unread(py, &self.file, &tensors, |file, indices| {
-            let mut read = Vec::with_capacity(indices.len());
-            file.read_each(&indices, false, &mut |_, data| {
-                read.push(data?);
-                Ok(())
+            file.while_checking_digests(|| {
+                let mut read = Vec::with_capacity(indices.len());
+                file.read_each(&indices, file.verifies(), &mut |_, data| {
+                    read.push(data?);
+                    Ok(())
+                })
+                .map(|()| read)
             })
-            .map(|()| read)
         })
     }
 

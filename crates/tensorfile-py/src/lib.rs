@@ -35,6 +35,15 @@ fn set_threads(n: usize) -> PyResult<()> {
     errors::IntoPy::py(tensorfile::set_threads(n))
 }
 
+/// Keep the ranges read from remote files in `dir` (at most `limit` bytes), for the rest of
+/// the process; `None` turns the cache off.
+#[pyfunction]
+#[pyo3(signature = (dir, limit=None))]
+fn set_remote_cache(dir: Option<std::path::PathBuf>, limit: Option<u64>) {
+    let limit = limit.unwrap_or(tensorfile::io::DEFAULT_CACHE_LIMIT);
+    tensorfile::io::set_remote_cache(dir.map(|dir| tensorfile::io::RemoteCache { dir, limit }));
+}
+
 /// How many threads the library's parallel work uses.
 #[pyfunction]
 fn threads() -> usize {
@@ -55,6 +64,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     m.add_function(wrap_pyfunction!(threads, m)?)?;
+    m.add_function(wrap_pyfunction!(set_remote_cache, m)?)?;
     m.add_function(wrap_pyfunction!(staging::stage_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_page, m)?)?;

@@ -10,7 +10,7 @@ use tensorfile::ConvertJob;
 use tensorfile::convert::parse_size;
 use tensorfile::formats::{Format, Ignored, WriteOption, WriteOptions, WriteRequest};
 use tensorfile::io::{AtomicFile, Bytes, Output};
-use tensorfile::llama::QuantizeOptions;
+use tensorfile::llama::{OutType, QuantizeOptions};
 use tensorfile::model::{ByteOrder, TensorData, TensorInfo, cast};
 use tensorfile::{DType, Error};
 
@@ -205,6 +205,8 @@ const CONVERT_OPTIONS: &[&str] = &[
     "quantize",
     "imatrix",
     "quantize_options",
+    "outtype",
+    "fp8_as_q8",
     "vocab_only",
     "model_name",
     "metadata_file",
@@ -261,7 +263,9 @@ fn job(src: Vec<PathBuf>, dst: PathBuf, options: &Bound<'_, PyDict>) -> PyResult
     job.data = get(options, "data")?;
     job.skip_unsupported = get(options, "skip_unsupported")?.unwrap_or(false);
     job.verify = get(options, "verify")?.unwrap_or(true);
+    job.outtype = get::<String>(options, "outtype")?.as_deref().map(OutType::from_name).transpose().py()?;
     job.vocab_only = get(options, "vocab_only")?.unwrap_or(false);
+    job.fp8_as_q8 = get(options, "fp8_as_q8")?.unwrap_or(false);
     job.model_name = get(options, "model_name")?;
     job.metadata_file = get(options, "metadata_file")?;
     Ok(job)

@@ -43,8 +43,8 @@ def records() -> list:
     those of split models too, with llama-gguf-split's runs: test_gguf_split.py), nor the
     records of ggml's quantizers and llama-quantize's runs, which describe rows and runs, not
     files (model/quant/ggml/quantize/fixture_tests.rs, tests/library/dequantize.rs, the CLI quantize test),
-    nor the Hugging Face converter's runs (test_checkpoint.py, tests/library/hf_gguf.rs)."""
-    elsewhere = ("gguf", "gguf-split", "ggml-quant", "ggml-quant-iq", "gguf-quantize", "hf-gguf")
+    nor the Hugging Face converter's runs (test_checkpoint.py, tests/library/hf_gguf.rs, hf_gguf_more.rs)."""
+    elsewhere = ("gguf", "gguf-split", "ggml-quant", "ggml-quant-iq", "gguf-quantize", "hf-gguf", "hf-gguf-more")
     found = sorted(p for p in FIXTURES.rglob("*.expected.json") if p.relative_to(FIXTURES).parts[0] not in elsewhere)
     assert len(found) >= COMMITTED_RECORDS, f"{FIXTURES}: {len(found)} records, {COMMITTED_RECORDS} committed"
     out = []

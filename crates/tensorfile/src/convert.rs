@@ -15,13 +15,13 @@ mod quantizing;
 mod select;
 pub(crate) mod shards;
 
+pub use crate::sizes::parse_size;
 use casting::cast_data;
 pub(crate) use casting::written_bytes;
 pub use plan::{Plan, plan};
 pub use quantizing::QuantizeTypes;
 pub(crate) use quantizing::as_f32;
 pub use select::Selection;
-pub use shards::parse_size;
 pub(crate) use shards::{ShardNames, convert_to_shards, remove_replaced};
 
 /// How to convert.

@@ -48,6 +48,11 @@ pub struct ConvertJob {
     pub skip_unsupported: bool,
     /// Check stored checksums while reading.
     pub verify: bool,
+    /// Check each input file's sha256 before writing anything, where one is known (a
+    /// `.sha256` file beside it, the Hugging Face cache blob it is; [`crate::Verify::Full`]).
+    pub verify_digests: bool,
+    /// The sha256 the (single) input must have; implies `verify_digests`.
+    pub expect_sha256: Option<String>,
     /// Cast floating tensors to this dtype ([`ConvertOptions::dtype`]).
     pub dtype: Option<DType>,
     /// Which entries are written, and under which names.
@@ -73,8 +78,14 @@ pub struct ConvertJob {
     /// Hugging Face's tokenizers library, which converting a checkpoint whose vocabulary is a
     /// `tokenizer.json` alone (BPE) needs; the shells give it (crate `tensorfile-tokenizers`).
     pub tokenizers: Option<&'static dyn llama::Tokenizers>,
+    /// A Hugging Face checkpoint: how its tensors are stored, as the converter's `--outtype`
+    /// (`None`: as [`ConvertJob::dtype`] says, else the converter's `auto`).
+    pub outtype: Option<llama::OutType>,
     /// A Hugging Face checkpoint: write its vocabulary and key/values alone.
     pub vocab_only: bool,
+    /// A Hugging Face checkpoint of FP8 weights: store those as Q8_0 (the converter's
+    /// `--fp8-as-q8`).
+    pub fp8_as_q8: bool,
     /// A Hugging Face checkpoint: its name (`general.name`), over what its folder says.
     pub model_name: Option<String>,
     /// A Hugging Face checkpoint: a JSON object of `general.*` keys set over what its folder
@@ -93,6 +104,8 @@ impl ConvertJob {
             request: WriteRequest::default(),
             skip_unsupported: false,
             verify: true,
+            verify_digests: false,
+            expect_sha256: None,
             dtype: None,
             select: Selection::default(),
             max_shard_size: None,
@@ -100,7 +113,9 @@ impl ConvertJob {
             no_tensor_first_split: false,
             quantize: None,
             tokenizers: None,
+            outtype: None,
             vocab_only: false,
+            fp8_as_q8: false,
             model_name: None,
             metadata_file: None,
         }
@@ -119,6 +134,14 @@ impl ConvertJob {
 
     /// Open the inputs and write the output, reporting progress after each tensor.
     pub fn run(&self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Conversion> {
+        let started = std::time::Instant::now();
+        let mut done = self.run_timed(progress)?;
+        done.seconds = started.elapsed().as_secs_f64();
+        Ok(done)
+    }
+
+    /// [`ConvertJob::run`], its time aside.
+    fn run_timed(&self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Conversion> {
         let format = self.format()?;
         let mut options = ConvertOptions {
             write: self.request.options(),
@@ -129,13 +152,16 @@ impl ConvertJob {
             select: self.select.clone(),
             quantize: None,
         };
-        llama::split_asked(self.split_request(), format)?;
+        // The converter cuts its output its own way (by size and count at once, too).
         if let Some(dir) = self.checkpoint_input(format) {
             return self.run_checkpoint(dir, format, progress);
         }
-        if self.vocab_only || self.model_name.is_some() || self.metadata_file.is_some() {
+        llama::split_asked(self.split_request(), format)?;
+        let checkpoint_only = self.vocab_only || self.fp8_as_q8 || self.outtype.is_some();
+        if checkpoint_only || self.model_name.is_some() || self.metadata_file.is_some() {
             return Err(Error::usage(
-                "a vocabulary alone, a model name and a metadata file are for a Hugging Face model folder converted into .gguf",
+                "a vocabulary alone, a model name, a metadata file and an outtype are for a Hugging Face model folder \
+                 converted into .gguf",
             ));
         }
         let src = self.open()?;
@@ -156,7 +182,15 @@ impl ConvertJob {
                 (s.conversion, Some(Shards { files: s.files, index: s.index, removed: s.removed }))
             }
         };
-        Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: self.dtype, report, sharded })
+        Ok(Conversion {
+            inputs: self.inputs.clone(),
+            output: self.output.clone(),
+            dtype: self.dtype,
+            report,
+            sharded,
+            checkpoint: None,
+            seconds: 0.0,
+        })
     }
 
     /// The split options, as llama-gguf-split takes them.
@@ -189,39 +223,44 @@ impl ConvertJob {
             Error::usage(format!("{what} is not done yet when converting a Hugging Face checkpoint"))
                 .with_hint(crate::error::Hint::Drop(option))
         };
-        if self.max_shard_size.is_some() || self.split_max_tensors.is_some() {
-            return Err(refuse(JobOption::MaxShardSize, "splitting the output"));
+        if self.quantize.is_some() && self.no_tensor_first_split {
+            return Err(refuse(JobOption::NoTensorFirstSplit, "a first part of metadata alone in a quantized output"));
         }
         if !self.select.is_everything() {
             return Err(refuse(JobOption::Rename, "renaming or leaving out tensors"));
         }
-        let outtype = match self.dtype {
-            None => llama::OutType::Auto,
-            Some(DType::Float32) => llama::OutType::F32,
-            Some(DType::Float16) => llama::OutType::F16,
-            Some(DType::BFloat16) => llama::OutType::BF16,
-            Some(other) => {
-                return Err(Error::usage(format!(
-                    "a checkpoint is written as float32, float16 or bfloat16 (the converter's --outtype), not {other}"
-                )));
-            }
-        };
         let options = llama::CheckpointOptions {
-            outtype,
+            outtype: self.checkpoint_outtype()?,
             vocab_only: self.vocab_only,
             tokenizers: self.tokenizers,
             metadata: self.metadata_file.clone(),
             model_name: self.model_name.clone(),
+            fp8_as_q8: self.fp8_as_q8,
+            split: llama::OutputSplit {
+                max_tensors: self.split_max_tensors,
+                max_size: self.max_shard_size,
+                no_tensor_first_split: self.no_tensor_first_split,
+            },
         };
-        let (tensors, bytes, quantized) = match &self.quantize {
+        let (tensors, bytes, quantized, sharded, converted) = match &self.quantize {
             None => {
                 let done = llama::convert_checkpoint(dir, &self.output, &options, progress)?;
-                (done.tensors.len(), done.bytes, Vec::new())
+                let sharded = (done.files.len() > 1).then(|| Shards {
+                    files: done.files.clone(),
+                    index: None,
+                    removed: done.removed.clone(),
+                });
+                (done.tensors.len(), done.bytes, Vec::new(), sharded, done)
             }
             Some(request) => {
-                let (_, done) = llama::convert_and_quantize(dir, &self.output, &options, request, progress)?;
+                let (converted, done) = llama::convert_and_quantize(dir, &self.output, &options, request, progress)?;
                 let changed = done.changed().into_iter().map(|(name, _, to)| (name.to_string(), to)).collect();
-                (done.plan.files.iter().map(|f| f.tensors.len()).sum(), done.bytes_out, changed)
+                let sharded = (done.files.len() > 1).then(|| Shards {
+                    files: done.files.clone(),
+                    index: None,
+                    removed: Vec::new(),
+                });
+                (done.plan.files.iter().map(|f| f.tensors.len()).sum(), done.bytes_out, changed, sharded, converted)
             }
         };
         let report = ConvertReport {
@@ -241,8 +280,35 @@ impl ConvertJob {
             output: self.output.clone(),
             dtype: self.dtype,
             report,
-            sharded: None,
+            sharded,
+            checkpoint: Some(converted),
+            seconds: 0.0,
         })
+    }
+
+    /// The converter's `--outtype` the job asks for: [`ConvertJob::outtype`], else the float
+    /// type [`ConvertJob::dtype`] names, else the converter's default; the two disagreeing is
+    /// an error.
+    fn checkpoint_outtype(&self) -> Result<llama::OutType> {
+        let from_dtype = match self.dtype {
+            None => None,
+            Some(DType::Float32) => Some(llama::OutType::F32),
+            Some(DType::Float16) => Some(llama::OutType::F16),
+            Some(DType::BFloat16) => Some(llama::OutType::BF16),
+            Some(other) => {
+                return Err(Error::usage(format!(
+                    "a checkpoint is written as float32, float16 or bfloat16 (the converter's --outtype; \
+                     q8_0, tq1_0, tq2_0 as outtypes), not {other}"
+                )));
+            }
+        };
+        match (self.outtype, from_dtype) {
+            (Some(a), Some(b)) if a != b => {
+                Err(Error::usage(format!("the outtype {} and the dtype {} disagree: give one", a.name(), b.name())))
+            }
+            (Some(t), _) | (None, Some(t)) => Ok(t),
+            (None, None) => Ok(llama::OutType::Auto),
+        }
     }
 
     /// The inputs, opened (merged when several).
@@ -257,7 +323,16 @@ impl ConvertJob {
         if let Some(data) = &self.data {
             open.data(data);
         }
-        open.open_merged(&self.inputs)
+        if self.verify_digests {
+            open.verify(crate::Verify::Full);
+        }
+        if let Some(hex) = &self.expect_sha256 {
+            open.expect_sha256(hex)?;
+        }
+        let file = open.open_merged(&self.inputs)?;
+        // Nothing is written from a file that is not the one expected.
+        file.check_digests()?;
+        Ok(file)
     }
 
     /// Set what is written and quantized from the shells' values: the globs of the tensors
@@ -335,7 +410,15 @@ impl ConvertJob {
         };
         let sharded =
             (done.files.len() > 1).then(|| Shards { files: done.files.clone(), index: None, removed: Vec::new() });
-        Ok(Conversion { inputs: self.inputs.clone(), output: self.output.clone(), dtype: None, report, sharded })
+        Ok(Conversion {
+            inputs: self.inputs.clone(),
+            output: self.output.clone(),
+            dtype: None,
+            report,
+            sharded,
+            checkpoint: None,
+            seconds: 0.0,
+        })
     }
 }
 
@@ -352,6 +435,10 @@ pub struct Conversion {
     pub report: ConvertReport,
     /// The files of a sharded write; `None` when one file was asked for.
     pub sharded: Option<Shards>,
+    /// A Hugging Face checkpoint converted: its architecture, outtype and each tensor's type.
+    pub checkpoint: Option<llama::CheckpointConverted>,
+    /// How long the job ran, in seconds.
+    pub seconds: f64,
 }
 
 /// The files of a sharded write.
@@ -398,6 +485,13 @@ impl Conversion {
         });
         if let [input] = self.inputs.as_slice() {
             value["input"] = json!(text(input));
+        }
+        value["seconds"] = json!(self.seconds);
+        if let Some(c) = &self.checkpoint {
+            value["architecture"] = json!(c.architecture);
+            value["outtype"] = json!(c.outtype.name());
+            value["types"] =
+                c.tensors.iter().map(|(name, t)| json!({ "name": name, "type": t.name() })).collect::<Vec<_>>().into();
         }
         if let Some(sharded) = &self.sharded {
             value["files"] = json!(sharded.files.iter().map(text).collect::<Vec<_>>());

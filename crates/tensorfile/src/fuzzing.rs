@@ -88,3 +88,27 @@ pub fn exercise_sentencepiece(data: &[u8]) {
         assert!(pieces.len() <= data.len() / 2, "{} pieces from {} bytes", pieces.len(), data.len());
     }
 }
+
+/// Read `data` as a Hugging Face `config.json`: the architecture it names, the
+/// hyperparameters the converter sees (the configuration class's defaults filled in) and
+/// their GGUF key/values. Errors are fine; panics are bugs; no key/value is made twice. The
+/// result says whether key/values were made.
+pub fn exercise_hf_config(data: &[u8]) -> bool {
+    crate::llama::hf::spm::fuzz::config(data)
+}
+
+/// The files of a Hugging Face folder's vocabulary a tokenizer input holds, in order, cut at
+/// NUL bytes (an empty part: no such file).
+pub const HF_TOKENIZER_FILES: [&str; 6] = crate::llama::hf::spm::fuzz::TOKENIZER_FILES;
+
+/// Write the files `data` holds ([`HF_TOKENIZER_FILES`]) into the folder `dir` (replacing,
+/// or removing, what an earlier input left there) and read the vocabulary from them as the
+/// SentencePiece path does (over an empty `tokenizer.model`) and as the BPE path does without
+/// the tokenizers library: `tokenizer_config.json`, `special_tokens_map.json` and
+/// `added_tokens.json`'s special tokens, `tokenizer.json`'s vocabulary, added tokens,
+/// merges, normalizer and post-processor, the chat template. Errors are fine; panics are
+/// bugs; a vocabulary read has as many scores and token types as tokens. The result says
+/// whether a vocabulary was read.
+pub fn exercise_hf_tokenizer_files(data: &[u8], dir: &std::path::Path) -> bool {
+    crate::llama::hf::spm::fuzz::tokenizer_files(data, dir)
+}

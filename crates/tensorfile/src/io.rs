@@ -1,9 +1,11 @@
 //! Bytes in and out: where a file's bytes come from ([`Source`]: a memory map, a buffer, or a
-//! remote object read by range; [`Bytes`]: shared, sliceable views of them), where written
+//! remote object read by range, its ranges cached between loads where [`set_remote_cache`]
+//! or [`CACHE_DIR_ENV`] says; [`Bytes`]: shared, sliceable views of them), where written
 //! bytes go ([`Output`], atomic files that replace their destination only once complete), and
 //! staging a file's bytes into reused buffers on their way to a device ([`stage`]).
 
 pub use crate::output::{AtomicFile, FileWriter, Output, StagedFile, write_atomically};
+pub use crate::source::cache::{CACHE_DIR_ENV, CACHE_LIMIT_ENV, DEFAULT_CACHE_LIMIT, RemoteCache, set_remote_cache};
 pub use crate::source::{
     Bytes, PRIVATE_MAP_MIN, PrivateBytes, REMOTE_SCHEMES, SPECULATIVE_READ, Source, file_is_cached, is_cached, is_url,
     url_of,

@@ -86,6 +86,7 @@ mod convert_job;
 mod error;
 mod file;
 mod meta;
+mod sizes;
 mod swap;
 mod threads;
 mod update;
@@ -106,7 +107,10 @@ pub mod stats;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::fuzzing::{exercise, exercise_sentencepiece, exercise_split_gguf};
+    pub use crate::fuzzing::{
+        HF_TOKENIZER_FILES, exercise, exercise_hf_config, exercise_hf_tokenizer_files, exercise_sentencepiece,
+        exercise_split_gguf,
+    };
     pub use crate::{checked, cursor, flatbuf, pickle, zip};
 }
 
@@ -115,7 +119,10 @@ mod fuzzing;
 
 pub use convert_job::{Conversion, ConvertJob, Shards};
 pub use error::{Diagnosis, Error, ErrorKind, Hint, JobOption, Result, Rule};
-pub use file::{Access, Depth, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verification};
+pub use file::{
+    Access, Depth, DigestFrom, ExpectedDigest, FileDigest, OpenOptions, READ_AHEAD_BYTES, TensorFile, Verification,
+    Verify, digest,
+};
 pub use formats::{Caps, Compression, Format, WriteOptions};
 pub use meta::{Assignment, Given, MetaChange, MetaEdit, MetaReport, MetaType, edit_metadata};
 pub use model::{DType, Entry, Kind, Layout, MetaValue, TensorData, TensorInfo};

@@ -54,6 +54,10 @@ pub const MAX_PICKLE_METADATA: usize = 10_000;
 /// `weight_map` naming every tensor; the same bound as a safetensors header.
 pub const MAX_SHARD_INDEX: u64 = 100_000_000;
 
+/// Most bytes of a `.sha256` file read for the digest it starts with (`sha256sum` writes one
+/// line per file; a list of a few thousand files fits).
+pub const MAX_DIGEST_FILE: u64 = 1 << 20;
+
 /// Most files in one sharded checkpoint, and most files a folder opened as one may hold: five
 /// digits, as in `model-00001-of-99999.safetensors`.
 pub const MAX_SHARDS: usize = 99_999;
@@ -66,3 +70,25 @@ pub const MAX_DENSE_EXPANSION: u64 = 1024;
 /// The longest text a metadata value read from a file (`meta --set KEY=@PATH`) may have: a
 /// chat template is a few KiB.
 pub const MAX_VALUE_FILE_BYTES: u64 = 64 << 20;
+
+/// Largest configuration file of a Hugging Face model folder read whole: `config.json`,
+/// `generation_config.json`, `chat_template.json` and `chat_template.jinja` (and the
+/// `additional_chat_templates/*.jinja`), and a `--metadata` override file. Real ones are a few
+/// KiB; the longest chat templates are under 100 KiB.
+pub const MAX_HF_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Largest tokenizer file of a Hugging Face model folder read whole: `tokenizer.json`,
+/// `tokenizer_config.json`, `special_tokens_map.json`, `added_tokens.json`, `tokenizer.model`
+/// and `merges.txt`. Llama 3's `tokenizer.json` is 9 MB, the largest multilingual ones
+/// (Gemma 3's 262k tokens) about 35 MB, and a `tokenizer_config.json` listing every added
+/// token a few MB: this leaves more than three times the largest known.
+pub const MAX_HF_TOKENIZER_BYTES: u64 = 128 << 20;
+
+/// Largest model card (`README.md` of a Hugging Face model folder) read for its front matter;
+/// real ones are tens of KiB.
+pub const MAX_HF_README_BYTES: u64 = 64 << 20;
+
+/// Most chat templates a Hugging Face model folder's `additional_chat_templates/` may hold
+/// (real ones hold a handful); all of a folder's templates together are at most
+/// [`MAX_HF_CONFIG_BYTES`].
+pub const MAX_HF_CHAT_TEMPLATES: usize = 1024;

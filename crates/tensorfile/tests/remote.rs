@@ -22,6 +22,17 @@
 //! Without nginx or moto the tests print `skipped:` and pass, unless
 //! `TENSORFILE_REQUIRE_SERVERS=1`. moto keeps the uploaded files (about 1.2 GiB) in memory, so
 //! that the tests need no disk beyond a few megabytes (the 1 GiB files are sparse).
+//!
+//! The faults of a bad network are injected by a server of the tests' own
+//! (`servers/faults.rs`), so those tests need nothing installed and always run: a connection
+//! reset or closed midway, a body shorter than asked, a stalled body, no response at all, 429
+//! with `Retry-After`, 500/502/504 in a row, an object changed after it was opened. Each read
+//! either completes with the right bytes, resumed from the byte reached (the ranges the
+//! server was asked for are checked), or fails within its bound with a message naming the URL,
+//! the range and the cause. They run in a child process of this binary with short bounds
+//! (`TENSORFILE_REMOTE_TIMEOUT=2`, `..._STALL_TIMEOUT=0.3`, `..._BACKOFF=0.01`; a few seconds
+//! in all), which also reads a `gs://` and an `az://` object from that server with each
+//! ecosystem's credentials from the environment (a GCS bearer token; Azurite's account key).
 
 #![cfg(feature = "remote")]
 
@@ -32,7 +43,9 @@ mod servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
+use servers::faults::{Fault, FaultServer};
 use servers::{Moto, Nginx, Proxy, Traffic};
 use tensorfile::convert::{ConvertOptions, Selection, convert_to_writer};
 use tensorfile::model::ChecksumKind;
@@ -859,4 +872,391 @@ fn a_split_gguf_model_opens_from_any_remote_part() {
             ),
         }
     });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults of the network, injected by a loopback server of the tests' own (`servers/faults.rs`):
+// nothing to install, so these always run.
+
+/// The bounds the fault tests run under: short, so that a read that fails does so in a second
+/// or two. They are set in the environment of a child process of this test binary that runs
+/// the `fault_*` tests (ignored in a plain run), not in this process, whose tests read from
+/// nginx and moto under the library's defaults.
+const FAULT_BOUNDS: [(&str, &str); 3] = [
+    ("TENSORFILE_REMOTE_TIMEOUT", "2"),
+    ("TENSORFILE_REMOTE_STALL_TIMEOUT", "0.3"),
+    ("TENSORFILE_REMOTE_BACKOFF", "0.01"),
+];
+const FAULT_TIMEOUT: Duration = Duration::from_secs(2);
+const FAULT_STALL: Duration = Duration::from_millis(300);
+/// Set in the child process that runs the fault tests.
+const FAULT_CHILD_ENV: &str = "TENSORFILE_FAULT_TESTS";
+const RUN_BY: &str = "run by faults_of_the_network_are_survived_or_bounded, with short bounds";
+
+/// The bucket (GCS) and container (Azure) the cloud tests read `model.bin` from, served by
+/// the parent's [`FaultServer`] with its bytes from [`pattern`]`(CLOUD_SEED, CLOUD_LEN)`.
+const CLOUD_BUCKET: &str = "tensorfile";
+const CLOUD_SEED: u64 = 99;
+const CLOUD_LEN: u64 = 2 * MIB + 17;
+/// The credentials each ecosystem takes from its environment, pointed at that server: a
+/// bearer token and a base URL for GCS (its XML API); the emulator's account and key for
+/// Azure (requests signed with Shared Key), at the emulator's URL.
+fn cloud_env(endpoint: &str) -> [(&'static str, String); 6] {
+    [
+        ("GOOGLE_BASE_URL", endpoint.to_string()),
+        ("GOOGLE_BEARER_TOKEN", "tensorfile-test-token".into()),
+        ("GOOGLE_ALLOW_HTTP", "true".into()),
+        ("AZURE_STORAGE_USE_EMULATOR", "true".into()),
+        ("AZURITE_BLOB_STORAGE_URL", endpoint.to_string()),
+        ("AZURE_ALLOW_HTTP", "true".into()),
+    ]
+}
+
+/// Runs the ignored tests (`fault_*`, `cloud_*`) in a child process with [`FAULT_BOUNDS`]
+/// and, for `cloud_*`, the environment of [`cloud_env`] pointing at a [`FaultServer`] of this
+/// process; fails with their output when one fails. Then checks what that server saw: each
+/// ecosystem's requests, ranged and signed as it signs them.
+#[test]
+fn faults_of_the_network_are_survived_or_bounded() {
+    let started = Instant::now();
+    let cloud = FaultServer::start();
+    let object = pattern(CLOUD_SEED, CLOUD_LEN);
+    cloud.put(&format!("/{CLOUD_BUCKET}/model.bin"), object.clone(), "gcs-1");
+    cloud.put(&format!("/devstoreaccount1/{CLOUD_BUCKET}/model.bin"), object, "azure-1");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--test-threads=16"])
+        .envs(FAULT_BOUNDS)
+        .envs(cloud_env(&cloud.endpoint()))
+        .env(FAULT_CHILD_ENV, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("{stdout}{stderr}");
+    let passed = stdout.lines().find_map(|l| {
+        l.strip_prefix("test result: ok. ").and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse().ok())
+    });
+    assert!(out.status.success(), "the fault tests failed:\n{stdout}{stderr}");
+    assert!(passed >= Some(14_u32), "fewer fault tests ran than written ({passed:?}):\n{stdout}");
+    eprintln!("fault tests: {} in {:.1?}", passed.unwrap_or(0), started.elapsed());
+
+    let seen = cloud.seen();
+    let saw = |path: &str, auth: &str| {
+        seen.iter().any(|s| {
+            s.method == "GET"
+                && s.target.split('?').next() == Some(path)
+                && s.range == Some(1000..6000)
+                && s.headers.iter().any(|(k, v)| k == "authorization" && v.starts_with(auth))
+        })
+    };
+    let requests: Vec<String> = seen.iter().map(|s| format!("{} {} {:?}", s.method, s.target, s.range)).collect();
+    assert!(
+        saw(&format!("/{CLOUD_BUCKET}/model%2Ebin"), "Bearer tensorfile-test-token"),
+        "no GCS GET of bytes 1000..6000 with the bearer token: {requests:#?}"
+    );
+    assert!(
+        saw(&format!("/devstoreaccount1/{CLOUD_BUCKET}/model.bin"), "SharedKey devstoreaccount1:"),
+        "no Azure GET of bytes 1000..6000 signed with the account's key: {requests:#?}"
+    );
+}
+
+/// `url` read by range: a small range (one request) and a large one (streamed in parts) equal
+/// the object's bytes.
+fn read_cloud_object(url: &str) {
+    if !in_fault_child() {
+        return;
+    }
+    let expected = pattern(CLOUD_SEED, CLOUD_LEN);
+    let src = Source::open_url(url).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(src.len(), CLOUD_LEN);
+    let small = src.range(1000, 5000).unwrap_or_else(|e| panic!("{e}"));
+    assert!(*small == expected[1000..6000], "{url}: bytes 1000..6000 differ");
+    let large = src.range(7, CLOUD_LEN - 7).unwrap_or_else(|e| panic!("{e}"));
+    assert!(*large == expected[7..], "{url}: bytes 7.. differ");
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with its server's environment"]
+fn cloud_a_gs_object_is_read_by_range_with_credentials_from_the_environment() {
+    read_cloud_object(&format!("gs://{CLOUD_BUCKET}/model.bin"));
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with its server's environment"]
+fn cloud_an_az_object_is_read_by_range_with_credentials_from_the_environment() {
+    read_cloud_object(&format!("az://{CLOUD_BUCKET}/model.bin"));
+}
+
+/// Whether this is the child process that runs the fault tests; else (`--include-ignored`)
+/// they say `skipped:` and pass, their bounds and servers not set up.
+fn in_fault_child() -> bool {
+    let child = std::env::var_os(FAULT_CHILD_ENV).is_some();
+    if !child {
+        eprintln!("skipped: {RUN_BY}");
+    }
+    child
+}
+
+/// A fault server serving `len` bytes of a pattern at `/object.bin` (ETag `v1`): the server,
+/// the object's URL and its bytes; `None` outside the child process of the fault tests.
+fn fault_server(len: u64) -> Option<(FaultServer, String, Vec<u8>)> {
+    if !in_fault_child() {
+        return None;
+    }
+    let server = FaultServer::start();
+    let bytes = pattern(len, len);
+    server.put("/object.bin", bytes.clone(), "v1");
+    let url = format!("{}/object.bin", server.endpoint());
+    Some((server, url, bytes))
+}
+
+/// Read `offset..offset + len` of `url` (a fresh open): the bytes or the error, and the time
+/// the read took (the open not counted).
+fn read_range(url: &str, offset: u64, len: u64) -> (tensorfile::Result<Vec<u8>>, Duration) {
+    let src = Source::open_url(url).unwrap_or_else(|e| panic!("opening {url}: {e}"));
+    let started = Instant::now();
+    let read = src.range(offset, len).map(|b| b.to_vec());
+    (read, started.elapsed())
+}
+
+/// The read completed with the right bytes, and the server saw these `GET` ranges.
+#[track_caller]
+fn assert_resumed(
+    server: &FaultServer,
+    read: tensorfile::Result<Vec<u8>>,
+    expected: &[u8],
+    ranges: &[std::ops::Range<u64>],
+) {
+    let got = read.unwrap_or_else(|e| panic!("the read failed: {e}"));
+    assert!(got == expected, "wrong bytes ({} read, {} expected)", got.len(), expected.len());
+    assert_eq!(server.get_ranges(), ranges, "the ranges the server saw");
+    eprintln!("resumed, the server saw: {:?}", server.get_ranges());
+}
+
+/// The read failed, within `bound`, with a message naming the URL, the range and `cause`.
+#[track_caller]
+fn assert_failed(
+    read: tensorfile::Result<Vec<u8>>,
+    took: Duration,
+    bound: Duration,
+    url: &str,
+    range: &str,
+    cause: &str,
+) {
+    let Err(e) = read else { panic!("the read succeeded") };
+    let message = e.to_string();
+    eprintln!("failed after {took:.2?}: {message}");
+    assert!(took <= bound, "took {took:?}, more than {bound:?}: {message}");
+    for part in [url, range, cause] {
+        assert!(message.contains(part), "the message names no {part:?}: {message}");
+    }
+}
+
+const FAULT_LEN: u64 = 3 * MIB;
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_connection_reset_midway_is_resumed_from_the_byte_reached() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::Reset { after: 1_000_000 }]);
+    let (read, _) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 1_000_000..FAULT_LEN]);
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_body_cut_off_at_a_chosen_byte_is_resumed_from_it() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::Cut { after: 1_234_567 }, Fault::Pass, Fault::Cut { after: 1000 }]);
+    let (read, _) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 1_234_567..FAULT_LEN]);
+    // A small range (one request, not streamed in parts) alike.
+    let (read, _) = read_range(&url, 100_000, 200_000);
+    let ranges = [0..FAULT_LEN, 1_234_567..FAULT_LEN, 100_000..300_000, 101_000..300_000];
+    assert_resumed(&server, read, &bytes[100_000..300_000], &ranges);
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_response_shorter_than_asked_is_resumed_from_its_end() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::Short { after: 777_777 }]);
+    let (read, _) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 777_777..FAULT_LEN]);
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_stalled_body_is_resumed_after_the_stall_timeout() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::Stall { after: 500_000 }]);
+    let (read, took) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 500_000..FAULT_LEN]);
+    assert!(took >= FAULT_STALL && took < FAULT_TIMEOUT, "took {took:?}");
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_response_that_never_starts_is_asked_for_again() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::StallHead]);
+    let (read, took) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 0..FAULT_LEN]);
+    assert!(took >= FAULT_STALL && took < FAULT_TIMEOUT, "took {took:?}");
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_429_is_retried_after_its_retry_after() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::Status(429, Some(1))]);
+    let (read, _) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 0..FAULT_LEN]);
+    let gets: Vec<Duration> = server.seen().iter().filter(|s| s.method == "GET").map(|s| s.at).collect();
+    let waited = gets[1] - gets[0];
+    eprintln!("retried {waited:.2?} after the 429");
+    assert!(waited >= Duration::from_secs(1), "retried after {waited:?}, before its Retry-After of 1 s");
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_server_errors_in_a_row_are_retried() {
+    let Some((server, url, bytes)) = fault_server(FAULT_LEN) else { return };
+    server.inject([Fault::Status(500, None), Fault::Status(502, None), Fault::Status(504, None)]);
+    let (read, _) = read_range(&url, 0, FAULT_LEN);
+    assert_resumed(&server, read, &bytes, &[0..FAULT_LEN, 0..FAULT_LEN, 0..FAULT_LEN, 0..FAULT_LEN]);
+}
+
+/// An object that changes after it was opened, before a read or between the parts of one, is
+/// an error saying so: never bytes of two versions.
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_an_object_changed_since_it_was_opened_is_an_error() {
+    let len = 9 * MIB; // three parts
+    let Some((server, url, _)) = fault_server(len) else { return };
+    let changed = Fault::Change { bytes: pattern(7, len), etag: "v2".into() };
+    server.inject([changed.clone()]);
+    let (read, took) = read_range(&url, 0, 100);
+    assert_failed(read, took, FAULT_TIMEOUT, &url, "bytes 0..100", "changed since it was opened (ETag \"v1\" then");
+    // Between the parts of one range.
+    server.put("/object.bin", pattern(len, len), "v1");
+    let src = Source::open_url(&url).unwrap();
+    server.inject([Fault::Pass, changed]);
+    let started = Instant::now();
+    let read = src.range(0, len).map(|b| b.to_vec());
+    assert_failed(read, started.elapsed(), FAULT_TIMEOUT, &url, "bytes ", "changed since it was opened");
+    let gets: Vec<_> = server.seen().into_iter().filter(|s| s.method == "GET").collect();
+    assert!(gets.iter().all(|s| s.if_match.as_deref() == Some("\"v1\"")), "every GET asks for ETag v1: {gets:?}");
+}
+
+/// A server that ignores `If-Match`, whose object changes while a response is cut off: the
+/// resumed response's ETag is another, and the read fails.
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_an_object_changed_midway_through_a_response_is_an_error() {
+    let Some((server, url, _)) = fault_server(FAULT_LEN) else { return };
+    server.ignore_if_match();
+    server.inject([Fault::Cut { after: 1_000_000 }, Fault::Change { bytes: pattern(8, FAULT_LEN), etag: "v2".into() }]);
+    let (read, took) = read_range(&url, 0, FAULT_LEN);
+    assert_failed(read, took, FAULT_TIMEOUT, &url, "bytes 0..3145728", "ETag \"v1\" then, ETag \"v2\" now");
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_server_that_keeps_answering_503_fails_within_the_bound() {
+    let Some((server, url, _)) = fault_server(FAULT_LEN) else { return };
+    server.always(Some(Fault::Status(503, None)));
+    let (read, took) = read_range(&url, 0, FAULT_LEN);
+    let bound = FAULT_TIMEOUT + Duration::from_millis(500);
+    assert_failed(read, took, bound, &url, "bytes 0..3145728", "503");
+    eprintln!("{} GETs", server.get_ranges().len());
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_server_whose_responses_keep_stalling_fails_within_the_bound() {
+    let Some((server, url, _)) = fault_server(FAULT_LEN) else { return };
+    server.always(Some(Fault::Stall { after: 1000 }));
+    let (read, took) = read_range(&url, 0, FAULT_LEN);
+    let bound = FAULT_TIMEOUT + Duration::from_millis(500);
+    assert_failed(read, took, bound, &url, "bytes 0..3145728", "no bytes for 300ms");
+    // Resumed from the byte reached each time.
+    let starts: Vec<u64> = server.get_ranges().iter().map(|r| r.start).collect();
+    assert!(starts.len() >= 2 && starts.iter().enumerate().all(|(k, &s)| s == 1000 * k as u64), "{starts:?}");
+}
+
+#[test]
+#[ignore = "run by faults_of_the_network_are_survived_or_bounded, with short bounds"]
+fn fault_a_server_that_never_answers_fails_within_the_bound() {
+    let Some((server, url, _)) = fault_server(FAULT_LEN) else { return };
+    server.always(Some(Fault::StallHead));
+    let (read, took) = read_range(&url, 0, FAULT_LEN);
+    let bound = FAULT_TIMEOUT + Duration::from_millis(500);
+    assert_failed(read, took, bound, &url, "bytes 0..3145728", "no response within 300ms");
+    eprintln!("{} GETs", server.get_ranges().len());
+}
+
+/// Set in the child process that runs the cache test: the cache's folder.
+const CACHE_CHILD_ENV: &str = "TENSORFILE_CACHE_TEST_DIR";
+
+#[test]
+fn a_second_load_reads_the_cache_not_the_network() {
+    // In a process of its own: the cache is process-wide, and the other tests count requests.
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "cache_ranges_in_a_process_of_their_own", "--test-threads=1"])
+        .env(CACHE_CHILD_ENV, dir.path())
+        .env(tensorfile::io::CACHE_DIR_ENV, dir.path())
+        .env(tensorfile::io::CACHE_LIMIT_ENV, "20MB")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.contains("test result: ok. 1 passed"), "{stdout}{stderr}");
+}
+
+#[test]
+#[ignore = "run by a_second_load_reads_the_cache_not_the_network, in a process of its own"]
+fn cache_ranges_in_a_process_of_their_own() {
+    let Some(dir) = std::env::var_os(CACHE_CHILD_ENV) else {
+        eprintln!("skipped: run by a_second_load_reads_the_cache_not_the_network");
+        return;
+    };
+    let server = FaultServer::start();
+    let len = 6 * 1024 * 1024;
+    let v1 = pattern(7, len);
+    server.put("/model.bin", v1.clone(), "v1");
+    let url = format!("{}/model.bin", server.endpoint());
+    // First load: from the network, kept.
+    let (read, _) = read_range(&url, 0, len);
+    assert_eq!(read.unwrap(), v1);
+    let first = server.get_ranges().len();
+    assert!(first >= 2, "a 6 MiB range is fetched in parts: {first} requests");
+    // Again (a new open, as a new process would): every part from the cache.
+    let (read, _) = read_range(&url, 0, len);
+    assert_eq!(read.unwrap(), v1);
+    let (small, _) = read_range(&url, 1000, 5000);
+    assert_eq!(small.unwrap(), &v1[1000..6000], "a range not cached is fetched");
+    assert_eq!(server.get_ranges().len(), first + 1, "only the new small range went to the network");
+    // The object changed (another ETag): another object in the cache, never the old bytes.
+    let v2 = pattern(8, len);
+    server.put("/model.bin", v2.clone(), "v2");
+    let (read, _) = read_range(&url, 0, len);
+    assert_eq!(read.unwrap(), v2);
+    // Two readers at once on a cold object: both whole, whoever writes the cache first.
+    let v3 = pattern(9, len);
+    server.put("/other.bin", v3.clone(), "v3");
+    let other = format!("{}/other.bin", server.endpoint());
+    std::thread::scope(|s| {
+        let a = s.spawn(|| read_range(&other, 0, len).0.unwrap());
+        let b = s.spawn(|| read_range(&other, 0, len).0.unwrap());
+        assert_eq!(a.join().unwrap(), v3);
+        assert_eq!(b.join().unwrap(), v3);
+    });
+    // Held to its limit (20 MB: three 6 MiB objects do not fit).
+    let mut total = 0u64;
+    for object in std::fs::read_dir(&dir).unwrap().flatten() {
+        for range in std::fs::read_dir(object.path()).unwrap().flatten() {
+            total += range.metadata().unwrap().len();
+        }
+    }
+    assert!(total <= 20_000_000, "the cache holds {total} bytes");
 }

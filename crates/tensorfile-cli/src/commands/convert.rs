@@ -55,8 +55,15 @@ pub struct Args {
     #[arg(long)]
     skip_unsupported: bool,
     /// Do not check stored checksums while reading.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["verify", "expect_sha256"])]
     no_verify: bool,
+    /// Before writing anything, check each input's sha256 where one is known: a FILE.sha256
+    /// beside it (as sha256sum writes it), or the name of the Hugging Face cache blob it is.
+    #[arg(long)]
+    verify: bool,
+    /// The sha256 the (single) input must have (64 hexadecimal digits); implies --verify.
+    #[arg(long, value_name = "HEX")]
+    expect_sha256: Option<String>,
     /// Cast floating tensors to this dtype, exactly as torch's Tensor.to() does; quantized
     /// tensors are dequantized, then cast. Integer, bool and complex tensors stay as they are.
     /// (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2; f32, f16 and bf16 too.)
@@ -70,8 +77,10 @@ pub struct Args {
     /// llama-gguf-split --split-max-size writes them (5GB is its 5G): out/model.gguf gives
     /// out/model-00001-of-00003.gguf... with no index (one part too, when everything fits).
     /// Nothing is in place until every file is written; files of an earlier sharded write to
-    /// OUTPUT (shards of another count, the index, OUTPUT) are removed.
-    #[arg(long, value_name = "SIZE", conflicts_with = "split_max_tensors")]
+    /// OUTPUT (shards of another count, the index, OUTPUT) are removed. A Hugging Face model
+    /// folder into .gguf is cut as convert_hf_to_gguf.py --split-max-size cuts it (unpadded
+    /// sizes; with --split-max-tensors too, whichever fills a part first).
+    #[arg(long, value_name = "SIZE")]
     max_shard_size: Option<String>,
     /// For a .gguf OUTPUT: write the parts of a split model of at most N tensors each, as
     /// llama-gguf-split --split-max-tensors writes them.
@@ -97,10 +106,19 @@ pub struct Args {
     /// name is an error.
     #[arg(long, value_name = "REGEX=REPLACEMENT")]
     rename: Vec<String>,
+    /// A Hugging Face model folder into .gguf: how the tensors are stored, as
+    /// convert_hf_to_gguf.py --outtype: f32, f16, bf16, q8_0, tq1_0, tq2_0 or auto (the
+    /// default: as the checkpoint's first matrix is stored). --dtype f32|f16|bf16 says the same.
+    #[arg(long, value_name = "TYPE")]
+    outtype: Option<String>,
     /// A Hugging Face model folder into .gguf: write the vocabulary and key/values alone, no
     /// tensor (convert_hf_to_gguf.py --vocab-only).
     #[arg(long)]
     vocab_only: bool,
+    /// A Hugging Face model folder of FP8 weights (with block scales) into .gguf: store those
+    /// weights as Q8_0 rather than dequantized to the outtype (convert_hf_to_gguf.py --fp8-as-q8).
+    #[arg(long)]
+    fp8_as_q8: bool,
     /// A Hugging Face model folder into .gguf: the model's name (general.name), over what its
     /// folder says (convert_hf_to_gguf.py --model-name).
     #[arg(long, value_name = "NAME")]
@@ -195,7 +213,9 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     let mut job = ConvertJob::new(args.inputs(), args.output());
     // A Hugging Face checkpoint's BPE vocabulary needs Hugging Face's tokenizers library.
     job.tokenizers = Some(&tensorfile_tokenizers::HF_TOKENIZERS);
+    job.outtype = args.outtype.as_deref().map(tensorfile::llama::OutType::from_name).transpose()?;
     job.vocab_only = args.vocab_only;
+    job.fp8_as_q8 = args.fp8_as_q8;
     job.model_name = args.model_name.clone();
     job.metadata_file = args.metadata_file.clone();
     job.data = args.data.clone();
@@ -208,6 +228,8 @@ fn job(args: &Args) -> tensorfile::Result<ConvertJob> {
     job.request = request;
     job.skip_unsupported = args.skip_unsupported;
     job.verify = !args.no_verify;
+    job.verify_digests = args.verify;
+    job.expect_sha256 = args.expect_sha256.clone();
     job.dtype = args.dtype.as_deref().and_then(DType::from_name);
     let renames: Vec<(String, String)> =
         args.rename.iter().map(|r| Selection::parse_rename(r)).collect::<Result<_, _>>()?;

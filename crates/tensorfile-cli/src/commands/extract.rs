@@ -13,16 +13,20 @@ use tensorfile::{DType, Entry, Error, Kind, TensorData, TensorFile};
 
 use crate::outcome::Outcome;
 use crate::render;
-use crate::safe_name::safe_name;
+use crate::safe_name::{fitted, safe_name};
 
 /// Write tensors into a folder as NumPy .npy files.
+///
+/// An entry that cannot be read or written is reported and the others are still written;
+/// the exit status is then 1.
 ///
 /// Each tensor becomes `<name>.npy`, or `<name>.<dtype>.bin` (raw little-endian bytes) for
 /// dtypes NumPy lacks; blobs become `<name>.bin`; tensors of other layouts one file per
 /// part: sparse tensors `<name>.indices.npy`, `<name>.values.npy` and, for CSR,
 /// `<name>.indptr.npy` (indices as uint64), unless --dense decodes them. In file names
 /// `/`, `\`, NUL and `%` are percent-encoded and a leading `.` becomes `%2E`, so every
-/// file stays inside the folder.
+/// file stays inside the folder. A file name longer than 200 bytes is cut, with a hash of
+/// the tensor's name to keep it distinct; shortened-names.json beside it maps it to the name.
 #[derive(clap::Args)]
 pub struct Args {
     /// The tensor file, or a sharded checkpoint: its index (model.safetensors.index.json) or
@@ -58,7 +62,12 @@ struct OutputFile {
     part: Option<PartSpec>,
     /// `.npy`, or raw bytes.
     npy: bool,
+    /// The file name is shortened from the tensor's (listed in [`NAME_MAP`]).
+    shortened: bool,
 }
+
+/// The file beside the extracted ones that maps each shortened file name to its tensor's name.
+const NAME_MAP: &str = "shortened-names.json";
 
 /// An entry that could not be extracted.
 struct Failure {
@@ -84,33 +93,48 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         return delegates(&file, &args, out);
     }
     let (selected, mut failures) = select(&file, &args.file, &args.names)?;
-    let plans: Vec<(usize, Vec<OutputFile>)> = selected
-        .into_iter()
-        .map(|i| Ok((i, output_files(&file.entries()[i], &args.output, args.dense)?)))
-        .collect::<tensorfile::Result<_>>()
-        .map_err(|e| e.in_file(&args.file))?;
+    let mut plans: Vec<(usize, Vec<OutputFile>)> = Vec::new();
+    for index in selected {
+        let entry = &file.entries()[index];
+        match output_files(entry, &args.output, args.dense) {
+            Ok(files) => plans.push((index, files)),
+            Err(err) => failures.push(Failure::of(entry.info().name(), &err.in_file(&args.file))),
+        }
+    }
     check_distinct(&file, &args.file, &plans)?;
     crate::output_folder::create(&args.output)?;
     let mut written = Vec::new();
     for (index, files) in &plans {
         let entry = &file.entries()[*index];
-        let data = match file.read_verified(*index) {
-            Ok(data) => data,
-            Err(err) => {
-                failures.push(Failure::of(entry.info().name(), &err));
-                continue;
-            }
-        };
-        for f in files {
-            write_atomically(&f.path, |w| write_part(w, entry, &data, f)).map_err(|e| e.in_file(&f.path))?;
+        match extract_entry(&file, *index, files) {
+            Ok(()) => written.push((entry, files.as_slice())),
+            Err(err) => failures.push(Failure::of(entry.info().name(), &err)),
         }
-        written.push((entry, files.as_slice()));
     }
+    let name_map = write_name_map(&args.output, &written)?;
     for f in &failures {
         eprintln!("tensorfile: {}", f.message);
     }
-    print_result(args.json, &written, &failures, out)?;
+    print_result(args.json, &written, &failures, name_map.as_deref(), out)?;
     Ok(Outcome::failure_if(!failures.is_empty()))
+}
+
+/// Reads entry `index` and writes its files: all of them, or none (the ones written before a
+/// failure are removed), so that one entry that cannot be read or written leaves the others
+/// to be extracted.
+fn extract_entry(file: &TensorFile, index: usize, files: &[OutputFile]) -> tensorfile::Result<()> {
+    let entry = &file.entries()[index];
+    let data = file.read_verified(index)?;
+    for (k, f) in files.iter().enumerate() {
+        let wrote = write_atomically(&f.path, |w| write_part(w, entry, &data, f));
+        if let Err(err) = wrote {
+            for done in &files[..k] {
+                let _ = std::fs::remove_file(&done.path);
+            }
+            return Err(err.for_tensor(entry.info().name()).in_file(&f.path));
+        }
+    }
+    Ok(())
 }
 
 /// `--delegates`: each delegate payload of a program as a file.
@@ -140,11 +164,13 @@ fn delegates(file: &TensorFile, args: &Args, out: &mut dyn Write) -> anyhow::Res
     Ok(Outcome::Success)
 }
 
-/// What was written (`name -> path` lines, or JSON with the failures too).
+/// What was written (`name -> path` lines, or JSON with the failures too), and where the
+/// shortened names are listed.
 fn print_result(
     json: bool,
     written: &[(&Entry, &[OutputFile])],
     failures: &[Failure],
+    name_map: Option<&Path>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     if json {
@@ -157,13 +183,18 @@ fn print_result(
             .collect();
         let failed: Vec<_> =
             failures.iter().map(|f| json!({ "name": f.name, "error": f.message, "rule": f.rule })).collect();
-        return render::json(out, &json!({ "extracted": extracted, "failed": failed }));
+        let names = name_map.map(|p| p.display().to_string());
+        return render::json(out, &json!({ "extracted": extracted, "failed": failed, "shortened_names": names }));
     }
     for (e, files) in written {
         for f in files.iter() {
             let path = f.path.display().to_string();
             writeln!(out, "{} -> {}", render::printable(e.info().name()), render::printable(&path))?;
         }
+    }
+    if let Some(path) = name_map {
+        let path = path.display().to_string();
+        writeln!(out, "names too long for a file name were shortened: listed in {}", render::printable(&path))?;
     }
     Ok(())
 }
@@ -192,23 +223,51 @@ fn select(file: &TensorFile, path: &Path, names: &[String]) -> tensorfile::Resul
 
 /// The files an entry becomes: one per part of its layout (`<name>.npy` for dense data,
 /// `<name>.<part>.npy` for each part of any other layout), or one of the entry decoded to
-/// dense.
+/// dense. A name too long for a file system is shortened ([`fitted`]).
 fn output_files(entry: &Entry, dir: &Path, dense: bool) -> tensorfile::Result<Vec<OutputFile>> {
-    let base = safe_name(entry.info().name());
+    let name = entry.info().name();
+    let base = safe_name(name);
+    let at = |tail: String, part: Option<PartSpec>, npy: bool| {
+        let (file_name, shortened) = fitted(&base, &tail, name);
+        OutputFile { path: dir.join(file_name), part, npy, shortened }
+    };
     // Data of a dtype NumPy has goes into .npy; any other into raw .<dtype>.bin.
     let file = |suffix: String, dtype: DType, part: Option<PartSpec>| match numpy_descr(dtype) {
-        Some(_) => OutputFile { path: dir.join(format!("{base}{suffix}.npy")), part, npy: true },
-        None => OutputFile { path: dir.join(format!("{base}{suffix}.{dtype}.bin")), part, npy: false },
+        Some(_) => at(format!("{suffix}.npy"), part, true),
+        None => at(format!("{suffix}.{dtype}.bin"), part, false),
     };
-    let parts = entry.info().parts().map_err(|e| e.for_tensor(entry.info().name()))?;
+    let parts = entry.info().parts().map_err(|e| e.for_tensor(name))?;
     Ok(match (entry.info().kind(), parts.as_slice()) {
-        (Kind::Blob, _) => {
-            vec![OutputFile { path: dir.join(format!("{base}.bin")), part: parts.first().cloned(), npy: false }]
-        }
+        (Kind::Blob, _) => vec![at(".bin".into(), parts.first().cloned(), false)],
         (_, [_]) => vec![file(String::new(), entry.info().dtype(), parts.first().cloned())],
         _ if dense => vec![file(String::new(), entry.info().dtype(), None)],
         _ => parts.into_iter().map(|p| file(format!(".{}", p.name()), p.dtype(), Some(p))).collect(),
     })
+}
+
+/// Adds the shortened file names among `written` to [`NAME_MAP`] in `dir` (file name ->
+/// tensor name, JSON, merged with the one an earlier extract left there); its path, when any
+/// name was shortened.
+fn write_name_map(dir: &Path, written: &[(&Entry, &[OutputFile])]) -> tensorfile::Result<Option<PathBuf>> {
+    let shortened: Vec<(String, &str)> = written
+        .iter()
+        .flat_map(|(e, files)| files.iter().filter(|f| f.shortened).map(move |f| (f, e.info().name())))
+        .filter_map(|(f, name)| Some((f.path.file_name()?.to_string_lossy().into_owned(), name)))
+        .collect();
+    if shortened.is_empty() {
+        return Ok(None);
+    }
+    let path = dir.join(NAME_MAP);
+    let mut map = match std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) {
+        Some(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    for (file_name, name) in shortened {
+        map.insert(file_name, name.into());
+    }
+    let text = serde_json::to_string_pretty(&map).map_err(|e| Error::unsupported(e.to_string()))?;
+    write_atomically(&path, |w| Ok(writeln!(w, "{text}")?)).map_err(|e| e.in_file(&path))?;
+    Ok(Some(path))
 }
 
 /// Refuse to write two entries' data into the same file (`a.indices` dense and `a` sparse...).

@@ -32,3 +32,35 @@ pub fn open_with_data(file: &Path, data: Option<&Path>) -> tensorfile::Result<Te
     }
     options.open(file)
 }
+
+/// What is checked as a file is read: `--verify` (every checksum it stores, and its sha256
+/// where one is known) and `--expect-sha256`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// Check the file's sha256 before using it where one is known: a FILE.sha256 beside it
+    /// (as sha256sum writes it), or the name of the Hugging Face cache blob it is; a mismatch
+    /// is an error naming the file and both digests (exit 1), and nothing is done.
+    #[arg(long)]
+    pub verify: bool,
+    /// The sha256 the file must have (64 hexadecimal digits); implies --verify.
+    #[arg(long, value_name = "HEX")]
+    pub expect_sha256: Option<String>,
+}
+
+impl VerifyArgs {
+    /// Open `file` (with `data`) checking what these ask: stored checksums always, and with
+    /// --verify or --expect-sha256 the file's sha256, checked before the file is returned.
+    pub fn open(&self, file: &Path, data: Option<&Path>) -> tensorfile::Result<TensorFile> {
+        let mut options = tensorfile::OpenOptions::new();
+        options.verify(if self.verify { tensorfile::Verify::Full } else { tensorfile::Verify::Checksums });
+        if let Some(hex) = &self.expect_sha256 {
+            options.expect_sha256(hex)?;
+        }
+        if let Some(data) = data {
+            options.data(data);
+        }
+        let opened = options.open(file)?;
+        opened.check_digests()?;
+        Ok(opened)
+    }
+}

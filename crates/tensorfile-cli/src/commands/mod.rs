@@ -51,6 +51,14 @@ pub struct Cli {
     /// every core, or RAYON_NUM_THREADS
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
+    /// Keep the ranges read from remote files (URLs) in DIR, so that a second read of the same
+    /// object (same ETag and size) reads them there; default: TENSORFILE_CACHE_DIR, else none
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache: Option<std::path::PathBuf>,
+    /// The most bytes --cache keeps (the ranges read longest ago go first); default: 64GiB, or
+    /// TENSORFILE_CACHE_LIMIT
+    #[arg(long, global = true, value_name = "SIZE", requires = "cache")]
+    pub cache_limit: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -59,7 +67,7 @@ pub struct Cli {
 pub enum Command {
     Info(info::Args),
     Ls(ls::Args),
-    Convert(convert::Args),
+    Convert(Box<convert::Args>),
     Extract(extract::Args),
     Verify(verify::Args),
     Diff(diff::Args),
@@ -81,7 +89,7 @@ impl Command {
         match self {
             Command::Info(args) => info::run(args, out),
             Command::Ls(args) => ls::run(args, out),
-            Command::Convert(args) => convert::run(args, out),
+            Command::Convert(args) => convert::run(*args, out),
             Command::Extract(args) => extract::run(args, out),
             Command::Verify(args) => verify::run(args, out),
             Command::Diff(args) => diff::run(args, out),

@@ -28,10 +28,19 @@ pub struct Args {
     /// infinities as "nan", "inf", "-inf").
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    verify: super::input::VerifyArgs,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = args.input.open()?;
+    let checked = args.verify.verify || args.verify.expect_sha256.is_some();
+    let file =
+        if checked { args.verify.open(&args.input.file, args.input.data.as_deref())? } else { args.input.open()? };
+    if checked {
+        // The whole tensor read once, its stored checksum checked, before any row is shown.
+        let index = file.index_of(&args.name).ok_or_else(|| tensorfile::Error::not_found(&args.name))?;
+        file.read_verified(index)?;
+    }
     let extent = if args.json { Extent::All } else { Extent::Printed };
     let shown = show::show(&file, &args.name, args.slice.as_deref(), extent)?;
     if shown.dequantized {

@@ -9,7 +9,10 @@ use crate::render;
 
 /// Check a file: its structure (every rule of its format, and what a consumer checks when
 /// it loads it) and every stored checksum (zTensor checksums, zip CRC-32s); with `--deep`,
-/// also decode every tensor; with `--finite`, also check that every value is finite.
+/// also decode every tensor and hash every file (against FILE.sha256 or the Hugging Face
+/// cache blob's name where one is known) and every tensor (`--json`: `files`,
+/// `tensor_sha256`, to record and compare); with `--finite`, also check that every value is
+/// finite.
 ///
 /// Prints each problem (file, tensor, what is wrong and the rule broken) and exits 1 when
 /// there is any, or when the file cannot be opened at all.
@@ -58,6 +61,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         )?;
         if args.finite {
             writeln!(out, "every value finite")?;
+        }
+        for f in &verification.files {
+            let known = match &f.expected {
+                Some(e) => format!(" (as expected: {})", e.from),
+                None => String::new(),
+            };
+            let hex = tensorfile::digest::hex_sha256(&f.sha256);
+            writeln!(out, "sha256 {hex}  {}{known}", render::printable(&f.path.display().to_string()))?;
         }
     } else {
         let nonfinite = verification.nonfinite.as_deref().unwrap_or(&[]);

@@ -1,5 +1,6 @@
 //! `tensorfile extract`: .npy and raw files, selected names, names kept inside the folder, sparse
-//! components, reported paths, and an ExecuTorch program's delegate payloads. Run on small files
+//! components, reported paths, tensors that cannot be extracted beside ones that can, and an
+//! ExecuTorch program's delegate payloads. Run on small files
 //! made in a temporary folder and on committed fixtures.
 
 use std::path::PathBuf;
@@ -211,4 +212,96 @@ fn sha256(bytes: &[u8]) -> String {
         Some(Checksum::Sha256(d)) => d.iter().map(|b| format!("{b:02x}")).collect(),
         other => panic!("no sha256: {other:?}"),
     }
+}
+
+/// One tensor that cannot be read (a sparse index past its shape, found when it is decoded to
+/// dense) and one that cannot be written (a folder where its file goes) are reported; every
+/// other tensor is still written, and the exit status is 1.
+#[test]
+fn tensors_that_cannot_be_extracted_leave_the_others_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("s.zt");
+    let (format, nnz) = (SparseFormat::Coo, 2);
+    let info =
+        TensorInfo::new("bad", Kind::Tensor, DType::Float32, vec![3, 4], Layout::Sparse { format, nnz }).unwrap();
+    let indices = vec![0, 2, 1, 3];
+    let data = SparseData::new(format, nnz, vec![], indices, Bytes::from_vec(f32s(&[1.0, 2.0]))).unwrap();
+    let tensors = [
+        dense("a", DType::Float32, &[1], f32s(&[1.0])),
+        (info, TensorData::sparse(data)),
+        dense("blocked", DType::Float32, &[1], f32s(&[3.0])),
+        dense("z", DType::Float32, &[1], f32s(&[2.0])),
+    ];
+    write(&src, &tensors, &WriteOptions::default());
+    // The last column index, 3, becomes 99.
+    let mut bytes = std::fs::read(&src).unwrap();
+    let stored: Vec<u8> = [0u64, 2, 1, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let at = bytes.windows(stored.len()).position(|w| w == stored).expect("the indices are stored plainly");
+    bytes[at + 24..at + 32].copy_from_slice(&99u64.to_le_bytes());
+    std::fs::write(&src, bytes).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("blocked.npy")).unwrap();
+    std::fs::write(out.join("blocked.npy").join("kept"), b"").unwrap();
+
+    let o = tensorfile(&[&"extract", &src, &"-o", &out, &"--dense", &"--json"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("tensor \"bad\"") && err.contains("tensor \"blocked\""), "{err}");
+    assert!(err.contains("blocked.npy"), "the file that could not be written is named: {err}");
+    assert_eq!(names_in(&out), ["a.npy", "blocked.npy", "z.npy"]);
+    assert_eq!(read_npy(&out.join("z.npy")).1, f32s(&[2.0]));
+    let j = json_of(&stdout(&o));
+    let names = |key: &str| -> Vec<String> {
+        j[key].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names("extracted"), ["a", "z"]);
+    assert_eq!(names("failed"), ["bad", "blocked"]);
+}
+
+/// Tensor names longer than a file name may be (tf2onnx writes initializer names past 300
+/// bytes): each file name cut to 200 bytes with a hash of the name, every tensor written, and
+/// `shortened-names.json` mapping each shortened file to its tensor.
+#[test]
+fn names_too_long_for_a_file_name_are_shortened_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("long.safetensors");
+    let stem = "StatefulPartitionedCall/model/".repeat(12);
+    let (kernel, bias) = (format!("{stem}dense/kernel"), format!("{stem}dense/bias"));
+    let half = format!("{stem}norm/scale");
+    let tensors = [
+        dense(&kernel, DType::Float32, &[2], f32s(&[1.0, 2.0])),
+        dense(&bias, DType::Float32, &[1], f32s(&[3.0])),
+        dense(&half, DType::BFloat16, &[3], bf16s(&[1.0, 0.5, -4.0])),
+        dense("w", DType::Float32, &[1], f32s(&[4.0])),
+    ];
+    write(&src, &tensors, &WriteOptions::default());
+    let out = dir.path().join("out");
+    let j = json_of(&ok(&[&"extract", &src, &"-o", &out, &"--json"]));
+
+    let files = names_in(&out);
+    assert_eq!(files.len(), 5, "{files:?}");
+    assert!(files.iter().all(|f| f.len() <= 200), "{files:?}");
+    assert!(files.contains(&"w.npy".to_string()), "short names are kept: {files:?}");
+    let map = json_of(&std::fs::read_to_string(out.join("shortened-names.json")).unwrap());
+    assert_eq!(j["shortened_names"].as_str().unwrap(), out.join("shortened-names.json").display().to_string());
+    let map = map.as_object().unwrap();
+    assert_eq!(map.len(), 3, "{map:?}");
+    for (name, bytes) in [(&kernel, f32s(&[1.0, 2.0])), (&bias, f32s(&[3.0])), (&half, bf16s(&[1.0, 0.5, -4.0]))] {
+        let (file, _) = map.iter().find(|(_, v)| v.as_str() == Some(name.as_str())).expect("listed");
+        assert!(file.starts_with("StatefulPartitionedCall%2Fmodel%2F") && file.contains('~'), "{file}");
+        let data =
+            if file.ends_with(".npy") { read_npy(&out.join(file)).1 } else { std::fs::read(out.join(file)).unwrap() };
+        assert_eq!(data, bytes, "{file}");
+    }
+    let extracted = j["extracted"].as_array().unwrap();
+    assert_eq!(extracted.len(), 4);
+
+    // A second extract into the same folder adds to the list instead of replacing it.
+    let other = dir.path().join("other.safetensors");
+    let more = format!("{stem}more");
+    write(&other, &[dense(&more, DType::Float32, &[1], f32s(&[5.0]))], &WriteOptions::default());
+    let text = ok(&[&"extract", &other, &"-o", &out]);
+    assert!(text.contains("shortened-names.json"), "{text}");
+    let map = json_of(&std::fs::read_to_string(out.join("shortened-names.json")).unwrap());
+    assert_eq!(map.as_object().unwrap().len(), 4);
 }

@@ -29,3 +29,4 @@ mod shells;
 mod show;
 mod stats;
 mod verify;
+mod verify_on_load;

@@ -43,6 +43,7 @@ from ._native import diff_json as _diff_json
 from ._native import report_page as _report_page
 from ._native import edit_metadata as _edit_metadata
 from ._native import formats_json as _formats_json
+from ._native import set_remote_cache as _set_remote_cache
 from ._native import set_threads as _set_threads
 from ._native import threads as _threads
 from ._native import write_file as _write_file
@@ -51,7 +52,7 @@ __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
     "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "edit_metadata", "formats", "load_file",
     "open",
-    "release_staging", "report", "report_data", "save_file", "set_threads", "stats", "threads", "__version__",
+    "release_staging", "report", "report_data", "save_file", "set_remote_cache", "set_threads", "stats", "threads", "__version__",
 ]
 
 class Tensor(_NativeTensor):
@@ -264,10 +265,19 @@ class File(_Mapping):
     `access` says how a local file's bytes are reached: "map" (mapped: nothing is read until a
     tensor is), "whole" (read whole into memory first, with direct I/O around the page cache:
     the fastest way to every tensor of a file that is not cached) or "auto" ("whole" when the
-    file is not in the page cache, else "map"; what `load_file` uses)."""
+    file is not in the page cache, else "map"; what `load_file` uses).
 
-    def __init__(self, path, data=None, *, access="map"):
-        self._native = _NativeFile.open(_os.fspath(path), None if data is None else _os.fspath(data), access)
+    `verify` says what is checked as tensors are read: "checksums" (the default: every
+    checksum the format stores, zTensor's crc32c/sha256/xxh3, the CRCs of zip members, on each
+    tensor read), `True` (those, and the sha256 of every file whose digest is known: a
+    `.sha256` file beside it, the Hugging Face cache blob it is, or `expect_sha256`, computed
+    beside the load; nothing is handed over when it differs) or `False` (nothing). A mismatch
+    raises `InvalidFileError` naming the file and the tensor."""
+
+    def __init__(self, path, data=None, *, access="map", verify="checksums", expect_sha256=None):
+        self._native = _NativeFile.open(
+            _os.fspath(path), None if data is None else _os.fspath(data), access, _verify_mode(verify), expect_sha256
+        )
         self._names = self._native.names()
 
     @property
@@ -377,7 +387,18 @@ class File(_Mapping):
         return f"<tensorfile.File {self.path!r}: {self.format}, {len(self)} tensors>"
 
 
-def open(path, data=None, *, access="map") -> File:  # noqa: A001 (the package's verb)
+def _verify_mode(verify) -> str:
+    """`verify` as the native open takes it."""
+    if verify is True:
+        return "full"
+    if verify is False or verify is None:
+        return "off"
+    if verify in ("checksums", "full", "off"):
+        return verify
+    raise UsageError(f"verify is True, 'checksums' or False, not {verify!r}")
+
+
+def open(path, data=None, *, access="map", verify="checksums", expect_sha256=None) -> File:  # noqa: A001
     """Open a tensor file of any format tensorfile reads (recognised by its content); `data`
     is the `.ptd` holding an ExecuTorch program's external tensors. A sharded checkpoint
     opens as one file: give its index (`model.safetensors.index.json`) or its folder.
@@ -388,8 +409,9 @@ def open(path, data=None, *, access="map") -> File:  # noqa: A001 (the package's
 
     `access` says how a local file's bytes are reached: "map" (the default), "whole" (read
     whole into memory first, with direct I/O around the page cache) or "auto" ("whole" when
-    the file is not cached); see `File`."""
-    return File(path, data, access=access)
+    the file is not cached); `verify` and `expect_sha256` say what is checked as it is read
+    (see `File`)."""
+    return File(path, data, access=access, verify=verify, expect_sha256=expect_sha256)
 
 
 def stats(path, names=None, hist: "int | None" = None, data=None) -> list:
@@ -448,9 +470,24 @@ def load_file(
     staging=None,
     direct="auto",
     readonly: bool = False,
+    verify="checksums",
+    expect_sha256=None,
+    dequantize=None,
 ) -> dict:
     """Every tensor of a file, by name: numpy arrays, or torch tensors on `device`. A remote
     file's tensors are fetched ahead, several at a time.
+
+    A quantized tensor (a GGUF file's Q4_K...) is refused unless `dequantize` names the float
+    dtype to give it in ("float32", "float16", "bfloat16", or a numpy/torch dtype of those):
+    each is dequantized as gguf-py's `dequantize` does (float32, bit for bit), then cast as
+    torch's `Tensor.to()` casts, on every core (the other tensors as they are).
+
+    `verify`: "checksums" (the default) checks every checksum the file stores on the bytes
+    read; `True` also the file's sha256 where it is known (`expect_sha256`, a `.sha256` file
+    beside it, the Hugging Face cache blob it is), computed beside the load: a mismatch raises
+    `InvalidFileError` naming the file, and nothing is returned; `False` checks nothing. Onto a
+    GPU through the staging buffers the stored checksums are not checked yet: `True` takes the
+    checked path (read on the host, then copied).
 
     Each is memory of its own, writable, safe to keep after the call: on the CPU a private
     copy-on-write map of the file where it stores the tensor raw (the page cache's pages, no
@@ -471,28 +508,55 @@ def load_file(
     tensors `distributed_plan` gives it) and the group broadcasts the rest (NCCL on `device`,
     gloo through the CPU), so every rank gets every tensor, in memory of its own."""
     _check_framework(framework, device, readonly)
+    if dequantize is not None:
+        dequantize = _dtypes.name_of(dequantize)
+        if dequantize not in ("float32", "float16", "bfloat16"):
+            raise UsageError(f"dequantize gives float32, float16 or bfloat16, not {dequantize!r}")
+        if readonly:
+            raise UsageError("dequantized tensors are memory of their own: readonly=True does not go with dequantize")
     if process_group is not None:
         if framework not in ("torch", "pt"):
             raise UsageError(f"process_group exchanges torch tensors: give framework='torch', not {framework!r}")
         return _distributed.load(path, device, data, process_group)
-    if framework != "numpy" and _is_cuda(device):
+    staged = _verify_mode(verify) != "full" and expect_sha256 is None and dequantize is None
+    if framework != "numpy" and _is_cuda(device) and staged:
         return _load_staged(path, device, data, staging, direct)
     # Writable tensors are private maps of the file, read ahead by the kernel (as fast cold as
     # reading the file whole first, without holding it twice: docs/performance.md); read-only
     # views may view a file read whole when it is not cached.
-    with File(path, data, access="auto" if readonly else "map") as f:
+    with File(path, data, access="auto" if readonly else "map", verify=verify, expect_sha256=expect_sha256) as f:
         tensors = [f[name] for name in f]
         f._file.load_tensors(tensors)
+        values = _dequantized(tensors, dequantize) if dequantize is not None else {}
         if framework == "numpy":
-            return {name: t.numpy(readonly=readonly) for name, t in zip(f.keys(), tensors)}
+            return {name: values[name] if name in values else t.numpy(readonly=readonly)
+                    for name, t in zip(f.keys(), tensors)}
         import torch
 
-        cpu = [t._torch_cpu() for t in tensors]
+        def dequantized(a):
+            # Bytes, which torch takes from numpy whatever the dtype (bfloat16 too), then its dtype.
+            flat = torch.from_numpy(_np.ascontiguousarray(a).reshape(-1).view(_np.uint8))
+            return flat.view(_dtypes.torch_dtype(dequantize)).reshape(a.shape)
+
+        cpu = [dequantized(values[t.name]) if t.name in values else t._torch_cpu() for t in tensors]
         if torch.device(device).type == "cpu":
             return dict(zip(f.keys(), cpu))
         from ._cuda import to_device
 
         return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
+
+
+def _dequantized(tensors, dtype: str) -> dict:
+    """The quantized ones of `tensors`, dequantized to `dtype`, by name: on every core (each
+    tensor's decoding runs without the interpreter's lock)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    quantized = [t for t in tensors if t.quantization is not None]
+    if not quantized:
+        return {}
+    with ThreadPoolExecutor(max_workers=max(1, min(len(quantized), _os.cpu_count() or 1))) as pool:
+        arrays = list(pool.map(lambda t: t.dequantize(dtype), quantized))
+    return {t.name: a for t, a in zip(quantized, arrays)}
 
 
 def _is_cuda(device) -> bool:
@@ -524,6 +588,27 @@ def set_threads(n: int) -> None:
     RAYON_NUM_THREADS. Call it before any other work: once the threads have started, the count
     is fixed and this raises `UsageError`."""
     _set_threads(n)
+
+
+def set_remote_cache(dir, limit: "int | str | None" = None) -> None:  # noqa: A002 (the CLI's word)
+    """Keep the ranges read from remote files (URLs) in the folder `dir` for the rest of the
+    process, so that a second load of the same object (same ETag and size) reads them there:
+    at most `limit` bytes (a number, or a size such as "20GB"; default 64 GiB), the ranges read
+    longest ago removed first; safe with several processes sharing the folder. `None` turns it
+    off; without a call, the folder `TENSORFILE_CACHE_DIR` names, if any (`--cache DIR` on the
+    command line)."""
+    if isinstance(limit, str):
+        import re
+
+        units = {"": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+                 "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zA-Z]*)\s*", limit)
+        if not m or m.group(2).lower() not in units:
+            raise UsageError(f"limit is a number of bytes or a size such as '20GB', not {limit!r}")
+        limit = int(float(m.group(1)) * units[m.group(2).lower()])
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise UsageError(f"limit is a number of bytes, not {limit!r}")
+    _set_remote_cache(None if dir is None else _os.fspath(dir), limit)
 
 
 def threads() -> int:
@@ -634,6 +719,8 @@ def convert(
     vocab_only: bool = False,
     model_name: "str | None" = None,
     metadata_file=None,
+    outtype: "str | None" = None,
+    fp8_as_q8: bool = False,
 ) -> dict:
     """Convert `src` into `dst` (format from its extension), streaming, atomically: the same
     file `tensorfile convert` writes with the same options. `src` is a path (a file, a sharded
@@ -679,13 +766,18 @@ def convert(
     "tensors": [{"name", "from", "to", "bytes_in", "bytes_out"}], "bytes_in": n,
     "bytes_out": n}`.
     A Hugging Face model folder (holding `config.json`) into a `.gguf` is written as llama.cpp's
-    `convert_hf_to_gguf.py` writes it (`dtype` "f32"/"f16"/"bf16" as its `--outtype`, `quantize`
-    as the converter followed by llama-quantize); `vocab_only`, `model_name` and
-    `metadata_file` (a JSON object of `general.*` keys) are its `--vocab-only`,
-    `--model-name` and `--metadata`.
+    `convert_hf_to_gguf.py` writes it (`outtype` "f32", "f16", "bf16", "q8_0", "tq1_0",
+    "tq2_0" or "auto" as its `--outtype`, `dtype` "f32"/"f16"/"bf16" the same; `quantize` as
+    the converter followed by llama-quantize); `vocab_only`, `model_name` and `metadata_file`
+    (a JSON object of `general.*` keys) are its `--vocab-only`, `--model-name` and
+    `--metadata`; `fp8_as_q8` its `--fp8-as-q8` (FP8 weights stored as Q8_0);
+    `max_shard_size` (its sizes: "5G", "500M" too), `split_max_tensors` and
+    `no_tensor_first_split` cut the output as its `--split-max-size`, `--split-max-tensors`
+    and `--no-tensor-first-split` do (`model-00001-of-00003.gguf`...).
     Returns `{"tensors": n, "skipped": [names], "cast": [names], "files": [paths written],
     "index": path or None, "renamed": {source name: name written}, "filtered_out": n,
-    "quantized": {source name: ggml type}}`."""
+    "quantized": {source name: ggml type}, "seconds": s}`; for a checkpoint also its
+    "architecture", "outtype" and "types" ({tensor name: ggml type as converted})."""
     if isinstance(max_shard_size, bool) or not isinstance(max_shard_size, (int, str, type(None))):
         raise UsageError(f"max_shard_size is a number of bytes or a size such as '5GB', not {max_shard_size!r}")
     if split_max_tensors is not None and (
@@ -713,6 +805,8 @@ def convert(
         "quantize": quantize,
         "imatrix": None if imatrix is None else _os.fspath(imatrix),
         "quantize_options": None if quantize_options is None else dict(quantize_options),
+        "outtype": outtype,
+        "fp8_as_q8": bool(fp8_as_q8),
         "vocab_only": bool(vocab_only),
         "model_name": model_name,
         "metadata_file": None if metadata_file is None else _os.fspath(metadata_file),
@@ -729,6 +823,9 @@ def convert(
         "renamed": {r["from"]: r["to"] for r in done["renamed"]},
         "filtered_out": done["filtered_out"],
         "quantized": {q["name"]: q["type"] for q in done["quantized"]},
+        "seconds": done["seconds"],
+        **({"architecture": done["architecture"], "outtype": done["outtype"],
+            "types": {t["name"]: t["type"] for t in done["types"]}} if "architecture" in done else {}),
     }
 
 

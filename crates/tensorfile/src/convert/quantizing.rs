@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result, Rule};
 use crate::formats::Format;
 use crate::model::quant::{self, BLOCKS, GgmlType, Quant, ggml};
@@ -145,11 +147,19 @@ pub(crate) fn as_f32(read_as: &TensorInfo, data: TensorData) -> Result<Vec<f32>>
     values
         .try_reserve_exact(count)
         .map_err(|_| Error::unsupported(format!("cannot allocate {count} float32 values to quantize")))?;
-    let mut scratch = vec![0u8; PIECE * 4];
-    for piece in dense.chunks(PIECE * width) {
-        let bytes = &mut scratch[..piece.len() / width * 4];
-        cast::cast_into(piece, from, DType::Float32, bytes)?;
-        values.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-    }
+    values.resize(count, 0.0);
+    // Pieces on the library's threads, each cast through a buffer of its own.
+    let pieces = values.par_chunks_mut(PIECE).zip(dense[..count * width].par_chunks(PIECE * width));
+    pieces.try_for_each_init(
+        || vec![0u8; PIECE * 4],
+        |scratch, (out, piece)| {
+            let bytes = &mut scratch[..piece.len() / width * 4];
+            cast::cast_into(piece, from, DType::Float32, bytes)?;
+            for (v, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            Ok::<(), Error>(())
+        },
+    )?;
     Ok(values)
 }

@@ -1,12 +1,14 @@
 //! An opened tensor file of any format, or a set of files opened as one ([`sets`]): the entry
 //! point of the library.
 
+pub mod digest;
 mod open;
 pub(crate) mod sets;
 mod verify;
 
+pub use digest::{DigestFrom, ExpectedDigest};
 pub use open::OpenOptions;
-pub use verify::{Depth, NonFinite, Verification};
+pub use verify::{Depth, FileDigest, NonFinite, Verification};
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,26 @@ pub struct TensorFile {
     /// The single file the entries' storage offsets point into (none for a set, or for a
     /// program opened with its `.ptd`): what [`Self::read_rows`] reads raw rows from.
     source: Option<Source>,
+    /// What is checked as it is read ([`OpenOptions::verify`]).
+    verify: Verify,
+    /// The files with a digest they must have, and that digest ([`Verify::Full`]).
+    expected: Vec<(PathBuf, ExpectedDigest)>,
+}
+
+/// What [`OpenOptions::verify`] has checked as a file is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verify {
+    /// Nothing: [`TensorFile::read_index`] is the fast path, [`TensorFile::read_verified`]
+    /// checks.
+    #[default]
+    Off,
+    /// Every checksum the format stores (zTensor's crc32c or sha256 and xxh3 digests, HDF5's
+    /// fletcher32, the CRCs of zip members), checked on the bytes of every tensor read.
+    Checksums,
+    /// The checksums, and the sha256 of every file whose digest is known: given
+    /// ([`OpenOptions::expect_sha256`]), in a `.sha256` file beside it, or the name of the
+    /// Hugging Face cache blob it is ([`TensorFile::check_digests`]).
+    Full,
 }
 
 /// How [`OpenOptions::access`] reaches a local file's bytes.
@@ -75,7 +97,16 @@ impl TensorFile {
             let name = entries[w[0]].info().name();
             return Err(Error::invalid(Rule::DuplicateName, format!("two entries are named {name:?}")));
         }
-        Ok(TensorFile { path: None, remote: false, size, reader, by_name, source: None })
+        Ok(TensorFile {
+            path: None,
+            remote: false,
+            size,
+            reader,
+            by_name,
+            source: None,
+            verify: Verify::Off,
+            expected: Vec::new(),
+        })
     }
 
     /// The path it was opened from: the file, or for a set the index or folder (none for a
@@ -146,9 +177,56 @@ impl TensorFile {
         self.index_of(name).map(|i| &self.entries()[i])
     }
 
-    /// Decode entry `index` (no checksum check: the fast path).
+    /// Decode entry `index`: its stored checksum checked when the file was opened to verify
+    /// ([`OpenOptions::verify`]), else not (the fast path).
     pub fn read_index(&self, index: usize) -> Result<TensorData> {
-        self.read_with(index, false)
+        self.read_with(index, self.verifies())
+    }
+
+    /// The local files its bytes are in: the file, or every shard of a set (none for bytes in
+    /// memory or a remote object).
+    pub(crate) fn local_files(&self) -> Vec<PathBuf> {
+        if self.remote {
+            return Vec::new();
+        }
+        match self.reader_as::<ShardSet>() {
+            Some(set) => set.files().map(Path::to_path_buf).collect(),
+            None => self.path.iter().filter(|p| p.is_file()).cloned().collect(),
+        }
+    }
+
+    /// Whether reads check stored checksums ([`OpenOptions::verify`]).
+    pub fn verifies(&self) -> bool {
+        self.verify != Verify::Off
+    }
+
+    /// The files whose digest is checked by [`TensorFile::check_digests`], and the digests
+    /// expected.
+    pub fn expected_digests(&self) -> &[(PathBuf, ExpectedDigest)] {
+        &self.expected
+    }
+
+    /// Check every file with an expected digest (in parallel): the first mismatch as an error
+    /// naming the file, both digests and where the expected one came from; else each file
+    /// and its digest.
+    pub fn check_digests(&self) -> Result<Vec<(PathBuf, [u8; 32])>> {
+        use rayon::prelude::*;
+        self.expected
+            .par_iter()
+            .map(|(path, want)| Ok((path.clone(), digest::check_file_digest(path, want)?)))
+            .collect()
+    }
+
+    /// Run `load` (reading the file) and, beside it on another thread, [`TensorFile::check_digests`]:
+    /// `load`'s result only when the digests hold, so that nothing of a file that is not the
+    /// one expected is handed over.
+    pub fn while_checking_digests<T: Send>(&self, load: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+        if self.expected.is_empty() {
+            return load();
+        }
+        let (loaded, checked) = rayon::join(load, || self.check_digests());
+        checked?;
+        loaded
     }
 
     /// Whether the file is read over the network (worth fetching ahead).

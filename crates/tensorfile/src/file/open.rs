@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::digest::{DigestFrom, ExpectedDigest};
 use super::sets::{self, MergedSet, ShardSet};
-use super::{Access, TensorFile};
+use super::{Access, TensorFile, Verify};
 use crate::diagnose::{self, Sample};
 use crate::error::{Error, Result, Rule};
 use crate::formats::gguf::split::split_keys_of;
@@ -29,6 +30,8 @@ pub struct OpenOptions {
     access: Access,
     data: Option<PathBuf>,
     format: Option<Format>,
+    verify: Verify,
+    expect_sha256: Option<[u8; 32]>,
 }
 
 impl OpenOptions {
@@ -50,6 +53,20 @@ impl OpenOptions {
         self
     }
 
+    /// What is checked as the file is read ([`Verify`]; by default nothing).
+    pub fn verify(&mut self, verify: Verify) -> &mut Self {
+        self.verify = verify;
+        self
+    }
+
+    /// The sha256 the file opened must have (64 hexadecimal digits), checked as
+    /// [`Verify::Full`] checks a digest found beside the file (and implying it).
+    pub fn expect_sha256(&mut self, hex: &str) -> Result<&mut Self> {
+        self.expect_sha256 = Some(super::digest::parse_sha256(hex)?);
+        self.verify = Verify::Full;
+        Ok(self)
+    }
+
     /// Take bytes given to [`OpenOptions::open_bytes`] as this format, without recognising
     /// it from their content.
     pub fn format(&mut self, format: Format) -> &mut Self {
@@ -64,13 +81,48 @@ impl OpenOptions {
     /// as the whole model: every part's tensors, the first part's metadata.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<TensorFile> {
         let path = path.as_ref();
-        if let Some(data) = &self.data {
-            return open_with_companion(path, data);
+        let file = if let Some(data) = &self.data {
+            open_with_companion(path, data)?
+        } else {
+            match source::url_of(path) {
+                Some(url) => open_url(url)?,
+                None => open_local(path, self.access)?,
+            }
+        };
+        self.verifying(file, path)
+    }
+
+    /// `file`, opened from `path`, set to check what these options ask: stored checksums on
+    /// every read, and with [`Verify::Full`] the digests its files are expected to have.
+    fn verifying(&self, mut file: TensorFile, path: &Path) -> Result<TensorFile> {
+        file.verify = self.verify;
+        if self.verify != Verify::Full {
+            return Ok(file);
         }
-        match source::url_of(path) {
-            Some(url) => open_url(url),
-            None => open_local(path, self.access),
+        let files: Vec<PathBuf> = match file.reader_as::<ShardSet>() {
+            Some(set) => set.files().map(Path::to_path_buf).collect(),
+            None => vec![path.to_path_buf()],
+        };
+        if let Some(sha256) = self.expect_sha256 {
+            if files.len() != 1 || file.remote {
+                return Err(Error::usage(
+                    "one expected sha256 goes with one local file (a set of files is checked by the .sha256 files \
+                     beside them)",
+                )
+                .in_file(path));
+            }
+            file.expected = vec![(files[0].clone(), ExpectedDigest { sha256, from: DigestFrom::Given })];
+            return Ok(file);
         }
+        if file.remote {
+            return Ok(file);
+        }
+        for f in files {
+            if let Some(expected) = super::digest::expected_digest(&f)? {
+                file.expected.push((f, expected));
+            }
+        }
+        Ok(file)
     }
 
     /// Open `paths` as one set: every tensor of every file, in that order. Files must be of

@@ -18,14 +18,15 @@ use crate::formats::Format;
 
 pub(crate) use hf::is_checkpoint;
 pub use hf::{
-    CheckpointConverted, CheckpointOptions, OutType, Tokenizer, Tokenizers, convert_and_quantize, convert_checkpoint,
+    CheckpointConverted, CheckpointOptions, OutType, OutputSplit, Tokenizer, Tokenizers, convert_and_quantize,
+    convert_checkpoint,
 };
 pub use quantize::{
     Imatrix, ImatrixEntry, InputTensor, KvOverride, OverrideValue, PlannedFile, PlannedTensor, Preset, QuantizeInput,
     QuantizeOptions, QuantizePath, QuantizePlan, QuantizeRequest, QuantizeSizes, QuantizeTarget, Quantized, TensorSize,
     plan, quantize_gguf, read_tensor_type_file, split_path,
 };
-pub(crate) use quantize::{one_type, refuse_on_llama_quantize, refuse_on_one_type};
+pub(crate) use quantize::{QuantizeSource, one_type, quantize_model, refuse_on_llama_quantize, refuse_on_one_type};
 pub(crate) use split::{SplitRequest, split_asked, write_gguf};
 
 /// The format llama.cpp's tools read and write: a job writing it goes through this toolchain.

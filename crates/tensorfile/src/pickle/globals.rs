@@ -56,7 +56,11 @@ pub(super) fn allowed(module: &str, name: &str) -> Option<Value> {
         ("collections", "OrderedDict")
         | (
             "torch._utils",
-            "_rebuild_tensor_v2" | "_rebuild_tensor_v3" | "_rebuild_parameter" | "_rebuild_parameter_with_state",
+            "_rebuild_tensor"
+            | "_rebuild_tensor_v2"
+            | "_rebuild_tensor_v3"
+            | "_rebuild_parameter"
+            | "_rebuild_parameter_with_state",
         )
         | ("torch._tensor", "_rebuild_from_type_v2")
         | ("torch", "Tensor" | "Size" | "device")
@@ -98,6 +102,11 @@ pub(super) fn call(arena: &mut Vec<Container>, callable: &Value, args: &Value) -
             }
             new_container(arena, Container::Dict(pairs))
         }
+        // PyTorch before 1.0: `(storage, storage_offset, size, stride)`, nothing more.
+        ("torch._utils", "_rebuild_tensor") => match a.len() {
+            4 => rebuild_tensor(arena, &a, None),
+            n => Err(bad(format!("_rebuild_tensor with {n} arguments (it takes 4)"))),
+        },
         ("torch._utils", "_rebuild_tensor_v2") => rebuild_tensor(arena, &a, None),
         ("torch._utils", "_rebuild_tensor_v3") => {
             let dtype = match a.get(6) {
@@ -175,7 +184,8 @@ pub(super) fn persistent(arena: &[Container], pid: &Value) -> Result<StorageRef>
     Ok(StorageRef { key, dtype, numel, location, view_offset })
 }
 
-/// `(storage, storage_offset, size, stride, requires_grad, backward_hooks, ...)`.
+/// `(storage, storage_offset, size, stride, requires_grad, backward_hooks, ...)`; before
+/// PyTorch 1.0 the first four alone.
 fn rebuild_tensor(arena: &[Container], a: &[Value], dtype: Option<DType>) -> Result<Value> {
     let [storage, offset, size, stride, rest @ ..] = a else {
         return Err(bad("tensor rebuilt with too few arguments"));

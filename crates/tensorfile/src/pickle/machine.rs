@@ -425,6 +425,7 @@ impl Machine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::DType;
 
     fn rule(bytes: &[u8]) -> Rule {
         load(bytes).unwrap_err().rule().unwrap()
@@ -450,6 +451,32 @@ mod tests {
         assert_eq!(rule(b"\xff"), Rule::BadPickle);
         assert_eq!(rule(b"N"), Rule::Truncated, "no STOP");
         assert_eq!(rule(b"(Na."), Rule::BadPickle, "append across a mark to a non-list");
+    }
+
+    /// `torch._utils._rebuild_tensor(storage, 1, (2, 3), (3, 1))` with `extra` more arguments,
+    /// as PyTorch before 1.0 pickled a tensor.
+    fn rebuild_tensor_pickle(extra: &[u8]) -> Vec<u8> {
+        let text = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+        let mut p = b"\x80\x02ctorch._utils\n_rebuild_tensor\n((".to_vec();
+        p.extend(text("storage"));
+        p.extend_from_slice(b"ctorch\nFloatStorage\n");
+        p.extend(text("0"));
+        p.extend(text("cpu"));
+        p.extend_from_slice(b"K\x06tQK\x01K\x02K\x03\x86K\x03K\x01\x86");
+        p.extend_from_slice(extra);
+        p.extend_from_slice(b"tR.");
+        p
+    }
+
+    #[test]
+    fn tensors_rebuilt_as_before_pytorch_1_0() {
+        let p = load(&rebuild_tensor_pickle(b"")).unwrap();
+        let Value::Tensor(t) = &p.root else { panic!("{:?}", p.root) };
+        assert_eq!((t.dtype, t.storage_offset), (DType::Float32, 1));
+        assert_eq!((t.shape.as_slice(), t.strides.as_slice()), (&[2, 3][..], &[3, 1][..]));
+        assert_eq!((t.storage.key.as_str(), t.storage.numel, t.requires_grad), ("0", 6, false));
+        // It takes exactly four arguments (`requires_grad` came with `_rebuild_tensor_v2`).
+        assert_eq!(rule(&rebuild_tensor_pickle(b"\x88")), Rule::BadPickle);
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub struct StorageRef {
     pub view_offset: u64,
 }
 
-/// A tensor rebuilt by `_rebuild_tensor_v2/v3`: a strided view of a storage.
+/// A tensor rebuilt by `_rebuild_tensor` (before PyTorch 1.0) or `_rebuild_tensor_v2/v3`: a
+/// strided view of a storage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorRef {
     pub storage: StorageRef,

@@ -5,6 +5,8 @@
 //! nothing).
 
 #[cfg(any(test, feature = "internals"))]
-pub use crate::convert::shards::{ShardNames, ShardedReport, convert_to_shards, parse_size, split};
+pub use crate::convert::shards::{ShardNames, ShardedReport, convert_to_shards, split};
+#[cfg(any(test, feature = "internals"))]
+pub use crate::sizes::parse_size;
 #[cfg(any(test, feature = "internals"))]
 pub use crate::file::sets::{MergedSet, ShardIndex, ShardSet, looks_like_index};

@@ -19,6 +19,7 @@ mod private;
 #[cfg(feature = "remote")]
 mod pool;
 #[cfg(feature = "remote")]
+pub mod cache;
 mod remote;
 pub(crate) mod sample;
 

@@ -12,7 +12,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Errors, and the leaf helpers they may use (nothing of the library beneath them).
     ("errors", &["error", "limits", "units"]),
     // Bytes: where they come from and where they go.
-    ("bytes", &["checked", "cursor", "source", "output", "ahead", "swap"]),
+    ("bytes", &["checked", "cursor", "sizes", "source", "output", "ahead", "swap"]),
     // The format-neutral model, and the vocabulary formats describe their files in.
     ("model", &["model", "describe"]),
     // Containers formats are built of (flatbuffers, pickles, zip archives).

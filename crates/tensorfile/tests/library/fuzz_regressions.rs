@@ -18,11 +18,11 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The inputs found by fuzzing, by the target that found them (the prefix of the file name
 /// before its first `-`), and how many of each are committed: a folder that lost files fails.
-const REGRESSIONS: [(&str, usize); 2] = [("pickle", 1), ("split_gguf", 1)];
+const REGRESSIONS: [(&str, usize); 3] = [("hf_config", 1), ("pickle", 1), ("split_gguf", 1)];
 
 /// Committed fixture files (records and notes included) by top folder of `tests/fixtures/`.
 const FIXTURES: [(&str, usize); 5] =
-    [("executorch", 34), ("pytorch", 52), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
+    [("executorch", 34), ("pytorch", 54), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
 
 /// The files under `root/folder`, exactly the `committed` of them: a file lost fails.
 fn committed(root: &Path, folder: &str, committed: usize) -> Vec<PathBuf> {
@@ -34,7 +34,7 @@ fn committed(root: &Path, folder: &str, committed: usize) -> Vec<PathBuf> {
 
 fn inputs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut regressions = committed(&root, "fuzz/regressions", 3);
+    let mut regressions = committed(&root, "fuzz/regressions", 4);
     regressions.retain(|p| p.file_name().is_some_and(|n| n != "README"));
     for (target, committed) in REGRESSIONS {
         let prefix = format!("{target}-");
@@ -49,12 +49,14 @@ fn inputs() -> Vec<PathBuf> {
         files.extend(committed(&root.join("tests/fixtures"), folder, count));
     }
     // Seeds of targets whose input is no file format (XNNPACK payloads), and their README.
-    files.extend(committed(&root, "fuzz/seeds", 491));
+    files.extend(committed(&root, "fuzz/seeds", 498));
     files
 }
 
 #[test]
 fn fuzz_findings_and_fixtures_never_panic() {
+    // The folder the hf_tokenizer_files target writes its inputs into.
+    let folder = tempfile::tempdir().unwrap();
     for f in &inputs() {
         let data = std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
@@ -73,13 +75,61 @@ fn fuzz_findings_and_fixtures_never_panic() {
         let _ = tensorfile::internals::exercise_split_gguf(&data);
         // The sentencepiece_read target.
         tensorfile::internals::exercise_sentencepiece(&data);
+        // The hf_config and hf_tokenizer_files targets.
+        let _ = tensorfile::internals::exercise_hf_config(&data);
+        let _ = tensorfile::internals::exercise_hf_tokenizer_files(&data, folder.path());
+    }
+}
+
+/// Every `config.json` of the converter fixtures (the hf_config target's seeds) names an
+/// architecture whose key/values the target makes.
+#[test]
+fn the_hf_config_seeds_read() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files = Vec::new();
+    files_under(&root, &mut files);
+    files.retain(|p| p.file_name().is_some_and(|n| n == "config.json") && p.to_string_lossy().contains("hf-gguf"));
+    assert!(files.len() >= 20, "{} config.json files of tests/fixtures/hf-gguf*", files.len());
+    for f in files {
+        let data = std::fs::read(&f).unwrap();
+        assert!(tensorfile::internals::exercise_hf_config(&data), "{}: no key/values made", f.display());
+    }
+}
+
+/// The hf_tokenizer_files seeds (`fuzz/seeds/*.hftokenizer`) each read as a vocabulary; the
+/// ones that are a fixture folder's files as they are hold exactly those files.
+#[test]
+fn the_hf_tokenizer_seeds_are_what_they_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut seeds: Vec<PathBuf> = committed(&root.join("fuzz"), "seeds", 498);
+    seeds.retain(|p| p.extension().is_some_and(|e| e == "hftokenizer"));
+    assert_eq!(seeds.len(), 7, "hf_tokenizer_files seeds committed in fuzz/seeds");
+    let folder = tempfile::tempdir().unwrap();
+    for seed in &seeds {
+        let data = std::fs::read(seed).unwrap();
+        let name = seed.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(tensorfile::internals::exercise_hf_tokenizer_files(&data, folder.path()), "{name}: no vocabulary read");
+    }
+    for (seed, fixture) in [
+        ("tinyllama", "TinyLlama-SPM-bf16"),
+        ("gemma3", "Gemma3-SPM-bf16"),
+        ("granite", "Granite-SPM-bf16"),
+        ("phi3", "Phi3-SPM-bf16"),
+    ] {
+        let data = std::fs::read(root.join(format!("fuzz/seeds/hf-tokenizer-spm-{seed}.hftokenizer"))).unwrap();
+        let dir = root.join("tests/fixtures/hf-gguf").join(fixture);
+        let parts: Vec<Vec<u8>> = tensorfile::internals::HF_TOKENIZER_FILES
+            .iter()
+            .map(|f| std::fs::read(dir.join(f)).unwrap_or_default())
+            .collect();
+        assert!(data == parts.join(&0u8), "hf-tokenizer-spm-{seed}.hftokenizer: not the files of {fixture}");
     }
 }
 
 #[test]
 fn the_split_gguf_seeds_are_what_they_say() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
-    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", 491);
+    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", 498);
     seeds.retain(|p| p.extension().is_some_and(|e| e == "ggufsplit"));
     assert_eq!(seeds.len(), 6, "split_gguf seeds committed in fuzz/seeds");
     for seed in seeds {

@@ -26,7 +26,7 @@ fn record() -> Value {
 fn options(args: &[Value]) -> CheckpointOptions {
     let args: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
     let outtype = match args.as_slice() {
-        [] | ["--vocab-only"] => OutType::Auto,
+        [] | ["--vocab-only"] | ["--fp8-as-q8"] => OutType::Auto,
         ["--outtype", "f32"] => OutType::F32,
         ["--outtype", "f16"] => OutType::F16,
         ["--outtype", "bf16"] => OutType::BF16,
@@ -36,6 +36,7 @@ fn options(args: &[Value]) -> CheckpointOptions {
     CheckpointOptions {
         outtype,
         vocab_only: args == ["--vocab-only"],
+        fp8_as_q8: args == ["--fp8-as-q8"],
         tokenizers: Some(&tensorfile_tokenizers::HF_TOKENIZERS),
         ..CheckpointOptions::default()
     }
@@ -124,7 +125,7 @@ fn checkpoints_convert_to_the_converters_bytes() {
             ));
         }
     }
-    assert_eq!(made, 26, "runs of the record made here");
+    assert_eq!(made, 31, "runs of the record made here");
     assert_eq!(not_yet, NOT_YET.len(), "runs of architectures not converted yet");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -319,3 +319,46 @@ fn zt2_attributes_are_any_value_and_the_blobs_are_copied() {
         assert!(metadata(&undone).is_empty(), "{name}");
     }
 }
+
+/// A GGUF v3 file of no tensors and one key/value (`a.key` = u32 7), then `tail`.
+fn tensorless_gguf(tail: &[u8]) -> Vec<u8> {
+    let mut b = b"GGUF".to_vec();
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.extend_from_slice(&1u64.to_le_bytes());
+    b.extend_from_slice(&5u64.to_le_bytes());
+    b.extend_from_slice(b"a.key");
+    b.extend_from_slice(&4u32.to_le_bytes()); // UINT32
+    b.extend_from_slice(&7u32.to_le_bytes());
+    b.extend_from_slice(tail);
+    b
+}
+
+#[test]
+fn a_file_of_no_tensors_keeps_what_follows_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = tensorless_gguf(&[]).len();
+    let padding = vec![0u8; head.next_multiple_of(32) - head];
+    for (what, tail) in [
+        ("nothing", Vec::new()),
+        ("the padding", padding.clone()),
+        ("the padding, then bytes of its own", [padding.clone(), b"extra bytes".to_vec()].concat()),
+        ("bytes of its own", b"no padding first".to_vec()),
+    ] {
+        let input = dir.path().join("in.gguf");
+        std::fs::write(&input, tensorless_gguf(&tail)).unwrap();
+        let (a, b) = (dir.path().join("a.gguf"), dir.path().join("b.gguf"));
+        edit(&input, &a, &["general.name=renamed"], &[]).unwrap();
+        let edited = std::fs::read(&a).unwrap();
+        if let Some(own) = tail.iter().position(|&x| x != 0) {
+            assert!(edited.ends_with(&tail[own..]), "{what}: the tail is kept");
+        }
+        if tail.first() == Some(&0) {
+            let end = edited.len() - tail.iter().position(|&x| x != 0).map_or(0, |own| tail.len() - own);
+            assert_eq!(end % 32, 0, "{what}: padded again to the alignment");
+        }
+        // Undone, the original bytes.
+        edit(&a, &b, &[], &["general.name"]).unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), std::fs::read(&input).unwrap(), "{what}");
+    }
+}

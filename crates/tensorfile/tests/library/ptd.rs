@@ -77,10 +77,33 @@ fn dim_ordered_tensors_are_stored_in_their_order_and_read_back_row_major() {
     assert_eq!(f.read("nhwc").unwrap().as_dense().unwrap().to_vec(), row_major);
 }
 
+/// Complex tensors are stored under ExecuTorch's `ScalarType` numbers (`ComplexFloat` is 9) and
+/// read back with their bytes.
+#[test]
+fn complex_tensors_round_trip_with_their_scalar_types() {
+    let t: Vec<_> = [(DType::Complex32, 8), (DType::Complex64, 9), (DType::Complex128, 10)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (d, _))| dense(TensorInfo::dense(format!("c.{d}"), d, vec![2, 3]), i as u64 + 1))
+        .collect();
+    let f = open(write(Format::Ptd, &t, &Default::default()));
+    assert!(f.verify().is_empty(), "{:?}", f.verify());
+    let reader = f.reader_as::<PtdReader>().unwrap();
+    let named = reader.root().tables("named_data").unwrap();
+    for ((info, data), number) in t.iter().zip([8, 9, 10]) {
+        let e = f.entry(info.name()).unwrap();
+        assert_eq!((e.info().dtype(), e.info().shape()), (info.dtype(), info.shape()), "{}", info.name());
+        assert_eq!(f.read(info.name()).unwrap().as_dense().unwrap(), data.as_dense().unwrap(), "{}", info.name());
+        let entry = named.iter().find(|n| n.str("key").unwrap() == Some(info.name())).unwrap();
+        let layout = entry.table("tensor_layout").unwrap().unwrap();
+        assert_eq!(layout.int("scalar_type").unwrap(), number, "{}", info.name());
+    }
+}
+
 #[test]
 fn what_ptd_cannot_hold() {
-    let complex = TensorInfo::dense("c", DType::Complex64, vec![2]);
-    assert!(Format::Ptd.check_supported(&complex).is_err());
+    let fp4 = TensorInfo::dense("f", DType::Float8E8M0Fnu, vec![2]);
+    assert!(Format::Ptd.check_supported(&fp4).is_err(), "no ScalarType");
     let wide = TensorInfo::dense("w", DType::UInt8, vec![1 << 31]);
     assert!(Format::Ptd.check_supported(&wide).is_err(), "sizes are 32-bit");
     let deep = TensorInfo::dense("d", DType::UInt8, vec![1; 17]);

@@ -25,8 +25,8 @@ fn records_in(folder: &str) -> Vec<(PathBuf, Value)> {
     common::records_in(&dir().join(folder), false)
 }
 
-/// The readable fixtures: 15 of torch 2.15 (`.`), 5 of torch 2.8, 4 re-zipped.
-const READABLE: usize = 24;
+/// The readable fixtures: 16 of torch 2.15 (`.`), 5 of torch 2.8, 4 re-zipped.
+const READABLE: usize = 25;
 
 /// Every readable fixture, of both torch versions.
 fn records() -> Vec<(PathBuf, Value)> {
@@ -254,6 +254,20 @@ fn pickles_torch_refuses_are_refused_with_the_global_named() {
         assert!(message.contains(global), "{message}");
         assert!(message.contains(path.file_name().unwrap().to_str().unwrap()), "the file is named: {message}");
     }
+}
+
+/// The format before PyTorch 1.6 names a refused global as a zip's `data.pkl` does: "the
+/// pickle calls ...", with no word of which of its pickles it was in.
+#[test]
+fn a_refused_global_in_the_format_before_1_6_is_named_alone() {
+    let bytes = std::fs::read(dir().join("pre_1_0_rebuild_tensor.pt")).unwrap();
+    let (old, new): (&[u8], &[u8]) = (b"ctorch._utils\n_rebuild_tensor\n", b"cposix\nsystem\n");
+    let at = bytes.windows(old.len()).position(|w| w == old).expect("the fixture rebuilds tensors");
+    let hostile = [&bytes[..at], new, &bytes[at + old.len()..]].concat();
+    let err =
+        tensorfile::OpenOptions::new().format(Format::Pt).open_bytes(Bytes::from_vec(hostile)).err().expect("refused");
+    assert_eq!(err.rule(), Some(Rule::ForbiddenGlobal), "{err}");
+    assert!(err.message().starts_with("the pickle calls posix.system"), "{err}");
 }
 
 #[test]

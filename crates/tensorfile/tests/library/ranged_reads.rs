@@ -106,7 +106,11 @@ fn fixture_files(dir: &Path, out: &mut Vec<PathBuf>) {
                 // SentencePiece models and chat templates of Hugging Face checkpoints (read by
                 // tests/library/hf_gguf.rs).
                 Some("model" | "jinja")
-                    if path.parent().is_some_and(|p| p.parent().is_some_and(|p| p.ends_with("hf-gguf"))) => {}
+                    if path
+                        .parent()
+                        .and_then(Path::parent)
+                        .and_then(Path::file_name)
+                        .is_some_and(|n| n.to_str().is_some_and(|n| n == "hf-gguf" || n.starts_with("hf-gguf-"))) => {}
                 // llama.cpp's legacy importance matrices (read by tests/library/quantize_plan.rs).
                 Some("dat") if path.parent().is_some_and(|p| p.ends_with("gguf-quantize")) => {}
                 // A file with the extension of a format the registry knows; netCDF-4 files are

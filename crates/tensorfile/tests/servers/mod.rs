@@ -7,6 +7,8 @@
 //!   through a [`Proxy`] that counts.
 //! - [`Proxy`]: a counting TCP proxy (std threads) that reads the HTTP/1.1 exchanges passing
 //!   through it; it can answer the first connections with `503` to check retries.
+//! - [`faults::FaultServer`]: an HTTP server of the tests' own that injects the faults of a bad
+//!   network (nothing to install: its tests always run).
 //!
 //! What is counted, for both servers alike: the **body bytes of responses** (nginx's
 //! `$body_bytes_sent`; for the proxy, the bytes after each response's head, framed by
@@ -17,6 +19,8 @@
 //! When a server is missing, [`unavailable`] fails the test if `TENSORFILE_REQUIRE_SERVERS=1`
 //! (what CI sets), and otherwise prints a `skipped:` line and the test goes on without it.
 #![allow(dead_code)] // each test binary uses its own part
+
+pub mod faults;
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read, Write};

@@ -1,6 +1,6 @@
 //! HDF5 as other producers write it (`tests/fixtures/hdf5/wild`, made with h5py, hdf5storage
 //! and netCDF4): a 1024-byte user block, a MATLAB v7.3 file, undefined fill values, huge
-//! attributes, enum and bitfield datasets, netCDF-4; and one broken file per rule these
+//! attributes, enum and bitfield datasets, netCDF-4, filters in PyTables' order; and one broken file per rule these
 //! structures add: a user block of no allowed size, a huge object missing from its B-tree or
 //! past the end, a huge objects' B-tree of the wrong type, a fill value both undefined and
 //! defined, an enum of too many members, a bitfield of part of its bytes, a null dataspace;
@@ -41,6 +41,11 @@ pub fn cases(fx: &Fixtures) -> Result<Folder, String> {
         ("enum-bitfield", "hdf5/wild/enum_bitfield.h5", "enum datasets of int16 and uint8, bitfields (h5py)"),
         ("netcdf4", "hdf5/wild/netcdf4.nc", "a netCDF-4 file: dimension scales, a deflated variable (netCDF4)"),
         ("array-datatypes", "hdf5/wild/array_dtype.h5", "array datatypes of floats, big-endian ints, complex (h5py)"),
+        (
+            "pytables-filter-order",
+            "hdf5/wild/pytables_filters.h5",
+            "fletcher32 before shuffle and deflate: the checksum deflated with the data (PyTables' order, h5py)",
+        ),
     ] {
         f.valid(stem, F::Valid, what, fx.read(path)?);
     }

@@ -87,6 +87,11 @@ fn valid(f: &mut Folder, fx: &Fixtures) -> Result<(), String> {
         ("torch-bare-tensor", "pytorch/bare_tensor.pt", "torch.save of a bare non-contiguous tensor (fixture)"),
         ("torch-legacy-format", "pytorch/legacy_format.pt", "the format before PyTorch 1.6, not a zip (fixture)"),
         (
+            "torch-before-1-0",
+            "pytorch/pre_1_0_rebuild_tensor.pt",
+            "tensors rebuilt by _rebuild_tensor, as PyTorch before 1.0 saved them (fixture)",
+        ),
+        (
             "zipfile-streamed",
             "pytorch/zip/streamed.pt",
             "a checkpoint re-zipped by Python's zipfile with data descriptors (fixture)",

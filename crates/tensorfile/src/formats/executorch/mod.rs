@@ -62,7 +62,10 @@ pub fn prefix(src: &Source, head: &Bytes, n: u64) -> Result<Bytes> {
     Ok(Bytes::from_vec(all))
 }
 
-const SCALAR_TYPES: [(i64, DType); 23] = [
+/// ExecuTorch's `ScalarType` numbers (c10's): those of its Python enum (`exir/scalar_type.py`)
+/// and runtime (`ComplexHalf`, `ComplexFloat`, `ComplexDouble` included, which its flatbuffer
+/// schema lists only in a comment).
+const SCALAR_TYPES: [(i64, DType); 26] = [
     (0, DType::UInt8),
     (1, DType::Int8),
     (2, DType::Int16),
@@ -71,6 +74,9 @@ const SCALAR_TYPES: [(i64, DType); 23] = [
     (5, DType::Float16),
     (6, DType::Float32),
     (7, DType::Float64),
+    (8, DType::Complex32),
+    (9, DType::Complex64),
+    (10, DType::Complex128),
     (11, DType::Bool),
     (12, DType::QInt8),
     (13, DType::QUInt8),
@@ -228,7 +234,9 @@ mod tests {
             assert_eq!(dtype_of(n).unwrap(), d);
             assert_eq!(scalar_type_of(d), Some(n));
         }
-        assert_eq!(dtype_of(8).unwrap_err().rule(), Some(Rule::UnknownDType));
+        assert_eq!(scalar_type_of(DType::Complex64), Some(9), "ComplexFloat");
+        // Bits1x8 (18): no dtype of ours.
+        assert_eq!(dtype_of(18).unwrap_err().rule(), Some(Rule::UnknownDType));
     }
 
     #[test]

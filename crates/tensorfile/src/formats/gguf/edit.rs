@@ -3,7 +3,7 @@
 //! alignment, and the data region copied byte for byte. When the edits change
 //! `general.alignment`, the tensors are laid out again in the order of their infos, each
 //! padded to the new alignment (as gguf-py writes them); their bytes are still copied as
-//! they are.
+//! they are. A file of no tensors keeps whatever follows its index.
 
 use super::GgufReader;
 use super::header::MAGIC;
@@ -53,7 +53,7 @@ pub(crate) fn edit(input: &MetaEdits<'_>, out: &mut dyn Output) -> Result<()> {
     }
     out.write_all(&head)?;
     if declared.is_empty() {
-        return Ok(());
+        return keep_tail(reader, head.len() as u64, alignment, out);
     }
     pad(out, head.len() as u64, alignment)?;
     let src = reader.source();
@@ -67,6 +67,24 @@ pub(crate) fn edit(input: &MetaEdits<'_>, out: &mut dyn Output) -> Result<()> {
         pad(out, n, alignment)?;
     }
     Ok(())
+}
+
+/// What a file of no tensors holds after its index, kept: nothing (as gguf-py writes a
+/// vocabulary alone), the padding to the alignment (as ggml writes it: padded again after the
+/// new index), or bytes of other kinds, which are copied as they are (after the padding when
+/// the original had one before them).
+fn keep_tail(reader: &GgufReader, head_len: u64, alignment: u64, out: &mut dyn Output) -> Result<()> {
+    let src = reader.source();
+    let (end, len, data) = (reader.index_end(), src.len(), reader.data_offset());
+    if end >= len {
+        return Ok(());
+    }
+    let padding = src.range(end, data.min(len) - end)?;
+    if padding.iter().all(|&b| b == 0) {
+        pad(out, head_len, alignment)?;
+        return copy_range(src, data.min(len), len, out);
+    }
+    copy_range(src, end, len, out)
 }
 
 /// A tensor info: name, dimension count, `ne`, ggml type, offset.

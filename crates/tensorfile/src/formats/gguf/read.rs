@@ -19,6 +19,8 @@ pub struct GgufReader {
     version: u32,
     order: ByteOrder,
     alignment: u64,
+    /// Where the index ends (the data region starts at the next multiple of the alignment).
+    index_end: u64,
     data_offset: u64,
     metadata: Vec<(String, MetaValue)>,
     /// Every tensor info in file order, with its byte size when its type is known and its
@@ -71,7 +73,8 @@ impl GgufReader {
         let src = src.into();
         let index = index::read(&src)?;
         let alignment = alignment_of(&index.metadata)?;
-        let data_offset = checked::align_up(index.end, alignment)?;
+        let index_end = index.end;
+        let data_offset = checked::align_up(index_end, alignment)?;
         let order = index.header.order;
         let mut catalog = Catalog::default();
         let mut declared = Vec::with_capacity(index.infos.len());
@@ -119,6 +122,7 @@ impl GgufReader {
             version: index.header.version,
             order,
             alignment,
+            index_end,
             data_offset,
             metadata: index.metadata,
             declared,
@@ -144,6 +148,11 @@ impl GgufReader {
     /// Where the data region starts.
     pub fn data_offset(&self) -> u64 {
         self.data_offset
+    }
+
+    /// Where the index (header, key/values, tensor infos) ends.
+    pub(super) fn index_end(&self) -> u64 {
+        self.index_end
     }
 
     /// The file, to read again (update copies it).

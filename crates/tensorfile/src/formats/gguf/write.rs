@@ -96,7 +96,8 @@ impl FormatWriter for GgufWriter<'_> {
             Some(_) => data.part(BLOCKS).ok_or_else(|| Error::usage("ggml data without its blocks"))?,
             None => data.as_dense()?,
         };
-        self.out.write_all(bytes)?;
+        // A slice of a mapped file goes through the output's kernel copy where it has one.
+        self.out.write_bytes(bytes)?;
         self.done(bytes.len() as u64)
     }
 

@@ -40,6 +40,10 @@ pub(crate) struct Architecture {
     /// The token embeddings are cut to the vocabulary's size when they hold more rows
     /// (Gemma 3's out-of-vocabulary rows).
     pub trim_embeddings: bool,
+    /// DeepSeek's multi-head latent attention converter class: `kv_b_proj` split into `k_b_proj`
+    /// (transposed) and `v_b_proj`, the multi-token prediction blocks past `num_hidden_layers`
+    /// and a tied `lm_head` skipped, its own key/values after the text model's.
+    pub mla: bool,
 }
 
 /// A key/value an architecture adds, from the hyperparameters.
@@ -64,6 +68,9 @@ pub(crate) enum Rewrite {
     DropHeadDim,
     /// `max_position_embeddings` from `model_max_length` when there is one (Command R).
     ContextFromModelMaxLength,
+    /// `head_dim` is `qk_rope_head_dim`, whatever `config.json` says (DeepSeek's configuration
+    /// classes set it so).
+    HeadDimFromRope,
 }
 
 /// The converter class an architecture goes through.
@@ -114,6 +121,11 @@ pub(crate) struct Experts {
 pub(crate) enum Fallback {
     /// A number.
     Int(i64),
+    /// A number when the key is absent; a null given stays null (a keyword argument the
+    /// configuration class keeps as `None`).
+    IntIfAbsent(i64),
+    /// A boolean.
+    Bool(bool),
     /// A floating number.
     Float(f64),
     /// The value of another key.
@@ -124,18 +136,36 @@ pub(crate) enum Fallback {
     Null,
 }
 
+mod deepseek;
+mod gpt_oss;
 mod llama;
 mod others;
 mod qwen;
 
+use deepseek::{DEEPSEEK_V2, DEEPSEEK_V3};
+use gpt_oss::GPT_OSS;
 use llama::{GRANITE, LLAMA, MISTRAL, MIXTRAL};
 use others::{COMMAND_R, GEMMA2, GEMMA3, OLMO2, PHI3};
 use qwen::{QWEN2, QWEN2_MOE, QWEN3, QWEN3_MOE};
 
 /// Every architecture, in the order they are tried.
 pub(crate) const ARCHITECTURES: &[&Architecture] = &[
-    &LLAMA, &MISTRAL, &MIXTRAL, &QWEN2, &QWEN3, &GRANITE, &OLMO2, &QWEN2_MOE, &QWEN3_MOE, &COMMAND_R, &GEMMA2, &GEMMA3,
+    &LLAMA,
+    &MISTRAL,
+    &MIXTRAL,
+    &QWEN2,
+    &QWEN3,
+    &GRANITE,
+    &OLMO2,
+    &QWEN2_MOE,
+    &QWEN3_MOE,
+    &COMMAND_R,
+    &GEMMA2,
+    &GEMMA3,
     &PHI3,
+    &DEEPSEEK_V2,
+    &DEEPSEEK_V3,
+    &GPT_OSS,
 ];
 
 /// The class `config` names (its first `architectures` entry).
@@ -168,7 +198,9 @@ impl Architecture {
                 continue;
             }
             let value = match default {
-                Fallback::Int(n) => Value::from(*n),
+                Fallback::IntIfAbsent(_) if map.contains_key(*key) => continue,
+                Fallback::Int(n) | Fallback::IntIfAbsent(n) => Value::from(*n),
+                Fallback::Bool(b) => Value::from(*b),
                 Fallback::Float(x) => Value::from(*x),
                 Fallback::Null => Value::Null,
                 Fallback::SameAs(other) => map.get(*other).cloned().unwrap_or(Value::Null),
@@ -192,6 +224,10 @@ impl Architecture {
                 if let Some(n) = map.get("model_max_length").or_else(|| map.get("max_position_embeddings")).cloned() {
                     map.insert("max_position_embeddings".into(), n);
                 }
+            }
+            Rewrite::HeadDimFromRope => {
+                let rope = map.get("qk_rope_head_dim").cloned().unwrap_or(Value::Null);
+                map.insert("head_dim".into(), rope);
             }
         }
         map
@@ -253,6 +289,25 @@ mod tests {
         assert_eq!(h["num_key_value_heads"], 4);
         assert_eq!(h["rope_theta"], 500000.0);
         assert_eq!(h["rms_norm_eps"], 1e-6);
+    }
+
+    #[test]
+    fn deepseek_keeps_a_null_given_and_takes_its_head_width_from_the_rope_dimensions() {
+        let config = serde_json::json!({"q_lora_rank": null, "head_dim": 128, "qk_rope_head_dim": 4});
+        let h = DEEPSEEK_V2.hparams(&config);
+        assert_eq!(h["q_lora_rank"], Value::Null);
+        assert_eq!(h["head_dim"], 4);
+        assert_eq!(h["n_routed_experts"], 64);
+        assert_eq!(h["norm_topk_prob"], false);
+        let h = DEEPSEEK_V3.hparams(&serde_json::json!({"num_attention_heads": 4}));
+        assert_eq!((h["q_lora_rank"].as_u64(), h["num_key_value_heads"].as_u64()), (Some(1536), Some(128)));
+        assert_eq!(h["head_dim"], 64);
+        let h = DEEPSEEK_V3.hparams(&serde_json::json!({"num_attention_heads": 4, "num_key_value_heads": null}));
+        assert_eq!(h["num_key_value_heads"], 4);
+        assert_eq!(
+            DEEPSEEK_V3.tensor_name("model.layers.3.mlp.gate.e_score_correction_bias").as_deref(),
+            Some("blk.3.exp_probs_b.bias")
+        );
     }
 
     #[test]

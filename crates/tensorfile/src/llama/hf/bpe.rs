@@ -380,6 +380,28 @@ pub(crate) fn gpt2_vocab_kvs(
     tokenizers: &dyn Tokenizers,
     llama: bool,
 ) -> Result<Vec<(String, MetaValue)>> {
+    vocab_kvs(dir, hparams, Some(tokenizers), llama)
+}
+
+/// [`gpt2_vocab_kvs`] without the tokenizers library, for the fuzz targets: every file read
+/// and checked as the conversion reads it, the pre-tokenizer named `fuzz` and the added
+/// tokens taken as they are (no round trip).
+#[cfg(feature = "internals")]
+pub(super) fn vocab_kvs_without_tokenizers(
+    dir: &Path,
+    hparams: &Value,
+    llama: bool,
+) -> Result<Vec<(String, MetaValue)>> {
+    vocab_kvs(dir, hparams, None, llama)
+}
+
+/// [`gpt2_vocab_kvs`], the tokenizers library optional (see [`vocab_kvs_without_tokenizers`]).
+fn vocab_kvs(
+    dir: &Path,
+    hparams: &Value,
+    tokenizers: Option<&dyn Tokenizers>,
+    llama: bool,
+) -> Result<Vec<(String, MetaValue)>> {
     let mut kvs = Kvs::default();
     let tc_path = dir.join("tokenizer_config.json");
     let tj_path = dir.join("tokenizer.json");
@@ -430,10 +452,14 @@ pub(crate) fn gpt2_vocab_kvs(
         )
         .in_file(&cfg));
     }
-    let tokenizer = tokenizers.load(&tj_path)?;
-    let pre = pre_tokenizer(tokenizer.as_ref(), &tj_path)?;
+    let tokenizer = tokenizers.map(|t| t.load(&tj_path)).transpose()?;
+    let pre = match &tokenizer {
+        Some(tokenizer) => pre_tokenizer(tokenizer.as_ref(), &tj_path)?,
+        None => "fuzz",
+    };
     let clean = tc.as_ref().and_then(|tc| tc.get("clean_up_tokenization_spaces")).is_some_and(truthy);
     let mut round_trip = |text: &str| -> Result<String> {
+        let Some(tokenizer) = &tokenizer else { return Ok(text.to_string()) };
         let decoded = tokenizer.decode(&tokenizer.encode(text, false)?)?;
         Ok(if clean { clean_up(&decoded) } else { decoded })
     };

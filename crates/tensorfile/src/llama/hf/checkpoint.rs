@@ -5,16 +5,15 @@
 //! header lists them. `pytorch_model*.bin` files are read the same way, by the pickle-free
 //! reader.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::error::{Error, Result, Rule};
 use crate::file::TensorFile;
-use crate::limits::MAX_SHARDS;
-
-/// The largest `config.json` or `generation_config.json` read (real ones are a few KiB).
-const MAX_CONFIG_BYTES: u64 = 16 << 20;
+use crate::file::sets::ShardIndex;
+use crate::limits::{MAX_HF_CONFIG_BYTES, MAX_HF_README_BYTES, MAX_HF_TOKENIZER_BYTES, MAX_SHARD_INDEX, MAX_SHARDS};
 
 /// One tensor of the checkpoint: its name, and where it is.
 #[derive(Debug, Clone)]
@@ -39,18 +38,67 @@ pub(crate) struct Checkpoint {
     pub tensors: Vec<SourceTensor>,
 }
 
-/// Read a JSON file of the folder, bounded in size; errors name the file.
-pub(crate) fn read_json(path: &Path) -> Result<Value> {
-    let size = std::fs::metadata(path).map_err(|e| Error::from(e).in_file(path))?.len();
-    if size > MAX_CONFIG_BYTES {
-        return Err(Error::invalid(
-            Rule::HeaderTooLarge,
-            format!("{size} bytes: a configuration file of at most {MAX_CONFIG_BYTES} bytes is read"),
-        )
-        .in_file(path));
+/// The bound a file of the folder is read under, by its name, and the limit's name: the
+/// tokenizer files (`tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json`,
+/// `added_tokens.json`, `tokenizer.model`, `merges.txt`, `tekken.json`, `vocab.json`)
+/// [`MAX_HF_TOKENIZER_BYTES`], the model card [`MAX_HF_README_BYTES`], an index
+/// [`MAX_SHARD_INDEX`], any other (`config.json`, `generation_config.json`, chat templates)
+/// [`MAX_HF_CONFIG_BYTES`].
+pub(crate) fn limit_of(path: &Path) -> (u64, &'static str) {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    match name {
+        "tokenizer.json"
+        | "tokenizer_config.json"
+        | "special_tokens_map.json"
+        | "added_tokens.json"
+        | "tokenizer.model"
+        | "merges.txt"
+        | "tekken.json"
+        | "vocab.json" => (MAX_HF_TOKENIZER_BYTES, "MAX_HF_TOKENIZER_BYTES"),
+        "README.md" => (MAX_HF_README_BYTES, "MAX_HF_README_BYTES"),
+        n if n.ends_with(".index.json") => (MAX_SHARD_INDEX, "MAX_SHARD_INDEX"),
+        _ => (MAX_HF_CONFIG_BYTES, "MAX_HF_CONFIG_BYTES"),
     }
-    let text = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
-    serde_json::from_slice(&text).map_err(|e| Error::invalid(Rule::BadJson, format!("not JSON: {e}")).in_file(path))
+}
+
+/// A file of the folder read whole, refused (`header-too-large`, naming the file and the
+/// limit) when it is larger than its bound ([`limit_of`]), whatever its size said when it was
+/// opened; errors name the file.
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    let (limit, limit_name) = limit_of(path);
+    let too_large = |size: u64| {
+        Error::invalid(
+            Rule::HeaderTooLarge,
+            format!("the file is {size} bytes: at most {limit} bytes of it are read (limit {limit_name})"),
+        )
+        .in_file(path)
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::from(e).in_file(path))?;
+    let size = file.metadata().map_err(|e| Error::from(e).in_file(path))?.len();
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| Error::from(e).in_file(path))?;
+    if bytes.len() as u64 > limit {
+        // It grew while it was read.
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// JSON bytes of the file `path` parsed: `bad-json`, or `too-deep` past serde_json's
+/// nesting limit; errors name the file.
+pub(crate) fn parse_json(bytes: &[u8], path: &Path) -> Result<Value> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let rule = if e.to_string().contains("recursion limit") { Rule::TooDeep } else { Rule::BadJson };
+        Error::invalid(rule, format!("not JSON: {e}")).in_file(path)
+    })
+}
+
+/// A JSON file of the folder, read under its bound ([`read_bytes`]); errors name the file.
+pub(crate) fn read_json(path: &Path) -> Result<Value> {
+    parse_json(&read_bytes(path)?, path)
 }
 
 impl Checkpoint {
@@ -62,12 +110,17 @@ impl Checkpoint {
         }
         let config = read_json(&config_path)?;
         if !config.is_object() {
-            return Err(Error::invalid(Rule::BadJson, "config.json holds no object").in_file(&config_path));
+            return Err(Error::invalid(Rule::BadField, "config.json holds no object").in_file(&config_path));
         }
-        // The converter ignores a generation config it cannot read.
+        // The converter ignores a generation config it cannot read; one past the bound is
+        // refused all the same (the converter would read it).
         let generation_path = dir.join("generation_config.json");
-        let generation_config = generation_path.is_file().then(|| read_json(&generation_path).ok()).flatten();
-        let names = part_names(dir)?;
+        let generation_config = if generation_path.is_file() {
+            parse_json(&read_bytes(&generation_path)?, &generation_path).ok()
+        } else {
+            None
+        };
+        let (names, index) = part_names(dir)?;
         if names.is_empty() {
             return Err(Error::usage(
                 "no weights: a model folder holds model.safetensors, model-0000i-of-0000N.safetensors with \
@@ -89,31 +142,44 @@ impl Checkpoint {
                     .for_tensor(u.name())
                     .in_file(&path));
             }
+            let start = tensors.len();
             tensors.extend(file.entries().iter().enumerate().map(|(index, e)| SourceTensor {
                 name: e.info().name().to_string(),
                 part,
                 index,
             }));
+            if name.ends_with(".safetensors") {
+                // gguf-py reads a safetensors part's tensors in name order, not the header's.
+                tensors[start..].sort_by(|a, b| a.name.cmp(&b.name));
+            }
             parts.push(file);
         }
-        check_index(dir, &tensors)?;
+        check_unique(&names, &tensors, dir)?;
+        if let Some((path, weight_map)) = &index {
+            check_index(path, weight_map, &names, &tensors)?;
+        }
         Ok(Checkpoint { config, generation_config, parts, tensors })
     }
 }
 
+/// An index read: its path and its `weight_map` (tensor, file).
+type Index = (PathBuf, Vec<(String, String)>);
+
 /// The weight files in the converter's order: the parts an index names (sorted), else the
-/// `model*.safetensors` files (sorted), else the `pytorch_model*.bin` files.
-fn part_names(dir: &Path) -> Result<Vec<String>> {
+/// `model*.safetensors` files (sorted), else the `pytorch_model*.bin` files; and the index
+/// when they come from one.
+fn part_names(dir: &Path) -> Result<(Vec<String>, Option<Index>)> {
     for (prefix, suffix, index) in [
         ("model", ".safetensors", "model.safetensors.index.json"),
         ("pytorch_model", ".bin", "pytorch_model.bin.index.json"),
     ] {
         let index_path = dir.join(index);
         if index_path.is_file() {
-            let mut names: Vec<String> = weight_map(&index_path)?.into_iter().map(|(_, file)| file).collect();
+            let map = weight_map(&index_path)?;
+            let mut names: Vec<String> = map.iter().map(|(_, file)| file.clone()).collect();
             names.sort();
             names.dedup();
-            return checked_count(names, &index_path);
+            return Ok((checked_count(names, &index_path)?, Some((index_path, map))));
         }
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .map_err(|e| Error::from(e).in_file(dir))?
@@ -122,12 +188,13 @@ fn part_names(dir: &Path) -> Result<Vec<String>> {
             .collect();
         if !names.is_empty() {
             names.sort();
-            return checked_count(names, dir);
+            return Ok((checked_count(names, dir)?, None));
         }
     }
-    Ok(Vec::new())
+    Ok((Vec::new(), None))
 }
 
+/// The weight files, at most [`MAX_SHARDS`] of them, each a name in the folder.
 fn checked_count(names: Vec<String>, what: &Path) -> Result<Vec<String>> {
     if names.len() > MAX_SHARDS {
         return Err(Error::invalid(
@@ -145,49 +212,50 @@ fn checked_count(names: Vec<String>, what: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// The `weight_map` of an index: (tensor, file) pairs.
+/// The `weight_map` of an index, read under its bound by the sharded-checkpoint index reader
+/// ([`ShardIndex::parse`]): (tensor, file) pairs.
 fn weight_map(path: &Path) -> Result<Vec<(String, String)>> {
-    let index = read_json(path)?;
-    let map = index
-        .get("weight_map")
-        .and_then(Value::as_object)
-        .ok_or_else(|| Error::invalid(Rule::MissingField, "no weight_map object").in_file(path))?;
-    map.iter()
-        .map(|(tensor, file)| match file.as_str() {
-            Some(f) => Ok((tensor.clone(), f.to_string())),
-            None => {
-                Err(Error::invalid(Rule::BadField, format!("weight_map[{tensor:?}] is not a file name")).in_file(path))
-            }
-        })
-        .collect()
+    let bytes = read_bytes(path)?;
+    Ok(ShardIndex::parse(&bytes).map_err(|e| e.in_file(path))?.weight_map)
 }
 
-/// With an index, the tensors the parts hold are exactly those it names (as the converter
-/// checks: a part missing is named).
-fn check_index(dir: &Path, tensors: &[SourceTensor]) -> Result<()> {
-    for index in ["model.safetensors.index.json", "pytorch_model.bin.index.json"] {
-        let path = dir.join(index);
-        if !path.is_file() {
-            continue;
-        }
-        let mut named: Vec<String> = weight_map(&path)?.into_iter().map(|(t, _)| t).collect();
-        let mut held: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
-        named.sort();
-        held.sort_unstable();
-        if named.iter().map(String::as_str).ne(held.iter().copied()) {
-            let missing: Vec<&String> = named.iter().filter(|n| held.binary_search(&n.as_str()).is_err()).collect();
+/// No tensor is in two weight files (the converter would keep the last one read silently):
+/// refused, naming both.
+fn check_unique(names: &[String], tensors: &[SourceTensor], dir: &Path) -> Result<()> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(tensors.len());
+    for t in tensors {
+        if let Some(first) = seen.insert(t.name.as_str(), t.part) {
+            let file = |part: usize| names.get(part).map_or("?", String::as_str);
             return Err(Error::invalid(
-                Rule::ShardMismatch,
-                format!(
-                    "the index names {} tensors, the parts hold {}{}",
-                    named.len(),
-                    held.len(),
-                    missing.first().map(|m| format!(" ({m:?} is in none)")).unwrap_or_default()
-                ),
+                Rule::DuplicateName,
+                format!("the tensor is in two weight files, {} and {}", file(first), file(t.part)),
             )
-            .in_file(&path));
+            .for_tensor(&t.name)
+            .in_file(dir.join(file(t.part))));
         }
-        return Ok(());
+    }
+    Ok(())
+}
+
+/// With an index, the tensors the parts hold are exactly those it names, as the converter
+/// checks: a tensor it names that its part lacks, or one a part holds that it does not name,
+/// is refused, naming the tensor and the part.
+fn check_index(path: &Path, weight_map: &[(String, String)], names: &[String], tensors: &[SourceTensor]) -> Result<()> {
+    let held: std::collections::HashMap<&str, usize> = tensors.iter().map(|t| (t.name.as_str(), t.part)).collect();
+    let named: std::collections::HashMap<&str, &str> =
+        weight_map.iter().map(|(t, f)| (t.as_str(), f.as_str())).collect();
+    let mismatch =
+        |tensor: &str, what: String| Err(Error::invalid(Rule::ShardMismatch, what).for_tensor(tensor).in_file(path));
+    for (tensor, file) in weight_map {
+        if !held.contains_key(tensor.as_str()) {
+            return mismatch(tensor, format!("the index puts the tensor in {file}, which does not hold it"));
+        }
+    }
+    for t in tensors {
+        if !named.contains_key(t.name.as_str()) {
+            let file = names.get(t.part).map_or("?", String::as_str);
+            return mismatch(&t.name, format!("{file} holds the tensor, which the index does not name"));
+        }
     }
     Ok(())
 }

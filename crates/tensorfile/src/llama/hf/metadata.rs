@@ -294,9 +294,8 @@ fn text_field<'m>(m: &'m mut ModelMetadata, key: &str) -> Option<&'m mut Option<
 /// taken; base models and datasets in it are refused for now; any other key is ignored, as
 /// gguf-py ignores it.
 fn apply_override(m: &mut ModelMetadata, path: &Path) -> Result<()> {
-    let text = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
-    let json: Value = serde_json::from_slice(&text)
-        .map_err(|e| Error::invalid(crate::error::Rule::BadJson, format!("not JSON: {e}")).in_file(path))?;
+    // Read under the bound of a configuration file (`MAX_HF_CONFIG_BYTES`).
+    let json = super::checkpoint::read_json(path)?;
     let Value::Object(map) = json else {
         return Err(Error::usage("a metadata override file holds a JSON object").in_file(path));
     };

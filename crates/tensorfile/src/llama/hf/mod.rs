@@ -14,7 +14,9 @@ mod bpe;
 mod checkpoint;
 mod metadata;
 mod params;
+mod parts;
 mod plan;
+mod quantized;
 mod rope;
 pub(crate) mod spm;
 mod tokenizer;
@@ -28,6 +30,8 @@ use crate::convert::Progress;
 use crate::error::Result;
 use crate::model::{MetaValue, Number};
 
+pub use parts::OutputSplit;
+pub use quantized::convert_and_quantize;
 pub use tokenizer::{Tokenizer, Tokenizers};
 pub use write::OutType;
 
@@ -46,6 +50,11 @@ pub struct CheckpointOptions {
     pub metadata: Option<std::path::PathBuf>,
     /// `--model-name`: the model's name (`general.name`).
     pub model_name: Option<String>,
+    /// `--fp8-as-q8`: the weights of an FP8 checkpoint, once dequantized, stored as Q8_0.
+    pub fp8_as_q8: bool,
+    /// `--split-max-tensors`, `--split-max-size`, `--no-tensor-first-split`: the output cut
+    /// into parts as the converter cuts it.
+    pub split: OutputSplit,
 }
 
 /// ggml's quantization version, which the converter writes (`general.quantization_version`).
@@ -62,6 +71,10 @@ pub struct CheckpointConverted {
     pub tensors: Vec<(String, crate::model::quant::GgmlType)>,
     /// Bytes of tensor data written.
     pub bytes: u64,
+    /// The files written: the output, or the parts of its split in order.
+    pub files: Vec<std::path::PathBuf>,
+    /// The parts of an earlier split write to the same output that this one replaced.
+    pub removed: Vec<std::path::PathBuf>,
 }
 
 /// The parameter counts gguf-py's writer makes of the tensors it holds: every element, those
@@ -161,7 +174,9 @@ fn refuse_embedding_or_reranker(dir: &Path, hparams: &serde_json::Map<String, Va
     if dir.join("modules.json").is_file() || hparams.get("classifier_pooling").is_some_and(|v| !v.is_null()) {
         return refuse("an embedding model's pooling");
     }
-    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default().to_lowercase();
+    // The model card, read within its limit (one that cannot be read says nothing here).
+    let card = checkpoint::read_bytes(&dir.join("README.md")).unwrap_or_default();
+    let readme = String::from_utf8_lossy(&card).to_lowercase();
     let hints = [
         dir.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default(),
         hparams.get("_name_or_path").and_then(Value::as_str).unwrap_or_default().to_lowercase(),
@@ -178,22 +193,52 @@ fn refuse_embedding_or_reranker(dir: &Path, hparams: &serde_json::Map<String, Va
     Ok(())
 }
 
+/// The hyperparameters every architecture's tensors are shaped by, which a checkpoint's
+/// `config.json` states (transformers always writes them): the layer count, the hidden size
+/// and the head count, at the top or in `text_config`. One missing is refused, rather than
+/// taken from transformers' defaults as the converter takes it (and a file written whose
+/// keys do not fit its tensors).
+fn require_shape_keys(config: &Value) -> Result<()> {
+    let text = config.get("text_config").filter(|v| v.is_object());
+    let stated = |k: &str| config.get(k).or_else(|| text.and_then(|t| t.get(k))).is_some_and(|v| !v.is_null());
+    let wanted: [(&str, &[&str]); 3] = [
+        ("the layer count", &["num_hidden_layers", "n_layers", "n_layer", "num_layers"]),
+        ("the hidden size", &["hidden_size", "n_embd", "d_model"]),
+        ("the head count", &["num_attention_heads", "n_head", "n_heads"]),
+    ];
+    for (what, keys) in wanted {
+        if !keys.iter().any(|k| stated(k)) {
+            return Err(crate::error::Error::invalid(
+                crate::error::Rule::MissingField,
+                format!("no {} ({what}, which the tensors are shaped by)", keys[0]),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `dir` is a Hugging Face model folder (a folder holding `config.json`).
 pub(crate) fn is_checkpoint(dir: &Path) -> bool {
     dir.is_dir() && dir.join("config.json").is_file()
 }
 
-/// Convert the Hugging Face model folder `dir` into the GGUF file `dest`, as
-/// `convert_hf_to_gguf.py DIR --outfile DEST --outtype OUTTYPE` writes it.
-pub fn convert_checkpoint(
-    dir: &Path,
-    dest: &Path,
-    options: &CheckpointOptions,
-    progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<CheckpointConverted> {
+/// A checkpoint read and planned as the converter writes it: its tensors in the converter's
+/// order with their types, and the key/values.
+struct Prepared {
+    dir: std::path::PathBuf,
+    checkpoint: checkpoint::Checkpoint,
+    planned: Vec<plan::Planned>,
+    kvs: Vec<(String, MetaValue)>,
+    architecture: &'static str,
+    outtype: OutType,
+}
+
+/// Read the checkpoint in `dir` and plan its file as the converter writes it with `options`.
+fn prepare(dir: &Path, options: &CheckpointOptions) -> Result<Prepared> {
     let checkpoint = checkpoint::Checkpoint::open(dir)?;
     let config_path = dir.join("config.json");
     let arch = arch::architecture_of(&checkpoint.config).map_err(|e| e.in_file(&config_path))?;
+    require_shape_keys(&checkpoint.config).map_err(|e| e.in_file(&config_path))?;
     let hparams = arch.hparams(&checkpoint.config);
     if arch.family == arch::Family::Qwen {
         refuse_embedding_or_reranker(dir, &hparams, &checkpoint.config)?;
@@ -203,9 +248,16 @@ pub fn convert_checkpoint(
         given => given,
     };
     let (matrices, file_type) = outtype.resolved();
+    // An MXFP4 checkpoint written as floats is MXFP4_MOE (its experts stay MXFP4).
+    let file_type = plan::gpt_oss::file_type(&hparams, file_type);
     let vocab_rows = if arch.trim_embeddings { vocab_len(dir, &hparams)? } else { None };
-    let mut planned = plan::plan(&checkpoint, arch, &hparams, matrices, vocab_rows)?;
+    let mut planned = plan::plan(&checkpoint, arch, &hparams, matrices, vocab_rows, options.fp8_as_q8)?;
     if options.vocab_only {
+        if options.split.is_asked() {
+            return Err(crate::error::Error::usage(
+                "a vocabulary alone is written as one file: it has no tensors to split",
+            ));
+        }
         // Nothing counted, so no size label either.
         planned.clear();
     }
@@ -223,53 +275,57 @@ pub fn convert_checkpoint(
         (counts.total, counts.shared, counts.expert, counts.expert_count),
         &given,
     )?;
-    let mut kvs: Vec<(String, MetaValue)> = vec![
-        ("general.architecture".into(), MetaValue::Text(arch.name.into())),
-        ("general.type".into(), MetaValue::Text("model".into())),
-    ];
+    let mut kvs: Vec<(String, MetaValue)> = vec![("general.architecture".into(), MetaValue::Text(arch.name.into()))];
+    if !options.vocab_only {
+        // Those the converter adds as it makes its tensors, which it does first.
+        kvs.extend(plan::generated_kvs(arch, &hparams).map_err(|e| e.in_file(&config_path))?);
+    }
+    kvs.push(("general.type".into(), MetaValue::Text("model".into())));
     kvs.extend(meta.to_kvs());
     kvs.extend(
         params::Params::new(arch, &hparams).text_model(block_count, file_type).map_err(|e| e.in_file(&config_path))?,
     );
     kvs.push(("general.quantization_version".into(), MetaValue::Number(Number::U32(QUANTIZATION_VERSION))));
     kvs.extend(vocabulary(dir, &Value::Object(hparams.clone()), arch.family, options)?);
-    let bytes = write::write(&checkpoint, &planned, kvs, dest, progress)?;
-    let tensors = planned
-        .iter()
-        .map(|p| {
-            let t = match p.info.layout().quant() {
-                Some(crate::model::quant::Quant::Ggml(t)) => *t,
-                _ => crate::model::quant::GgmlType::for_dtype(p.info.dtype())
-                    .unwrap_or(crate::model::quant::GgmlType::F32),
-            };
-            (p.info.name().to_string(), t)
-        })
-        .collect();
-    Ok(CheckpointConverted { architecture: arch.name.to_string(), outtype, tensors, bytes })
+    Ok(Prepared { dir: dir.to_path_buf(), checkpoint, planned, kvs, architecture: arch.name, outtype })
 }
 
-/// Convert the checkpoint in `dir` and quantize it as `llama-quantize` quantizes the
-/// converter's file, into `dest`: the bytes of `convert_hf_to_gguf.py` followed by
-/// `llama-quantize`. The converted file is staged beside `dest` (hidden, removed whatever
-/// happens) and read by the quantizer as llama-quantize reads it.
-pub fn convert_and_quantize(
+impl Prepared {
+    /// What was converted, the files written being `written`.
+    fn converted(&self, written: write::Written) -> CheckpointConverted {
+        let tensors = self
+            .planned
+            .iter()
+            .map(|p| {
+                let t = match p.info.layout().quant() {
+                    Some(crate::model::quant::Quant::Ggml(t)) => *t,
+                    _ => crate::model::quant::GgmlType::for_dtype(p.info.dtype())
+                        .unwrap_or(crate::model::quant::GgmlType::F32),
+                };
+                (p.info.name().to_string(), t)
+            })
+            .collect();
+        CheckpointConverted {
+            architecture: self.architecture.to_string(),
+            outtype: self.outtype,
+            tensors,
+            bytes: written.bytes,
+            files: written.files,
+            removed: written.removed,
+        }
+    }
+}
+
+/// Convert the Hugging Face model folder `dir` into the GGUF file `dest`, as
+/// `convert_hf_to_gguf.py DIR --outfile DEST --outtype OUTTYPE` writes it.
+pub fn convert_checkpoint(
     dir: &Path,
     dest: &Path,
     options: &CheckpointOptions,
-    request: &super::QuantizeRequest,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<(CheckpointConverted, super::Quantized)> {
-    if options.vocab_only {
-        return Err(crate::error::Error::usage("a vocabulary alone has no tensors to quantize"));
-    }
-    let name = dest.file_name().and_then(|n| n.to_str()).unwrap_or("model.gguf");
-    let staged = dest.with_file_name(format!(".{name}.converted-{}.gguf", std::process::id()));
-    let done = (|| {
-        let converted = convert_checkpoint(dir, &staged, options, progress)?;
-        let file = crate::file::TensorFile::open(&staged)?;
-        let quantized = super::quantize_gguf(&file, dest, request, progress)?;
-        Ok((converted, quantized))
-    })();
-    let _ = std::fs::remove_file(&staged);
-    done
+) -> Result<CheckpointConverted> {
+    let prepared = prepare(dir, options)?;
+    let kvs = prepared.kvs.clone();
+    let written = write::write(&prepared.checkpoint, &prepared.planned, kvs, dest, options.split, progress)?;
+    Ok(prepared.converted(written))
 }

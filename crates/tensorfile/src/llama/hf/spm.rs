@@ -4,6 +4,8 @@
 //! in its order and with its value types, read without Python (`proto.rs`: the model file;
 //! `special.rs`: gguf-py's `SpecialVocab`).
 
+#[cfg(feature = "internals")]
+pub(crate) mod fuzz;
 pub(crate) mod proto;
 pub(super) mod special;
 
@@ -67,21 +69,22 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
-/// A text file as Python's text mode reads it: UTF-8, `\r\n` and `\r` read as `\n`.
+/// A text file as Python's text mode reads it: UTF-8, `\r\n` and `\r` read as `\n`; read
+/// under its bound ([`super::checkpoint::read_bytes`]).
 fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
+    let bytes = super::checkpoint::read_bytes(path)?;
     let text =
         String::from_utf8(bytes).map_err(|_| Error::invalid(Rule::BadUtf8, "the file is not UTF-8").in_file(path))?;
     Ok(text.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
-/// A JSON file's value, `None` when there is no such file.
+/// A JSON file's value, `None` when there is no such file; read under its bound
+/// ([`super::checkpoint::read_json`]).
 pub(super) fn read_json(path: &Path) -> Result<Option<Value>> {
     if !path.is_file() {
         return Ok(None);
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::invalid(Rule::BadJson, format!("{e}")).in_file(path))
+    super::checkpoint::read_json(path).map(Some)
 }
 
 /// `GGUFWriter.add_chat_template`: a string, or a list of `{name, template}` choices written
@@ -162,7 +165,7 @@ fn create_vocab(dir: &Path, hparams: &Value) -> Result<(Vec<String>, Vec<f32>, V
         )
         .in_file(&model_path));
     }
-    let bytes = std::fs::read(&model_path).map_err(|e| Error::from(e).in_file(&model_path))?;
+    let bytes = super::checkpoint::read_bytes(&model_path)?;
     let pieces = proto::pieces(&bytes).map_err(|e| e.in_file(&model_path))?;
     let cfg = dir.join("config.json");
     // find_hparam(["vocab_size_per_layer_input", "vocab_size"]) or tokenizer.vocab_size()

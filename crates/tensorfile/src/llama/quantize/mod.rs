@@ -37,6 +37,7 @@ pub use options::{QuantizeOptions, QuantizePath, read_tensor_type_file};
 pub use overrides::{KvOverride, OverrideValue};
 pub use plan::plan;
 pub use presets::Preset;
+pub(crate) use write::{QuantizeSource, quantize_model};
 pub use write::{Quantized, quantize_gguf};
 
 pub(crate) use one_type::one_type;

@@ -16,6 +16,7 @@ use crate::error::{Error, Result, Rule};
 use crate::file::TensorFile;
 use crate::formats::gguf;
 use crate::model::quant::{BLOCKS, GgmlType, ggml};
+use crate::model::{TensorData, TensorInfo};
 use crate::output::{AtomicFile, StagedFile};
 
 /// What a quantization wrote.
@@ -58,11 +59,49 @@ pub fn quantize_gguf(
         _ => e,
     };
     let input = QuantizeInput::from_file(src).map_err(in_src)?;
+    quantize_model(&input, src, output, request, progress)
+}
+
+/// Where the quantizer reads the tensors of its input: a GGUF file, or tensors made as they
+/// come (a checkpoint as llama.cpp's converter writes it, never written).
+pub(crate) trait QuantizeSource {
+    /// Tensor `index` of the input (its place in [`QuantizeInput::tensors`]): its description,
+    /// its data, and how many bytes of the input were read for it.
+    fn tensor(&self, index: usize) -> Result<(TensorInfo, TensorData, u64)>;
+
+    /// An error about the input, said of its file where the error names none.
+    fn in_source(&self, e: Error) -> Error;
+}
+
+impl QuantizeSource for TensorFile {
+    fn tensor(&self, index: usize) -> Result<(TensorInfo, TensorData, u64)> {
+        let entry = self.entries().get(index).ok_or_else(|| Error::usage("a planned tensor the input lacks"))?;
+        let data = self.read_verified(index)?;
+        Ok((entry.info().clone(), data, entry.nbytes().min(entry.storage().len())))
+    }
+
+    fn in_source(&self, e: Error) -> Error {
+        match self.path() {
+            Some(p) if e.path().is_none() => e.in_file(p),
+            _ => e,
+        }
+    }
+}
+
+/// Quantize the model `input` describes, its tensors read from `src`, as `request` asks, into
+/// `output` (see [`quantize_gguf`]).
+pub(crate) fn quantize_model(
+    input: &QuantizeInput,
+    src: &dyn QuantizeSource,
+    output: &Path,
+    request: &QuantizeRequest,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Quantized> {
     let imatrix = match &request.imatrix {
         Some(path) => Some(Imatrix::read(path)?),
         None => None,
     };
-    let planned = plan(&input, request, imatrix.as_ref()).map_err(in_src)?;
+    let planned = plan(input, request, imatrix.as_ref()).map_err(|e| src.in_source(e))?;
     let weights = match &imatrix {
         Some(m) => m.weights().map_err(|e| e.in_file(request.imatrix.as_deref().unwrap_or(Path::new(""))))?,
         None => BTreeMap::new(),
@@ -97,8 +136,9 @@ pub fn quantize_gguf(
                 w.flush()?;
                 Ok(())
             };
-            write()
-                .map_err(|e| if e.path().is_none() && e.tensor().is_some() { in_src(e) } else { e.in_file(dest) })?;
+            write().map_err(|e| {
+                if e.path().is_none() && e.tensor().is_some() { src.in_source(e) } else { e.in_file(dest) }
+            })?;
         }
         staged.push(out.stage()?);
     }
@@ -121,10 +161,12 @@ fn output_names(output: &Path, count: usize) -> Result<Vec<PathBuf>> {
 }
 
 /// Planned tensor `t`'s bytes in the output, and how many bytes of the input it read.
-fn tensor_bytes(src: &TensorFile, t: &PlannedTensor, weights: &BTreeMap<Vec<u8>, Vec<f32>>) -> Result<(u64, Vec<u8>)> {
-    let entry = src.entries().get(t.source).ok_or_else(|| Error::usage("a planned tensor the input lacks"))?;
-    let data = src.read_verified(t.source)?;
-    let read = entry.nbytes().min(entry.storage().len());
+fn tensor_bytes(
+    src: &dyn QuantizeSource,
+    t: &PlannedTensor,
+    weights: &BTreeMap<Vec<u8>, Vec<f32>>,
+) -> Result<(u64, Vec<u8>)> {
+    let (info, data, read) = src.tensor(t.source)?;
     if !t.quantized() {
         let bytes = match data.part(BLOCKS) {
             Some(blocks) => blocks.to_vec(),
@@ -132,7 +174,7 @@ fn tensor_bytes(src: &TensorFile, t: &PlannedTensor, weights: &BTreeMap<Vec<u8>,
         };
         return Ok((read, bytes));
     }
-    let values = as_f32(entry.info(), data)?;
+    let values = as_f32(&info, data)?;
     let n_per_row = usize::try_from(t.ne.first().copied().unwrap_or(1)).map_err(|_| Error::usage("a row too long"))?;
     let mut out = ggml::quantize::output_for(t.to, values.len(), n_per_row)?;
     let importance = t.imatrix_entry.as_ref().and_then(|k| weights.get(k));

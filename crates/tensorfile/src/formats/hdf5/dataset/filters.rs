@@ -88,17 +88,38 @@ pub(in crate::formats::hdf5) fn parse(body: &[u8]) -> Result<Vec<Filter>> {
     Ok(filters)
 }
 
+/// Whether filter `i` of a pipeline was skipped for a chunk with this filter mask.
+fn skipped(i: usize, mask: u32) -> bool {
+    i < 32 && mask & (1 << i) != 0
+}
+
+/// How many bytes each filter of the pipeline was given when the chunk was written: the
+/// chunk's `expected` bytes, plus 4 for every Fletcher-32 checksum appended before it (PyTables
+/// runs fletcher32 first, so its deflate step compresses the checksum with the data).
+fn sizes_given(filters: &[Filter], mask: u32, expected: u64) -> Vec<u64> {
+    let mut size = expected;
+    let mut given = Vec::with_capacity(filters.len());
+    for (i, filter) in filters.iter().enumerate() {
+        given.push(size);
+        if *filter == Filter::Fletcher32 && !skipped(i, mask) {
+            size = size.saturating_add(4);
+        }
+    }
+    given
+}
+
 /// Undoes `filters` (as written, in order) on a stored chunk, skipping those whose bit is set
 /// in `mask`; the result must be exactly `expected` bytes.
 pub(in crate::formats::hdf5) fn undo(filters: &[Filter], mask: u32, stored: &[u8], expected: u64) -> Result<Vec<u8>> {
+    let given = sizes_given(filters, mask, expected);
     let mut data: Option<Vec<u8>> = None;
-    for (i, filter) in filters.iter().enumerate().rev() {
-        if i < 32 && mask & (1 << i) != 0 {
+    for ((i, filter), &bound) in filters.iter().enumerate().zip(&given).rev() {
+        if skipped(i, mask) {
             continue;
         }
         let input: &[u8] = data.as_deref().unwrap_or(stored);
         let out = match *filter {
-            Filter::Deflate => inflate(input, expected)?,
+            Filter::Deflate => inflate(input, bound)?,
             Filter::Shuffle(n) => unshuffle(input, n),
             Filter::Fletcher32 => fletcher32_strip(input)?.to_vec(),
         };
@@ -114,7 +135,8 @@ pub(in crate::formats::hdf5) fn undo(filters: &[Filter], mask: u32, stored: &[u8
     Ok(out)
 }
 
-/// A zlib stream's content, refused past `expected` bytes.
+/// A zlib stream's content, refused past `expected` bytes (what the deflate step was given
+/// when the chunk was written).
 fn inflate(input: &[u8], expected: u64) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut decoder = flate2::read::ZlibDecoder::new(input).take(expected.saturating_add(1));
@@ -124,7 +146,7 @@ fn inflate(input: &[u8], expected: u64) -> Result<Vec<u8>> {
     if out.len() as u64 > expected {
         return Err(Error::invalid(
             Rule::DecompressedSizeMismatch,
-            format!("HDF5 deflate chunk inflates past the chunk's {expected} bytes"),
+            format!("HDF5 deflate chunk inflates past the {expected} bytes its filter was given"),
         ));
     }
     Ok(out)

@@ -51,6 +51,24 @@ fn filters_undone_in_reverse() {
 }
 
 #[test]
+fn checksum_first_is_deflated_with_the_data() {
+    // PyTables' order: fletcher32, shuffle, deflate. The deflate step was given the 2 data
+    // bytes and the 4-byte checksum; the chunk holds 2.
+    let data = [7u8, 9];
+    let mut summed = data.to_vec();
+    summed.extend_from_slice(&fletcher32(&data).to_le_bytes());
+    let pipeline = [Filter::Fletcher32, Filter::Shuffle(1), Filter::Deflate];
+    assert_eq!(undo(&pipeline, 0, &deflate(&summed), 2).unwrap(), data);
+    // One byte more than the checksum allows is still refused.
+    let mut long = summed.clone();
+    long.push(0);
+    assert_eq!(undo(&pipeline, 0, &deflate(&long), 2).unwrap_err().rule(), Some(Rule::DecompressedSizeMismatch));
+    // A chunk that skipped the fletcher32 filter (mask bit 0) inflates to the data alone.
+    assert_eq!(undo(&pipeline, 0b001, &deflate(&data), 2).unwrap(), data);
+    assert_eq!(undo(&pipeline, 0b001, &deflate(&summed), 2).unwrap_err().rule(), Some(Rule::DecompressedSizeMismatch));
+}
+
+#[test]
 fn fletcher32_of_odd_lengths() {
     assert_eq!(fletcher32(&[]), 0);
     // One word 0x0102: sum1 = 0x0102, sum2 = 0x0102.

@@ -112,8 +112,12 @@ impl PtReader {
     /// as an element count (8 bytes) and its elements.
     fn open_legacy(bytes: Bytes) -> Result<Self> {
         let mut c = Cursor::new(&bytes);
+        // A refused global is named as in a zip's `data.pkl`, without the pickle's place.
         let mut next = |what: &str| -> Result<pickle::Loaded> {
-            let l = pickle::load_prefix(c.rest()).map_err(|e| e.within(what, Rule::BadPickle))?;
+            let l = pickle::load_prefix(c.rest()).map_err(|e| match e.rule() {
+                Some(Rule::ForbiddenGlobal) => e,
+                _ => e.within(what, Rule::BadPickle),
+            })?;
             c.skip(l.consumed, what)?;
             Ok(l)
         };
@@ -127,7 +131,7 @@ impl PtReader {
             .pairs(&info.root)
             .and_then(|pairs| pairs.iter().find(|(k, _)| k.as_str() == Some("little_endian")))
             .map(|(_, v)| v.as_int() != Some(0));
-        let object = next("object")?;
+        let object = next("the saved object")?;
         let keys = next("storage keys")?.value;
         let keys: Vec<String> =
             keys.items(&keys.root).unwrap_or_default().iter().filter_map(|k| k.as_str().map(str::to_string)).collect();

@@ -50,6 +50,7 @@ pub(super) const LLAMA: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Mistral: llama's converter, `MistralConfig`'s defaults (no head width unless given).
@@ -78,6 +79,7 @@ pub(super) const MISTRAL: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Mixtral's experts: `w1` (gate), `w2` (down), `w3` (up) of every expert.
@@ -120,6 +122,7 @@ pub(super) const MIXTRAL: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Granite: llama's converter, its multipliers as scales, no head width.
@@ -157,4 +160,5 @@ pub(super) const GRANITE: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };

@@ -47,6 +47,7 @@ pub(super) const OLMO2: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Command R's tensor names (one norm per block, before attention and the feed-forward).
@@ -91,6 +92,7 @@ pub(super) const COMMAND_R: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Gemma 2 and 3's tensor names: a norm before and after attention and the feed-forward,
@@ -147,6 +149,7 @@ pub(super) const GEMMA2: Architecture = Architecture {
     norm_plus_one: true,
     drop: &["lm_head.weight"],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Gemma 3, the text model (`Gemma3TextConfig`'s defaults): the text model's keys (with the
@@ -182,6 +185,7 @@ pub(super) const GEMMA3: Architecture = Architecture {
     norm_plus_one: true,
     drop: &[],
     trim_embeddings: true,
+    mla: false,
 };
 
 /// Phi 3's tensor names: the query, key and value rows fused (`qkv_proj`), the gate and up
@@ -198,7 +202,7 @@ pub(super) const PHI3_TENSORS: &[(&str, &str)] = &[
     ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
 ];
 
-/// Phi 3 (`Phi3Config`'s defaults): its own keys; long-context rope factors refused.
+/// Phi 3 (`Phi3Config`'s defaults): its own keys; long-context rope factors made by `plan.rs`.
 pub(super) const PHI3: Architecture = Architecture {
     hf_names: &["Phi3ForCausalLM"],
     name: "phi3",
@@ -227,4 +231,5 @@ pub(super) const PHI3: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };

@@ -46,6 +46,7 @@ pub(super) const QWEN2: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Qwen 3 (`Qwen3Config`: a head width of 128 unless given).
@@ -75,6 +76,7 @@ pub(super) const QWEN3: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Qwen MoE's tensor names: the router, the shared expert and its gate, the stacked experts.
@@ -146,6 +148,7 @@ pub(super) const QWEN2_MOE: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };
 
 /// Qwen 3 MoE (`Qwen3MoeConfig`'s defaults).
@@ -177,4 +180,5 @@ pub(super) const QWEN3_MOE: Architecture = Architecture {
     norm_plus_one: false,
     drop: &[],
     trim_embeddings: false,
+    mla: false,
 };

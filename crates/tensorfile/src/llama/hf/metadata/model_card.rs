@@ -18,7 +18,6 @@
 //! expanding past [`MAX_NODES`] nodes.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 use std::sync::LazyLock;
 
@@ -32,8 +31,6 @@ use crate::model::{MetaValue, Number};
 
 /// The largest front matter read (bytes of YAML); more is refused.
 pub(crate) const MAX_FRONT_MATTER: usize = 1 << 20;
-/// The largest `README.md` read (gguf-py decodes all of it); more is refused.
-const MAX_README: u64 = 64 << 20;
 /// The deepest nesting of collections read.
 pub(crate) const MAX_DEPTH: usize = 64;
 /// The most nodes a card may hold once its aliases are expanded.
@@ -194,12 +191,8 @@ pub(crate) fn load(dir: &Path) -> Result<Card> {
     if !dir.is_dir() || !path.is_file() {
         return Ok(Card::default());
     }
-    let mut bytes = Vec::new();
-    let file = std::fs::File::open(&path).map_err(|e| Error::from(e).in_file(&path))?;
-    file.take(MAX_README + 1).read_to_end(&mut bytes).map_err(|e| Error::from(e).in_file(&path))?;
-    if bytes.len() as u64 > MAX_README {
-        return Err(refuse(&path, format_args!("README.md is over {MAX_README} bytes")));
-    }
+    // Read under its bound, `MAX_HF_README_BYTES`.
+    let bytes = super::super::checkpoint::read_bytes(&path)?;
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::unsupported(format!("{}: the model card is not UTF-8, which gguf-py fails on", path.display()))
     })?;

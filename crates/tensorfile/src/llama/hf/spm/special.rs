@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{Kvs, read_json, read_text, truthy};
 use crate::error::{Error, Result, Rule};
+use crate::limits::{MAX_HF_CHAT_TEMPLATES, MAX_HF_CONFIG_BYTES};
 
 /// What `SpecialVocab` found, in the insertion order of its Python dicts.
 pub(crate) struct SpecialVocab {
@@ -200,22 +201,41 @@ impl SpecialVocab {
         if jinja.is_file() {
             let default = Value::String(read_text(&jinja)?);
             let extra_dir = dir.join("additional_chat_templates");
-            let mut extra: Vec<std::path::PathBuf> = match std::fs::read_dir(&extra_dir) {
-                Ok(rd) => rd
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "jinja") && p.file_stem().is_some())
-                    .collect(),
-                Err(_) => Vec::new(),
-            };
+            let mut extra: Vec<std::path::PathBuf> = Vec::new();
+            for p in std::fs::read_dir(&extra_dir).into_iter().flatten().filter_map(|e| e.ok().map(|e| e.path())) {
+                if p.extension().is_some_and(|x| x == "jinja") && p.file_stem().is_some() {
+                    if extra.len() >= MAX_HF_CHAT_TEMPLATES {
+                        return Err(Error::invalid(
+                            Rule::TooManyEntries,
+                            format!("more than {MAX_HF_CHAT_TEMPLATES} chat templates (limit MAX_HF_CHAT_TEMPLATES)"),
+                        )
+                        .in_file(&extra_dir));
+                    }
+                    extra.push(p);
+                }
+            }
             // Python's glob order is the folder's listing order; sorted here to be reproducible.
             extra.sort();
             if extra.is_empty() {
                 alt = Some(default);
             } else {
                 let mut choices = vec![serde_json::json!({"name": "default", "template": default})];
+                // Each template is bounded as it is read, and all of them together.
+                let mut total = default.as_str().map_or(0, str::len);
                 for p in extra {
                     let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                    choices.push(serde_json::json!({"name": name, "template": read_text(&p)?}));
+                    let template = read_text(&p)?;
+                    total = total.saturating_add(template.len());
+                    if total as u64 > MAX_HF_CONFIG_BYTES {
+                        return Err(Error::invalid(
+                            Rule::HeaderTooLarge,
+                            format!(
+                                "the chat templates together are over {MAX_HF_CONFIG_BYTES} bytes (limit MAX_HF_CONFIG_BYTES)"
+                            ),
+                        )
+                        .in_file(&p));
+                    }
+                    choices.push(serde_json::json!({"name": name, "template": template}));
                 }
                 alt = Some(Value::Array(choices));
             }
