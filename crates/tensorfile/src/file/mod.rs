@@ -230,7 +230,7 @@ impl TensorFile {
     }
 
     /// Whether the file is read over the network (worth fetching ahead).
-    pub(crate) fn is_remote(&self) -> bool {
+    pub fn is_remote(&self) -> bool {
         self.remote
     }
 

@@ -317,9 +317,18 @@ pub(crate) fn write(
                 }
                 let options = WriteOptions { metadata: kvs, ..WriteOptions::default() };
                 let mut writer = GgufWriter::new(Box::new(&mut out), &infos[run.clone()], &options)?;
-                for p in &planned[run] {
-                    let data = tensor_data(checkpoint, p).map_err(|e| e.for_tensor(p.info.name()))?;
-                    writer.write(&data)?;
+                let part = &planned[run];
+                let made = |p: &Planned| tensor_data(checkpoint, p).map_err(|e| e.for_tensor(p.info.name()));
+                // Each tensor made (read, checked, permuted) on a thread of its own while the one
+                // before is written: the two overlap, one tensor ahead at most.
+                let mut next = part.first().map(made).transpose()?;
+                for (k, p) in part.iter().enumerate() {
+                    let Some(data) = next.take() else { break };
+                    next = std::thread::scope(|s| -> Result<Option<TensorData>> {
+                        let ahead = part.get(k + 1).map(|q| s.spawn(move || made(q)));
+                        writer.write(&data)?;
+                        ahead.map(|h| h.join().map_err(|_| Error::usage("a tensor's reading panicked"))?).transpose()
+                    })?;
                     done += p.info.nbytes()?;
                     progress(Progress { done_bytes: done, total_bytes: total, tensor: p.info.name() });
                 }

@@ -19,7 +19,7 @@ fn fixtures() -> Vec<PathBuf> {
         }
     }
     files.sort();
-    assert_eq!(files.len(), 26, "`.pt` and `.pt2` fixtures committed: {files:?}");
+    assert_eq!(files.len(), 27, "`.pt` and `.pt2` fixtures committed: {files:?}");
     files
 }
 
