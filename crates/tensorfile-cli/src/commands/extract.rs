@@ -51,6 +51,8 @@ pub struct Args {
     /// Print what was written as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    verify: super::input::VerifyArgs,
 }
 
 /// One file to write: one part of an entry's data (the dense data, a blob's bytes, a sparse
@@ -88,7 +90,11 @@ impl Failure {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = super::input::open_with_data(&args.file, args.data.as_deref())?;
+    let file = if args.verify.verify || args.verify.expect_sha256.is_some() {
+        args.verify.open(&args.file, args.data.as_deref())?
+    } else {
+        super::input::open_with_data(&args.file, args.data.as_deref())?
+    };
     if args.delegates {
         return delegates(&file, &args, out);
     }

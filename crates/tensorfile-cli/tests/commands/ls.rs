@@ -117,3 +117,16 @@ fn external_tensors_need_their_data_file() {
     assert_eq!(code(&o), 1);
     assert!(stdout(&o).contains("--data") || stderr(&o).contains("--data"), "says how to fix it");
 }
+
+#[test]
+fn an_onnx_model_named_without_its_folder_finds_its_external_data() {
+    // `tensorfile ls model.onnx` run in the model's folder: the external data is beside it.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tensorfile"))
+        .args(["ls", "model.onnx", "--json"])
+        .current_dir(fixtures().join("onnx/external"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let listed = json_of(&stdout(&o));
+    assert!(listed.as_array().is_some_and(|a| !a.is_empty()), "{listed}");
+}

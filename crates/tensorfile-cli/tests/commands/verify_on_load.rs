@@ -74,3 +74,15 @@ fn verify_deep_gives_the_files_and_tensors_digests() {
     let o = tensorfile(&[&"verify", &path, &"--deep"]);
     assert!(!stdout(&o).contains("OK"));
 }
+
+#[test]
+fn extract_verify_writes_nothing_from_a_file_unlike_its_sha256() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (path, digest) = flipped_with_sidecar(tmp.path());
+    let out = tmp.path().join("out");
+    let o = tensorfile(&[&"extract", &path, &"-o", &out, &"--verify"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains(&digest), "{}", stderr(&o));
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "nothing extracted");
+    ok(&[&"extract", &path, &"-o", &out]);
+}

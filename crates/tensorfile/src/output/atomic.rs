@@ -38,7 +38,14 @@ impl AtomicFile {
             _ => PathBuf::from("."),
         };
         let stem = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let prefix = format!(".{stem}.");
+        // At most 128 bytes of it (cut between characters): the temporary name adds a dot, a
+        // random part and `.tmp`, and a destination name near the file system's 255 bytes
+        // must still be writable.
+        let mut cut = stem.len().min(128);
+        while !stem.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let prefix = format!(".{}.", &stem[..cut]);
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");
         // Temporary files are private by default; the result should get the permissions a
@@ -212,6 +219,17 @@ mod tests {
         assert_eq!(err.rule(), Some(Rule::MissingFile), "{text}");
         assert!(text.contains("no folder") && text.contains("nowhere") && !text.contains(".model.gguf."), "{text}");
         assert!(!dir.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn a_name_near_the_file_systems_limit_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        // 250 bytes, with multi-byte characters where the temporary name's prefix is cut.
+        let name = format!("{}{}.safetensors", "é".repeat(70), "x".repeat(98));
+        assert_eq!(name.len(), 250);
+        let dest = dir.path().join(&name);
+        write_atomically(&dest, |w| Ok(w.write_all(b"done")?)).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"done");
     }
 
     /// Slices of a mapped file, copied in the kernel, land at the writer's position between

@@ -163,7 +163,7 @@ fn a_config_naming_no_architecture() {
         c.remove("architectures");
     });
     let e = f.refused();
-    assert_error(&e, None, "config.json", &["architectures"]);
+    assert_error(&e, Some(Rule::MissingField), "config.json", &["architectures"]);
 }
 
 /// A config lacking `key`, which transformers' default then fills in (`hidden_size` 4096,

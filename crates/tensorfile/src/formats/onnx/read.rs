@@ -99,7 +99,9 @@ impl OnnxReader {
         let mut graph = model.graph.take().unwrap_or_default();
         let walk = graph::walk(&mut graph)?;
         let facts = Facts::of(&model, &graph, &walk);
-        let folder = if src.is_remote() { None } else { src.location().and_then(Path::parent).map(Path::to_path_buf) };
+        // The model's folder (`.` for a file named without one: `model.onnx`).
+        let parent = src.location().and_then(Path::parent).map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+        let folder = if src.is_remote() { None } else { parent.map(Path::to_path_buf) };
         let mut b = Builder {
             whole: &whole,
             base,

@@ -176,7 +176,10 @@ pub(crate) fn class_of(config: &Value) -> Option<&str> {
 /// The architecture `config` names (its first `architectures` entry), or why there is none.
 pub(crate) fn architecture_of(config: &Value) -> Result<&'static Architecture> {
     let Some(hf_name) = class_of(config) else {
-        return Err(Error::usage("config.json names no architecture (its `architectures` list is missing or empty)"));
+        return Err(Error::invalid(
+            crate::error::Rule::MissingField,
+            "no architecture: the `architectures` list is missing or empty",
+        ));
     };
     ARCHITECTURES.iter().copied().find(|a| a.hf_names.contains(&hf_name)).ok_or_else(|| {
         let known: Vec<&str> = ARCHITECTURES.iter().flat_map(|a| a.hf_names.iter().copied()).collect();
