@@ -486,8 +486,8 @@ def load_file(
     read; `True` also the file's sha256 where it is known (`expect_sha256`, a `.sha256` file
     beside it, the Hugging Face cache blob it is), computed beside the load: a mismatch raises
     `InvalidFileError` naming the file, and nothing is returned; `False` checks nothing. Onto a
-    GPU through the staging buffers the stored checksums are not checked yet: `True` takes the
-    checked path (read on the host, then copied).
+    GPU the stored checksums are checked as the tensors are read for the staging buffers; with
+    `True` the tensors go through the host (read, checked, then copied).
 
     Each is memory of its own, writable, safe to keep after the call: on the CPU a private
     copy-on-write map of the file where it stores the tensor raw (the page cache's pages, no
