@@ -55,3 +55,26 @@ def test_a_sha256_beside_the_file_is_checked_with_verify_true(tmp_path):
     assert set(tensorfile.load_file(path, expect_sha256=hashlib.sha256(bytes(data)).hexdigest())) == set(sound)
     with pytest.raises(tensorfile.UsageError):
         tensorfile.load_file(path, verify="sometimes")
+
+
+def test_the_staging_path_checks_stored_checksums(tmp_path):
+    """The GPU path (run with copies into host memory): a flipped byte of a `.zt` tensor stops
+    the load, naming the tensor; unchecked, it is carried."""
+    import numpy as np
+
+    from tensorfile import _staging
+
+    src = FIXTURES / "zt1" / "checksums.zt"
+    with tensorfile.open(src) as f:
+        name = next(iter(f))
+    broken = flipped_copy(src, tmp_path, name)
+
+    def staged(verify):
+        with tensorfile.open(broken, verify=verify) as f:
+            tensors = [f[n] for n in f]
+            outputs = [np.zeros(t.nbytes, np.uint8) for t in tensors]
+            _staging.load(f._file, tensors, outputs, _staging.HostTransfer(), 2 * 16384, "never")
+
+    with pytest.raises(tensorfile.InvalidFileError, match=name):
+        staged("checksums")
+    staged(False)
