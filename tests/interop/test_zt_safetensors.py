@@ -243,11 +243,12 @@ def committed_fixtures() -> list:
     zt2.rs and zt2_canonical.rs; the files of diff/, show/ and stats/ are checked against numpy's
     records of what the commands print; diagnose/ holds files that are not what they are named;
     rewritten/ holds replacement weights, whose records are of what consumers read from the
-    files `update` makes with them: crates/tensorfile-cli/tests/commands/rewritten.rs; hf-gguf/
-    holds Hugging Face checkpoints, whose record is of what llama.cpp's converter wrote from them:
-    crates/tensorfile/tests/library/hf_gguf.rs)."""
+    files `update` makes with them: crates/tensorfile-cli/tests/commands/rewritten.rs; hf-gguf/,
+    hf-gguf-more/ and hf-gguf-ternary/ hold Hugging Face checkpoints, whose records are of what
+    llama.cpp's converter wrote from them: crates/tensorfile/tests/library/hf_gguf*.rs)."""
     found = (p for p in FIXTURES.rglob("*") if p.suffix in (".zt", ".safetensors"))
-    skipped = {"sharded", "zt1", "zt2", "zt2_canonical", "diagnose", "diff", "show", "stats", "rewritten", "hf-gguf"}
+    skipped = {"sharded", "zt1", "zt2", "zt2_canonical", "diagnose", "diff", "show", "stats", "rewritten", "hf-gguf",
+               "hf-gguf-more", "hf-gguf-ternary"}
     return sorted(p for p in found if not skipped & set(p.relative_to(FIXTURES).parts))
 
 
