@@ -5,6 +5,7 @@
 //! staging a file's bytes into reused buffers on their way to a device ([`stage`]).
 
 pub use crate::output::{AtomicFile, FileWriter, Output, StagedFile, write_atomically};
+#[cfg(feature = "remote")]
 pub use crate::source::cache::{CACHE_DIR_ENV, CACHE_LIMIT_ENV, DEFAULT_CACHE_LIMIT, RemoteCache, set_remote_cache};
 pub use crate::source::{
     Bytes, PRIVATE_MAP_MIN, PrivateBytes, REMOTE_SCHEMES, SPECULATIVE_READ, Source, file_is_cached, is_cached, is_url,

@@ -20,6 +20,7 @@ mod private;
 mod pool;
 #[cfg(feature = "remote")]
 pub mod cache;
+#[cfg(feature = "remote")]
 mod remote;
 pub(crate) mod sample;
 
