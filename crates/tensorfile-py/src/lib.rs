@@ -35,13 +35,17 @@ fn set_threads(n: usize) -> PyResult<()> {
     errors::IntoPy::py(tensorfile::set_threads(n))
 }
 
-/// Keep the ranges read from remote files in `dir` (at most `limit` bytes), for the rest of
-/// the process; `None` turns the cache off.
+/// Keep the ranges read from remote files in `dir` (at most `limit`: bytes, or a size as
+/// the CLI's `--cache-limit` takes it), for the rest of the process; `None` turns it off.
 #[pyfunction]
 #[pyo3(signature = (dir, limit=None))]
-fn set_remote_cache(dir: Option<std::path::PathBuf>, limit: Option<u64>) {
-    let limit = limit.unwrap_or(tensorfile::io::DEFAULT_CACHE_LIMIT);
+fn set_remote_cache(dir: Option<std::path::PathBuf>, limit: Option<String>) -> PyResult<()> {
+    let limit = match limit {
+        Some(text) => errors::IntoPy::py(tensorfile::convert::parse_size(&text))?,
+        None => tensorfile::io::DEFAULT_CACHE_LIMIT,
+    };
     tensorfile::io::set_remote_cache(dir.map(|dir| tensorfile::io::RemoteCache { dir, limit }));
+    Ok(())
 }
 
 /// How many threads the library's parallel work uses.

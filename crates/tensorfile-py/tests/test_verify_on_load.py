@@ -78,3 +78,12 @@ def test_the_staging_path_checks_stored_checksums(tmp_path):
     with pytest.raises(tensorfile.InvalidFileError, match=name):
         staged("checksums")
     staged(False)
+
+
+def test_the_remote_cache_takes_sizes_as_the_command_line_does(tmp_path):
+    tensorfile.set_remote_cache(tmp_path, "20MB")
+    tensorfile.set_remote_cache(tmp_path, 1 << 20)
+    for bad in ("20XB", -5, True, 1.5):
+        with pytest.raises(tensorfile.UsageError):
+            tensorfile.set_remote_cache(tmp_path, bad)
+    tensorfile.set_remote_cache(None)

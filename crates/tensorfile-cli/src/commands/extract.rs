@@ -90,7 +90,7 @@ impl Failure {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let file = if args.verify.verify || args.verify.expect_sha256.is_some() {
+    let file = if args.verify.asked() {
         args.verify.open(&args.file, args.data.as_deref())?
     } else {
         super::input::open_with_data(&args.file, args.data.as_deref())?

@@ -48,6 +48,11 @@ pub struct VerifyArgs {
 }
 
 impl VerifyArgs {
+    /// Whether a digest is to be checked (`--verify` or `--expect-sha256`).
+    pub fn asked(&self) -> bool {
+        self.verify || self.expect_sha256.is_some()
+    }
+
     /// Open `file` (with `data`) checking what these ask: stored checksums always, and with
     /// --verify or --expect-sha256 the file's sha256, checked before the file is returned.
     pub fn open(&self, file: &Path, data: Option<&Path>) -> tensorfile::Result<TensorFile> {

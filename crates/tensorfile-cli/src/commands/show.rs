@@ -33,7 +33,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let checked = args.verify.verify || args.verify.expect_sha256.is_some();
+    let checked = args.verify.asked();
     let file =
         if checked { args.verify.open(&args.input.file, args.input.data.as_deref())? } else { args.input.open()? };
     if checked {

@@ -597,18 +597,9 @@ def set_remote_cache(dir, limit: "int | str | None" = None) -> None:  # noqa: A0
     longest ago removed first; safe with several processes sharing the folder. `None` turns it
     off; without a call, the folder `TENSORFILE_CACHE_DIR` names, if any (`--cache DIR` on the
     command line)."""
-    if isinstance(limit, str):
-        import re
-
-        units = {"": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
-                 "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
-        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zA-Z]*)\s*", limit)
-        if not m or m.group(2).lower() not in units:
-            raise UsageError(f"limit is a number of bytes or a size such as '20GB', not {limit!r}")
-        limit = int(float(m.group(1)) * units[m.group(2).lower()])
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise UsageError(f"limit is a number of bytes, not {limit!r}")
-    _set_remote_cache(None if dir is None else _os.fspath(dir), limit)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, str))):
+        raise UsageError(f"limit is a number of bytes or a size such as '20GB', not {limit!r}")
+    _set_remote_cache(None if dir is None else _os.fspath(dir), None if limit is None else str(limit))
 
 
 def threads() -> int:

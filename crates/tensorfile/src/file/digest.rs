@@ -45,21 +45,15 @@ impl std::fmt::Display for DigestFrom {
 /// A sha256 written as 64 hexadecimal digits (either case).
 pub fn parse_sha256(text: &str) -> Result<[u8; 32]> {
     let text = text.trim();
-    let bad = || Error::usage(format!("{text:?} is not a sha256 (64 hexadecimal digits)"));
-    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad());
-    }
     let mut out = [0u8; 32];
-    for (i, pair) in text.as_bytes().chunks_exact(2).enumerate() {
-        let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
-        out[i] = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
-    }
+    hex::decode_to_slice(text, &mut out)
+        .map_err(|_| Error::usage(format!("{text:?} is not a sha256 (64 hexadecimal digits)")))?;
     Ok(out)
 }
 
 /// A digest as 64 lower-case hexadecimal digits.
 pub fn hex_sha256(digest: &[u8; 32]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(digest)
 }
 
 /// The digest `path` is expected to have, where one is found: a `.sha256` file beside it

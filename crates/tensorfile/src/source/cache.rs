@@ -73,7 +73,7 @@ impl ObjectCache {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
-        let key: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+        let key = hex::encode(&h.finalize()[..16]);
         Some(ObjectCache { folder: cache.dir.join(key), root: cache.dir.clone(), limit: cache.limit })
     }
 

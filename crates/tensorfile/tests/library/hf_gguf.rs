@@ -22,8 +22,8 @@ fn record() -> Value {
     serde_json::from_slice(&text).expect("malformed hf-gguf.expected.json")
 }
 
-/// The converter's options of a run.
-fn options(args: &[Value]) -> CheckpointOptions {
+/// The converter's options of a run (the runs of `hf_gguf_more.rs` too).
+pub(crate) fn options(args: &[Value]) -> CheckpointOptions {
     let args: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
     let outtype = match args.as_slice() {
         [] | ["--vocab-only"] | ["--fp8-as-q8"] => OutType::Auto,
@@ -42,8 +42,9 @@ fn options(args: &[Value]) -> CheckpointOptions {
     }
 }
 
-/// Where `ours` parts from the converter's file the record describes.
-fn differences(ours: &Path, expected: &Value) -> Vec<String> {
+/// Where `ours` parts from the converter's file the record describes (the runs of
+/// `hf_gguf_more.rs` too).
+pub(crate) fn differences(ours: &Path, expected: &Value) -> Vec<String> {
     let file = TensorFile::open(ours).expect("our output opens");
     let bytes = std::fs::read(ours).unwrap();
     let mut out = Vec::new();

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tensorfile::TensorFile;
-use tensorfile::llama::{CheckpointOptions, OutType, convert_checkpoint};
+use tensorfile::llama::convert_checkpoint;
 
 use crate::common;
+use crate::hf_gguf::{differences, options};
 
 fn dir() -> PathBuf {
     common::fixtures_dir().join("hf-gguf-more")
@@ -32,67 +32,6 @@ fn large_dir() -> Option<PathBuf> {
         return Some(PathBuf::from(dir));
     }
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/tensorfile/hf-gguf-large"))
-}
-
-/// The converter's options of a run.
-fn options(args: &[Value]) -> CheckpointOptions {
-    let args: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
-    let outtype = match args.as_slice() {
-        [] | ["--vocab-only"] => OutType::Auto,
-        ["--outtype", "f32"] => OutType::F32,
-        ["--outtype", "f16"] => OutType::F16,
-        ["--outtype", "bf16"] => OutType::BF16,
-        ["--outtype", "q8_0"] => OutType::Q8_0,
-        other => panic!("a run of arguments {other:?}: teach this test its options"),
-    };
-    CheckpointOptions {
-        outtype,
-        vocab_only: args == ["--vocab-only"],
-        tokenizers: Some(&tensorfile_tokenizers::HF_TOKENIZERS),
-        ..CheckpointOptions::default()
-    }
-}
-
-/// Where `ours` parts from the converter's file the record describes.
-fn differences(ours: &Path, expected: &Value) -> Vec<String> {
-    let file = TensorFile::open(ours).expect("our output opens");
-    let bytes = std::fs::read(ours).unwrap();
-    let mut out = Vec::new();
-    let kv = expected["kv"].as_array().unwrap();
-    let ours_kv = file.summary().metadata;
-    let names: Vec<&str> = kv.iter().map(|k| k["name"].as_str().unwrap()).collect();
-    let our_names: Vec<&str> = ours_kv.iter().map(|(k, _)| k.as_str()).collect();
-    if names != our_names {
-        out.push(format!("keys:\n  converter {names:?}\n  ours      {our_names:?}"));
-    }
-    for (want, (key, value)) in kv.iter().zip(&ours_kv) {
-        let shown = value.to_json();
-        if let Some(v) = want.get("value").filter(|v| !v.is_null()) {
-            if *v != shown && v.as_f64().zip(shown.as_f64()).is_none_or(|(a, b)| a != b) {
-                out.push(format!("{key}: converter {v}, ours {shown}"));
-            }
-        }
-    }
-    let data_offset = expected["data_offset"].as_u64().unwrap();
-    for (i, want) in expected["tensors"].as_array().unwrap().iter().enumerate() {
-        let Some(entry) = file.entries().get(i) else {
-            out.push(format!("tensor {i} ({}) missing", want["name"]));
-            continue;
-        };
-        let name = entry.info().name();
-        if name != want["name"].as_str().unwrap() {
-            out.push(format!("tensor {i}: converter {}, ours {name}", want["name"]));
-            continue;
-        }
-        let (at, n) = (entry.storage().offset() as usize, want["n_bytes"].as_u64().unwrap() as usize);
-        let digest = bytes.get(at..at + n).map(|b| hex::encode(Sha256::digest(b)));
-        if digest.as_deref() != want["sha256"].as_str()
-            || entry.storage().offset() - data_offset != want["offset"].as_u64().unwrap()
-        {
-            out.push(format!("tensor {name}: data or offset differs (ours at {at}, {} bytes)", entry.storage().len()));
-        }
-    }
-    out
 }
 
 /// Make every run of `runs` from the folders in `base`; the failures, explained.
