@@ -1,5 +1,6 @@
 """PyTorch fixtures: `.pt2` archives written by `torch.export.save`, `package_pt2` and
-AOTInductor, and `torch.save` files, from small deterministic models, each with a record of
+AOTInductor, `torch.save` files and TorchScript archives (`torch.jit.save`, in
+`torchscript.py`), from small deterministic models, each with a record of
 what torch's own loaders read back (`torch.export.load`, `load_pt2`, `torch.load`).
 
 Two torch versions make them: the environment's torch (2.9 or later: weights configs, one
@@ -557,6 +558,9 @@ def generate(out: Path) -> None:
     save_pre_1_0(out)
     save_rewritten(out)
     save_hostile(out)
+    from . import torchscript
+
+    torchscript.generate(out / "torchscript")
 
 
 def generate_torch28(out: Path) -> None:

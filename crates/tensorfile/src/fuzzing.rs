@@ -112,3 +112,19 @@ pub const HF_TOKENIZER_FILES: [&str; 6] = crate::llama::hf::spm::fuzz::TOKENIZER
 pub fn exercise_hf_tokenizer_files(data: &[u8], dir: &std::path::Path) -> bool {
     crate::llama::hf::spm::fuzz::tokenizer_files(data, dir)
 }
+
+/// Read `data` as the records a Git repository keeps of an LFS file: an index (the entry of
+/// one path), a delta applied to a base (the first byte of `data` says where the base ends),
+/// and an LFS pointer. Errors are fine; panics are bugs; nothing made is larger than allowed.
+pub fn exercise_git_records(data: &[u8]) {
+    use crate::file::digest::{git_objects, lfs};
+    use crate::source::lfs_pointer::{MAX_LFS_POINTER, parse_pointer};
+    let _ = lfs::find_entry(data, b"weights/model.safetensors");
+    if parse_pointer(data).is_some() {
+        assert!(data.len() <= MAX_LFS_POINTER, "a pointer of {} bytes", data.len());
+    }
+    let cut = data.first().map_or(0, |&b| usize::from(b)).min(data.len());
+    if let Some(made) = git_objects::apply_delta(&data[..cut], &data[cut..], MAX_LFS_POINTER) {
+        assert!(made.len() <= MAX_LFS_POINTER, "a delta made {} bytes", made.len());
+    }
+}

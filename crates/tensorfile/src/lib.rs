@@ -108,8 +108,8 @@ pub mod stats;
 #[doc(hidden)]
 pub mod internals {
     pub use crate::fuzzing::{
-        HF_TOKENIZER_FILES, exercise, exercise_hf_config, exercise_hf_tokenizer_files, exercise_sentencepiece,
-        exercise_split_gguf,
+        HF_TOKENIZER_FILES, exercise, exercise_git_records, exercise_hf_config, exercise_hf_tokenizer_files,
+        exercise_sentencepiece, exercise_split_gguf,
     };
     pub use crate::{checked, cursor, flatbuf, pickle, zip};
 }

@@ -150,7 +150,9 @@ fn delegates(file: &TensorFile, args: &Args, out: &mut dyn Write) -> anyhow::Res
     crate::output_folder::create(&args.output)?;
     let mut written = Vec::new();
     for DelegatePayload { method, index, id, bytes } in &payloads {
-        let path = args.output.join(format!("{}.delegate{index}.{}.bin", safe_name(method), safe_name(id)));
+        // Shortened as tensors' names are when too long for a file name (the path says which).
+        let stem = format!("{}.delegate{index}.{}", safe_name(method), safe_name(id));
+        let path = args.output.join(fitted(&stem, ".bin", &stem).0);
         write_atomically(&path, |w| Ok(w.write_all(bytes)?)).map_err(|e| e.in_file(&path))?;
         written.push(json!({ "method": method, "index": index, "id": id, "bytes": bytes.len(), "file": path.display().to_string() }));
         if !args.json {

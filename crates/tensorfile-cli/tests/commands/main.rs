@@ -28,5 +28,6 @@ mod shards;
 mod shells;
 mod show;
 mod stats;
+mod torchscript;
 mod verify;
 mod verify_on_load;

@@ -12,7 +12,7 @@ const LEAST_ZEROS: usize = 16;
 /// Characters kept of a title, an error text or a line.
 const SHOWN_CHARS: usize = 100;
 /// The longest pointer git-lfs writes or accepts.
-const MAX_LFS_POINTER: u64 = 1024;
+const MAX_LFS_POINTER: u64 = crate::source::lfs_pointer::MAX_LFS_POINTER as u64;
 
 /// Zeros, an LFS pointer, an HTML page, a JSON document or another known format: what the
 /// sample is, when its bytes say so (plain text is [`text`], asked last).
@@ -27,29 +27,13 @@ fn zeros(s: &Sample) -> Option<Diagnosis> {
         .then_some(Diagnosis::Zeros { zeros: zeros as u64, len: s.len() })
 }
 
-/// A pointer as git-lfs writes it: `version https://git-lfs.github.com/spec/v1`, then
-/// `key value` lines (`oid sha256:<64 hex>`, `size <n>`, sorted), each ending in `\n`.
+/// A Git LFS pointer (read as git-lfs writes it, [`crate::source::lfs_pointer::parse_pointer`]).
 fn lfs_pointer(s: &Sample) -> Option<Diagnosis> {
     if s.len() > MAX_LFS_POINTER || !s.whole() {
         return None;
     }
-    let text = std::str::from_utf8(s.head()).ok()?;
-    let mut lines = text.lines();
-    if lines.next()? != "version https://git-lfs.github.com/spec/v1" {
-        return None;
-    }
-    let (mut oid, mut size) = (None, None);
-    for line in lines {
-        match line.split_once(' ') {
-            Some(("oid", v)) => oid = Some(v),
-            Some(("size", v)) => size = v.parse::<u64>().ok(),
-            _ => {}
-        }
-    }
-    let oid = oid.filter(|o| {
-        o.strip_prefix("sha256:").is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-    })?;
-    Some(Diagnosis::LfsPointer { oid: oid.to_string(), size: size? })
+    let p = crate::source::lfs_pointer::parse_pointer(s.head())?;
+    Some(Diagnosis::LfsPointer { oid: format!("sha256:{}", hex::encode(p.sha256)), size: p.size })
 }
 
 /// The first bytes as text: at most [`TEXT_BYTES`], a UTF-8 character cut at the end dropped,

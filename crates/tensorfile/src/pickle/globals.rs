@@ -49,9 +49,24 @@ fn dtype_global(name: &str) -> Option<DType> {
     DType::from_name(alias)
 }
 
-/// Whether a global may be named, and what it stands for.
-pub(super) fn allowed(module: &str, name: &str) -> Option<Value> {
+/// Whether `module` is a TorchScript class's module (`__torch__`, `__torch__.<path>`).
+fn is_script_module(module: &str) -> bool {
+    module == "__torch__" || module.starts_with("__torch__.")
+}
+
+/// The helpers of `torch.jit._pickle` that TorchScript archives name: each gives back its
+/// first argument (a typed container, or a list).
+const SCRIPT_HELPERS: &[&str] =
+    &["restore_type_tag", "build_intlist", "build_tensorlist", "build_doublelist", "build_boollist"];
+
+/// Whether a global may be named, and what it stands for. With `torchscript` (the pickles of a
+/// TorchScript archive), also the archive's own classes (`__torch__.*`, built as records of
+/// their state, never run) and the `torch.jit._pickle` helpers that give back their argument.
+pub(super) fn allowed(module: &str, name: &str, torchscript: bool) -> Option<Value> {
     let global = || Value::Global(Rc::new((module.to_string(), name.to_string())));
+    if torchscript && (is_script_module(module) || (module == "torch.jit._pickle" && SCRIPT_HELPERS.contains(&name))) {
+        return Some(global());
+    }
     match (module, name) {
         ("collections", "OrderedDict")
         | (
@@ -90,6 +105,17 @@ pub(super) fn call(arena: &mut Vec<Container>, callable: &Value, args: &Value) -
     };
     let a: Vec<Value> = items(arena, args).ok_or_else(|| bad("REDUCE arguments are not a tuple"))?.to_vec();
     match (g.0.as_str(), g.1.as_str()) {
+        // Only named in TorchScript archives (`allowed`): an object of the archive's own
+        // class, nothing of it run; BUILD gives it its state.
+        (m, _) if is_script_module(m) => new_container(arena, Container::Instance { class: g.clone(), state: None }),
+        ("torch.jit._pickle", "restore_type_tag") => match a.as_slice() {
+            [value, ..] => Ok(value.clone()),
+            [] => Err(bad("restore_type_tag without a value")),
+        },
+        ("torch.jit._pickle", n) if SCRIPT_HELPERS.contains(&n) => match a.first() {
+            Some(v @ Value::Container(_)) if items(arena, v).is_some() => Ok(v.clone()),
+            _ => Err(bad(format!("torch.jit._pickle.{n} of something that is not a list"))),
+        },
         ("collections", "OrderedDict") => {
             let mut pairs = Vec::new();
             if let Some(v) = a.first() {

@@ -26,7 +26,20 @@ pub struct Loaded {
 
 /// Run the pickle at the start of `input` (files before PyTorch 1.6 hold several in a row).
 pub fn load_prefix(input: &[u8]) -> Result<Loaded> {
+    run(input, false)
+}
+
+/// Run a pickle of a TorchScript archive (`torch.jit.save`: `data.pkl`, `constants.pkl`) to
+/// its STOP: as [`load`], and its objects of `__torch__.*` classes are built as
+/// [`Container::Instance`] records (class named, state kept, nothing run); the `torch.jit._pickle`
+/// helpers give back their argument. Every other global is allowed or refused as in [`load`].
+pub fn load_torchscript(input: &[u8]) -> Result<Pickled> {
+    run(input, true).map(|l| l.value)
+}
+
+fn run(input: &[u8], torchscript: bool) -> Result<Loaded> {
     let mut m = Machine {
+        torchscript,
         input,
         pos: 0,
         stack: Vec::new(),
@@ -40,6 +53,8 @@ pub fn load_prefix(input: &[u8]) -> Result<Loaded> {
 }
 
 struct Machine<'a> {
+    /// Whether the pickle is a TorchScript archive's (`load_torchscript`).
+    torchscript: bool,
     input: &'a [u8],
     pos: usize,
     stack: Vec<Value>,
@@ -144,7 +159,7 @@ impl Machine<'_> {
     }
 
     fn global(&mut self, module: &str, name: &str) -> Result<()> {
-        let v = allowed(module, name).ok_or_else(|| {
+        let v = allowed(module, name, self.torchscript).ok_or_else(|| {
             Error::invalid(
                 Rule::ForbiddenGlobal,
                 format!("the pickle calls {module}.{name}, which is not allowed: refused"),
@@ -374,10 +389,19 @@ impl Machine<'_> {
                 self.push(v)
             }
             BUILD => {
-                // State for an object we built: tensors and dicts ignore it.
-                let _state = self.pop()?;
-                let top = self.top()?;
-                match top {
+                // State for an object we built: a TorchScript object keeps it; tensors and
+                // dicts ignore it.
+                let state = self.pop()?;
+                let top = self.top()?.clone();
+                if let Some(Container::Instance { state: kept, class }) = self.container_mut(&top) {
+                    if kept.is_some() {
+                        let class = format!("{}.{}", class.0, class.1);
+                        return Err(bad(format!("BUILD twice on one object of {class}")));
+                    }
+                    *kept = Some(state);
+                    return Ok(());
+                }
+                match &top {
                     Value::Tensor(_) | Value::Object(_) => Ok(()),
                     Value::Container(_) if top.kind(&self.arena) == "dict" => Ok(()),
                     other => Err(bad(format!("BUILD on a {}", other.kind(&self.arena)))),
@@ -493,6 +517,31 @@ mod tests {
         // Refused at the first put past the limit: NONE, then MAX_MEMO + 1 puts of 5 bytes.
         let at = 1 + 5 * (MAX_MEMO + 1);
         assert!(e.message().contains(&format!("after {at} bytes")), "{e}");
+    }
+
+    #[test]
+    fn torchscript_objects_are_records_of_their_state_and_only_there() {
+        // M() with state {'x': 1}, as torch.jit.save pickles a module.
+        let p = b"\x80\x02c__torch__.a\nM\n)\x81}X\x01\x00\x00\x00xK\x01sb.";
+        assert_eq!(rule(p), Rule::ForbiddenGlobal, "torch.save files name no __torch__ class");
+        let v = load_torchscript(p).unwrap();
+        let Value::Container(id) = v.root else { panic!("{:?}", v.root) };
+        let Container::Instance { class, state: Some(state) } = &v.arena[id] else { panic!("{:?}", v.arena) };
+        assert_eq!((class.0.as_str(), class.1.as_str()), ("__torch__.a", "M"));
+        assert_eq!(v.pairs(state).unwrap()[0].1.as_int(), Some(1));
+        // Set twice: refused.
+        let twice = b"\x80\x02c__torch__\nM\n)\x81}b}b.";
+        assert_eq!(load_torchscript(twice).unwrap_err().rule(), Some(Rule::BadPickle));
+        // restore_type_tag gives back its value; other globals stay refused.
+        let tagged = b"\x80\x02ctorch.jit._pickle\nrestore_type_tag\n}X\x01\x00\x00\x00T\x86R.";
+        assert!(v_is_dict(&load_torchscript(tagged).unwrap()));
+        assert_eq!(rule(tagged), Rule::ForbiddenGlobal);
+        let system = b"\x80\x02cos\nsystem\nX\x01\x00\x00\x00x\x85R.";
+        assert_eq!(load_torchscript(system).unwrap_err().rule(), Some(Rule::ForbiddenGlobal));
+    }
+
+    fn v_is_dict(p: &Pickled) -> bool {
+        p.pairs(&p.root).is_some()
     }
 
     #[test]

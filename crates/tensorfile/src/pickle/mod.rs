@@ -6,6 +6,10 @@
 //! `OrderedDict`, a few builtins) may be named; a pickle naming any other global is refused
 //! with that global in the message. The memo, the stack and the work of flattening the result
 //! are bounded by the size of the input.
+//!
+//! The pickles of TorchScript archives (`torch.jit.save`) are read with [`load_torchscript`],
+//! which also takes the archive's own classes (`__torch__.*`): their objects are records of
+//! the class's name and the state BUILD gave them, never constructed or run.
 
 mod globals;
 mod machine;
@@ -14,7 +18,7 @@ mod value;
 
 use crate::error::{Error, Rule};
 
-pub use machine::{Loaded, load, load_prefix};
+pub use machine::{Loaded, load, load_prefix, load_torchscript};
 pub use value::{Container, Pickled, TensorRef, Value};
 #[cfg(any(test, feature = "internals"))]
 pub use value::{Id, StorageRef, items};

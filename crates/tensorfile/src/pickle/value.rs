@@ -52,6 +52,15 @@ pub enum Container {
     /// Key/value pairs in insertion order (dict and OrderedDict).
     Dict(Vec<(Value, Value)>),
     Set(Vec<Value>),
+    /// An object of a TorchScript class (`__torch__.<qualname>`, read only from TorchScript
+    /// archives): never constructed, its class named and the state its BUILD gave kept as
+    /// it is (`None` before BUILD).
+    Instance {
+        /// The class's module and name, as the GLOBAL named them.
+        class: Rc<(String, String)>,
+        /// What BUILD gave it (a module's attributes: a dict).
+        state: Option<Value>,
+    },
 }
 
 /// A pickled value. Containers are references into the arena, so a memo reference and the
@@ -114,6 +123,7 @@ impl Value {
                 Some(Container::Tuple(_)) => "tuple",
                 Some(Container::Dict(_)) => "dict",
                 Some(Container::Set(_)) => "set",
+                Some(Container::Instance { .. }) => "scripted object",
                 None => "container",
             },
             Value::Global(_) => "global",

@@ -11,6 +11,7 @@
 mod bytes;
 pub(crate) mod direct;
 mod kept;
+pub(crate) mod lfs_pointer;
 // Mapping a file is `unsafe` (memmap2 cannot rule out the file changing under the map); the
 // one call is in this module, with its reasoning.
 #[allow(unsafe_code)]
@@ -22,6 +23,8 @@ mod pool;
 pub mod cache;
 #[cfg(feature = "remote")]
 mod remote;
+#[cfg(feature = "remote")]
+mod retry_after;
 pub(crate) mod sample;
 
 use std::path::{Path, PathBuf};

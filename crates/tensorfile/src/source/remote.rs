@@ -35,6 +35,7 @@ use super::Bytes;
 use super::cache::ObjectCache;
 use super::kept::Kept;
 use super::pool::Buffer;
+use super::retry_after::retry_after;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Ranges larger than this are fetched as several requests of this size, concurrently.
@@ -173,9 +174,10 @@ impl Watched {
             self.note(format!("{method}: the server answered {status}"));
         }
         if status.as_u16() == 429 || status.as_u16() == 503 {
+            // Seconds or an HTTP-date.
             let after = response.headers().get("retry-after").and_then(|v| v.to_str().ok());
-            if let Some(seconds) = after.and_then(|v| v.trim().parse::<u64>().ok()) {
-                tokio::time::sleep(Duration::from_secs(seconds).min(MAX_BACKOFF)).await;
+            if let Some(wait) = after.and_then(|v| retry_after(v, std::time::SystemTime::now())) {
+                tokio::time::sleep(wait.min(MAX_BACKOFF)).await;
             }
         }
         Ok(response)

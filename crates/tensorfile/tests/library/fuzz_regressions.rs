@@ -18,11 +18,14 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The inputs found by fuzzing, by the target that found them (the prefix of the file name
 /// before its first `-`), and how many of each are committed: a folder that lost files fails.
-const REGRESSIONS: [(&str, usize); 3] = [("hf_config", 1), ("pickle", 1), ("split_gguf", 1)];
+const REGRESSIONS: [(&str, usize); 4] = [("hf_config", 1), ("pickle", 1), ("split_gguf", 1), ("xnnpack_payload", 1)];
+
+/// Files of `fuzz/seeds/` (its README included).
+const SEEDS: usize = 540;
 
 /// Committed fixture files (records and notes included) by top folder of `tests/fixtures/`.
 const FIXTURES: [(&str, usize); 5] =
-    [("executorch", 34), ("pytorch", 54), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
+    [("executorch", 34), ("pytorch", 64), ("safetensors", 14), ("sharded", 6), ("zt", 36)];
 
 /// The files under `root/folder`, exactly the `committed` of them: a file lost fails.
 fn committed(root: &Path, folder: &str, committed: usize) -> Vec<PathBuf> {
@@ -34,7 +37,7 @@ fn committed(root: &Path, folder: &str, committed: usize) -> Vec<PathBuf> {
 
 fn inputs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut regressions = committed(&root, "fuzz/regressions", 4);
+    let mut regressions = committed(&root, "fuzz/regressions", 5);
     regressions.retain(|p| p.file_name().is_some_and(|n| n != "README"));
     for (target, committed) in REGRESSIONS {
         let prefix = format!("{target}-");
@@ -49,7 +52,7 @@ fn inputs() -> Vec<PathBuf> {
         files.extend(committed(&root.join("tests/fixtures"), folder, count));
     }
     // Seeds of targets whose input is no file format (XNNPACK payloads), and their README.
-    files.extend(committed(&root, "fuzz/seeds", 498));
+    files.extend(committed(&root, "fuzz/seeds", SEEDS));
     files
 }
 
@@ -78,6 +81,8 @@ fn fuzz_findings_and_fixtures_never_panic() {
         // The hf_config and hf_tokenizer_files targets.
         let _ = tensorfile::internals::exercise_hf_config(&data);
         let _ = tensorfile::internals::exercise_hf_tokenizer_files(&data, folder.path());
+        // The git_lfs_records target.
+        tensorfile::internals::exercise_git_records(&data);
     }
 }
 
@@ -101,7 +106,7 @@ fn the_hf_config_seeds_read() {
 #[test]
 fn the_hf_tokenizer_seeds_are_what_they_say() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut seeds: Vec<PathBuf> = committed(&root.join("fuzz"), "seeds", 498);
+    let mut seeds: Vec<PathBuf> = committed(&root.join("fuzz"), "seeds", SEEDS);
     seeds.retain(|p| p.extension().is_some_and(|e| e == "hftokenizer"));
     assert_eq!(seeds.len(), 7, "hf_tokenizer_files seeds committed in fuzz/seeds");
     let folder = tempfile::tempdir().unwrap();
@@ -129,7 +134,7 @@ fn the_hf_tokenizer_seeds_are_what_they_say() {
 #[test]
 fn the_split_gguf_seeds_are_what_they_say() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
-    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", 498);
+    let mut seeds: Vec<PathBuf> = committed(&root, "seeds", SEEDS);
     seeds.retain(|p| p.extension().is_some_and(|e| e == "ggufsplit"));
     assert_eq!(seeds.len(), 6, "split_gguf seeds committed in fuzz/seeds");
     for seed in seeds {

@@ -8,7 +8,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use tensorfile::model::{MetaValue, Number, TypedArray};
-use tensorfile::{Assignment, ErrorKind, MetaEdit, MetaType, TensorFile, edit_metadata};
+use tensorfile::{Assignment, MetaEdit, MetaType, TensorFile, edit_metadata};
 
 fn fixture(dir: &str, name: &str) -> PathBuf {
     common::fixtures_dir().join(dir).join(name)
@@ -46,12 +46,13 @@ fn tensor_bytes(path: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-const LITTLE_ENDIAN_GGUF: &[&str] = &["metadata.gguf", "alignment.gguf", "blocks.gguf"];
+/// gguf-py's files, the big-endian one (`endianess=BIG`) included.
+const GGUF_FILES: &[&str] = &["metadata.gguf", "alignment.gguf", "blocks.gguf", "big_endian.gguf"];
 
 #[test]
 fn an_edit_of_nothing_gives_gguf_py_s_bytes_back() {
     let dir = tempfile::tempdir().unwrap();
-    for name in LITTLE_ENDIAN_GGUF {
+    for name in GGUF_FILES {
         let input = fixture("gguf", name);
         let out = dir.path().join(name);
         let report = edit(&input, &out, &[], &[]).unwrap();
@@ -155,7 +156,7 @@ fn an_edit_undone_gives_the_original_bytes() {
 #[test]
 fn a_new_alignment_lays_the_tensors_out_again() {
     let dir = tempfile::tempdir().unwrap();
-    for name in LITTLE_ENDIAN_GGUF {
+    for name in GGUF_FILES {
         let input = fixture("gguf", name);
         let (wide, back) = (dir.path().join("wide.gguf"), dir.path().join("back.gguf"));
         let had = value(&input, "general.alignment");
@@ -192,10 +193,22 @@ fn the_input_is_replaced_only_when_it_is_the_output() {
 }
 
 #[test]
-fn big_endian_gguf_and_formats_without_an_editor_are_refused() {
+fn a_big_endian_gguf_stays_big_endian_and_formats_without_an_editor_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let err = edit(&fixture("gguf", "big_endian.gguf"), &dir.path().join("x.gguf"), &["a=1"], &[]).unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::Unsupported(_)), "{err}");
+    let input = fixture("gguf", "big_endian.gguf");
+    let out = dir.path().join("x.gguf");
+    edit(&input, &out, &["added.count=7", "added.name=big", "general.alignment:u32=64"], &[]).unwrap();
+    let edited = TensorFile::open(&out).unwrap();
+    assert_eq!(edited.entries()[0].storage().byte_order(), tensorfile::model::ByteOrder::Big);
+    assert_eq!(value(&out, "added.count"), Some(MetaValue::Number(Number::I32(7))));
+    assert_eq!(value(&out, "added.name"), Some(MetaValue::Text("big".into())));
+    // Every other key/value as gguf-py wrote it, every tensor's bytes as they were (laid out
+    // again at the new alignment).
+    let kept: Vec<_> =
+        metadata(&out).into_iter().filter(|(k, _)| !k.starts_with("added.") && k != "general.alignment").collect();
+    let before: Vec<_> = metadata(&input).into_iter().filter(|(k, _)| k != "general.alignment").collect();
+    assert_eq!(kept, before);
+    assert_eq!(tensor_bytes(&out), tensor_bytes(&input));
     let npy = std::fs::read_dir(common::fixtures_dir().join("numpy"))
         .unwrap()
         .map(|e| e.unwrap().path())

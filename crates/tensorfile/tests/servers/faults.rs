@@ -31,6 +31,9 @@ pub enum Fault {
     Pass,
     /// This status, with `Retry-After: seconds` when given, and a short body.
     Status(u16, Option<u64>),
+    /// This status, with `Retry-After` as an HTTP-date (IMF-fixdate) this many seconds after
+    /// the answer (rounded up to the second), and a short body.
+    StatusUntil(u16, u64),
     /// The head and the first `after` bytes of the body, then a TCP reset.
     Reset { after: u64 },
     /// The head and the first `after` bytes of the body, then the connection closed.
@@ -238,6 +241,12 @@ fn serve(client: TcpStream, state: &State, started: Instant) -> io::Result<()> {
             respond(&mut to, &format!("{code} Injected"), &headers, b"injected")?;
             continue;
         }
+        if let Some(Fault::StatusUntil(code, seconds)) = fault {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+            let at = now.as_secs() + 1 + seconds;
+            respond(&mut to, &format!("{code} Injected"), &[("Retry-After", imf_fixdate(at))], b"injected")?;
+            continue;
+        }
         if matches!(fault, Some(Fault::StallHead)) {
             stall(state);
             return Ok(());
@@ -350,4 +359,35 @@ fn reset(stream: &TcpStream) {
         )
     };
     assert_eq!(done, 0, "setting SO_LINGER for a reset");
+}
+
+/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) of seconds since 1970 (Howard Hinnant's
+/// `civil_from_days`).
+fn imf_fixdate(seconds: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let (days, rest) = ((seconds / 86_400) as i64, seconds % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        DAYS[(days % 7) as usize],
+        MONTHS[(month - 1) as usize],
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[test]
+fn imf_fixdates_are_written_as_http_writes_them() {
+    assert_eq!(imf_fixdate(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+    assert_eq!(imf_fixdate(1_835_481_599), "Tue, 29 Feb 2028 23:59:59 GMT");
 }

@@ -3,12 +3,13 @@
 //! alignment, and the data region copied byte for byte. When the edits change
 //! `general.alignment`, the tensors are laid out again in the order of their infos, each
 //! padded to the new alignment (as gguf-py writes them); their bytes are still copied as
-//! they are. A file of no tensors keeps whatever follows its index.
+//! they are. A file of no tensors keeps whatever follows its index. A big-endian file stays
+//! big-endian.
 
 use super::GgufReader;
 use super::header::MAGIC;
 use super::index::Declared;
-use super::metadata::{encode_all, string};
+use super::metadata::{encode_all_in, put, string_in};
 use super::read::alignment_of;
 use super::split;
 use crate::checked;
@@ -20,9 +21,9 @@ use crate::output::copy_range;
 /// The unit's metadata editor.
 pub(crate) fn edit(input: &MetaEdits<'_>, out: &mut dyn Output) -> Result<()> {
     let reader = input.file_as::<GgufReader>().ok_or_else(|| split::not_one_file("its metadata edited"))?;
-    if reader.byte_order() == ByteOrder::Big {
-        return Err(Error::unsupported("editing the metadata of a big-endian GGUF file"));
-    }
+    // A big-endian file (gguf-py's `endianess=BIG`) keeps its byte order: the index is
+    // written big-endian, the tensors' bytes are copied as they are.
+    let big = reader.byte_order() == ByteOrder::Big;
     let alignment = alignment_of(input.metadata).map_err(|e| Error::usage(e.detail()))?;
     let declared = reader.declared();
     let same_layout = alignment == reader.alignment();
@@ -44,12 +45,12 @@ pub(crate) fn edit(input: &MetaEdits<'_>, out: &mut dyn Output) -> Result<()> {
         next = checked::align_up(checked::add(next, n, "data size")?, alignment)?;
     }
     let mut head = MAGIC.to_vec();
-    head.extend_from_slice(&reader.version().to_le_bytes());
-    head.extend_from_slice(&(declared.len() as u64).to_le_bytes());
-    head.extend_from_slice(&(input.metadata.len() as u64).to_le_bytes());
-    head.extend_from_slice(&encode_all(input.metadata)?);
+    put(&mut head, reader.version().to_le_bytes(), big);
+    put(&mut head, (declared.len() as u64).to_le_bytes(), big);
+    put(&mut head, (input.metadata.len() as u64).to_le_bytes(), big);
+    head.extend_from_slice(&encode_all_in(input.metadata, big)?);
     for ((d, _), offset) in declared.iter().zip(&offsets) {
-        info(&mut head, d, *offset);
+        info(&mut head, d, *offset, big);
     }
     out.write_all(&head)?;
     if declared.is_empty() {
@@ -88,12 +89,12 @@ fn keep_tail(reader: &GgufReader, head_len: u64, alignment: u64, out: &mut dyn O
 }
 
 /// A tensor info: name, dimension count, `ne`, ggml type, offset.
-fn info(head: &mut Vec<u8>, d: &Declared, offset: u64) {
-    string(head, &d.name);
-    head.extend_from_slice(&(d.ne.len() as u32).to_le_bytes());
-    d.ne.iter().for_each(|n| head.extend_from_slice(&n.to_le_bytes()));
-    head.extend_from_slice(&d.ggml_type.to_le_bytes());
-    head.extend_from_slice(&offset.to_le_bytes());
+fn info(head: &mut Vec<u8>, d: &Declared, offset: u64, big: bool) {
+    string_in(head, &d.name, big);
+    put(head, (d.ne.len() as u32).to_le_bytes(), big);
+    d.ne.iter().for_each(|n| put(head, n.to_le_bytes(), big));
+    put(head, d.ggml_type.to_le_bytes(), big);
+    put(head, offset.to_le_bytes(), big);
 }
 
 /// Zeros from `len` to the next multiple of `alignment`.

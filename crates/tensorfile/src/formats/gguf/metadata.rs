@@ -151,6 +151,12 @@ fn array(w: &mut Walk<'_>, depth: usize) -> Result<TypedArray, Stop> {
 
 /// The key/values as the index stores them, little-endian.
 pub(super) fn encode_all(kvs: &[(String, MetaValue)]) -> Result<Vec<u8>> {
+    encode_all_in(kvs, false)
+}
+
+/// The key/values as the index stores them, big-endian when `big` (gguf-py's writer with
+/// `endianess=BIG`: every count, length, type and number swapped).
+pub(super) fn encode_all_in(kvs: &[(String, MetaValue)], big: bool) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut keys: Vec<&str> = kvs.iter().map(|(k, _)| k.as_str()).collect();
     keys.sort_unstable();
@@ -161,50 +167,66 @@ pub(super) fn encode_all(kvs: &[(String, MetaValue)]) -> Result<Vec<u8>> {
         if key.is_empty() {
             return Err(Error::usage("an empty metadata key (GGUF readers refuse it)"));
         }
-        string(&mut out, key);
-        encode(&mut out, value);
+        string_in(&mut out, key, big);
+        encode(&mut out, value, big);
     }
     Ok(out)
 }
 
+/// A number's little-endian bytes, reversed when the file is big-endian.
+pub(super) fn put<const N: usize>(out: &mut Vec<u8>, mut le: [u8; N], big: bool) {
+    if big {
+        le.reverse();
+    }
+    out.extend_from_slice(&le);
+}
+
 /// A GGUF string: its `u64` length, then its bytes.
 pub(super) fn string(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    string_in(out, s, false);
+}
+
+/// A GGUF string of a file of either byte order.
+pub(super) fn string_in(out: &mut Vec<u8>, s: &str, big: bool) {
+    put(out, (s.len() as u64).to_le_bytes(), big);
     out.extend_from_slice(s.as_bytes());
 }
 
 /// A value: its type, then its bytes.
-fn encode(out: &mut Vec<u8>, v: &MetaValue) {
+fn encode(out: &mut Vec<u8>, v: &MetaValue, big: bool) {
     match v {
         MetaValue::Number(n) => {
-            let (vtype, bytes) = number(*n);
-            out.extend_from_slice(&vtype.to_le_bytes());
+            let (vtype, mut bytes) = number(*n);
+            put(out, vtype.to_le_bytes(), big);
+            if big {
+                bytes.reverse();
+            }
             out.extend_from_slice(&bytes);
         }
         MetaValue::Bool(b) => {
-            out.extend_from_slice(&BOOL.to_le_bytes());
+            put(out, BOOL.to_le_bytes(), big);
             out.push(u8::from(*b));
         }
         MetaValue::Text(s) => {
-            out.extend_from_slice(&STRING.to_le_bytes());
-            string(out, s);
+            put(out, STRING.to_le_bytes(), big);
+            string_in(out, s, big);
         }
         MetaValue::Int(i) => match (i64::try_from(*i), u64::try_from(*i)) {
-            (Ok(v), _) => encode(out, &MetaValue::Number(Number::I64(v))),
-            (_, Ok(v)) => encode(out, &MetaValue::Number(Number::U64(v))),
-            _ => encode(out, &MetaValue::Text(i.to_string())),
+            (Ok(v), _) => encode(out, &MetaValue::Number(Number::I64(v)), big),
+            (_, Ok(v)) => encode(out, &MetaValue::Number(Number::U64(v)), big),
+            _ => encode(out, &MetaValue::Text(i.to_string()), big),
         },
-        MetaValue::Float(f) => encode(out, &MetaValue::Number(Number::F64(*f))),
+        MetaValue::Float(f) => encode(out, &MetaValue::Number(Number::F64(*f)), big),
         MetaValue::TypedArray(a) => {
-            out.extend_from_slice(&ARRAY.to_le_bytes());
-            array_bytes(out, a);
+            put(out, ARRAY.to_le_bytes(), big);
+            array_bytes(out, a, big);
         }
-        MetaValue::Bytes(b) => encode(out, &MetaValue::TypedArray(TypedArray::U8(b.clone()))),
+        MetaValue::Bytes(b) => encode(out, &MetaValue::TypedArray(TypedArray::U8(b.clone())), big),
         MetaValue::Array(items) => match typed(items) {
-            Some(a) => encode(out, &MetaValue::TypedArray(a)),
-            None => encode(out, &MetaValue::Text(v.to_json().to_string())),
+            Some(a) => encode(out, &MetaValue::TypedArray(a), big),
+            None => encode(out, &MetaValue::Text(v.to_json().to_string()), big),
         },
-        other => encode(out, &MetaValue::Text(other.to_json().to_string())),
+        other => encode(out, &MetaValue::Text(other.to_json().to_string()), big),
     }
 }
 
@@ -225,33 +247,44 @@ fn number(n: Number) -> (u32, Vec<u8>) {
 }
 
 /// An array's element type, count and elements.
-fn array_bytes(out: &mut Vec<u8>, a: &TypedArray) {
-    fn each<T: Copy, const N: usize>(out: &mut Vec<u8>, vtype: u32, v: &[T], f: fn(T) -> [u8; N]) {
-        out.extend_from_slice(&vtype.to_le_bytes());
-        out.extend_from_slice(&(v.len() as u64).to_le_bytes());
-        v.iter().for_each(|&x| out.extend_from_slice(&f(x)));
+fn array_bytes(out: &mut Vec<u8>, a: &TypedArray, big: bool) {
+    let each = |out: &mut Vec<u8>, vtype: u32, n: usize| {
+        put(out, vtype.to_le_bytes(), big);
+        put(out, (n as u64).to_le_bytes(), big);
+    };
+    macro_rules! numbers {
+        ($vtype:expr, $v:expr) => {{
+            each(out, $vtype, $v.len());
+            $v.iter().for_each(|x| put(out, x.to_le_bytes(), big));
+        }};
     }
     match a {
-        TypedArray::U8(v) => each(out, U8, v, |x| [x]),
-        TypedArray::I8(v) => each(out, I8, v, i8::to_le_bytes),
-        TypedArray::U16(v) => each(out, U16, v, u16::to_le_bytes),
-        TypedArray::I16(v) => each(out, I16, v, i16::to_le_bytes),
-        TypedArray::U32(v) => each(out, U32, v, u32::to_le_bytes),
-        TypedArray::I32(v) => each(out, I32, v, i32::to_le_bytes),
-        TypedArray::U64(v) => each(out, U64, v, u64::to_le_bytes),
-        TypedArray::I64(v) => each(out, I64, v, i64::to_le_bytes),
-        TypedArray::F32(v) => each(out, F32, v, f32::to_le_bytes),
-        TypedArray::F64(v) => each(out, F64, v, f64::to_le_bytes),
-        TypedArray::Bool(v) => each(out, BOOL, v, |b| [u8::from(b)]),
+        TypedArray::U8(v) => {
+            each(out, U8, v.len());
+            out.extend_from_slice(v);
+        }
+        TypedArray::I8(v) => numbers!(I8, v),
+        TypedArray::U16(v) => numbers!(U16, v),
+        TypedArray::I16(v) => numbers!(I16, v),
+        TypedArray::U32(v) => numbers!(U32, v),
+        TypedArray::I32(v) => numbers!(I32, v),
+        TypedArray::U64(v) => numbers!(U64, v),
+        TypedArray::I64(v) => numbers!(I64, v),
+        TypedArray::F32(v) => numbers!(F32, v),
+        TypedArray::F64(v) => numbers!(F64, v),
+        TypedArray::Bool(v) => {
+            each(out, BOOL, v.len());
+            out.extend(v.iter().map(|&b| u8::from(b)));
+        }
         TypedArray::Text(v) => {
-            out.extend_from_slice(&STRING.to_le_bytes());
-            out.extend_from_slice(&(v.len() as u64).to_le_bytes());
-            v.iter().for_each(|s| string(out, s));
+            put(out, STRING.to_le_bytes(), big);
+            put(out, (v.len() as u64).to_le_bytes(), big);
+            v.iter().for_each(|s| string_in(out, s, big));
         }
         TypedArray::Array(v) => {
-            out.extend_from_slice(&ARRAY.to_le_bytes());
-            out.extend_from_slice(&(v.len() as u64).to_le_bytes());
-            v.iter().for_each(|a| array_bytes(out, a));
+            put(out, ARRAY.to_le_bytes(), big);
+            put(out, (v.len() as u64).to_le_bytes(), big);
+            v.iter().for_each(|a| array_bytes(out, a, big));
         }
     }
 }

@@ -158,8 +158,8 @@ fn shape_of(dims: &[i64]) -> Result<Vec<u64>> {
 }
 
 impl Builder<'_> {
-    /// Add the tensor `held` under `name`: readable, or unreadable with its reason. Problems
-    /// of external data (a path out of the folder, a range out of the file) refuse the model.
+    /// Add the tensor `held` under `name`: readable, or unreadable with its reason. External
+    /// data at a path out of the folder refuses the model ([`is_fatal`]).
     fn add(&mut self, name: String, held: Held) -> Result<()> {
         match held {
             Held::Dense(t) => {
@@ -314,13 +314,15 @@ impl Builder<'_> {
 }
 
 /// Whether a tensor's problem refuses the whole model rather than that tensor: external data
-/// leaving the folder or its file, or a file that cannot be read. An external data file that is
-/// not there makes only the tensors in it unreadable ([`Rule::MissingFile`]): the model
-/// describes each of them, and its other tensors are read.
+/// leaving the folder (a path that is not safe to follow), or a file that cannot be read. An
+/// external data file that is not there, or is shorter than a tensor's range in it (a
+/// download cut short), makes only the tensors it should hold unreadable
+/// ([`Rule::MissingFile`], [`Rule::OutOfBounds`]): the model describes each of them, and its
+/// other tensors are read.
 fn is_fatal(e: &Error) -> bool {
     match e.rule() {
-        Some(Rule::MissingFile) => false,
-        Some(Rule::UnsafePath | Rule::OutOfBounds) => true,
+        Some(Rule::MissingFile | Rule::OutOfBounds) => false,
+        Some(Rule::UnsafePath) => true,
         _ => matches!(e.kind(), crate::ErrorKind::Io(_)),
     }
 }

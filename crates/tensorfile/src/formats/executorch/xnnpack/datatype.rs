@@ -55,9 +55,10 @@ impl Datatype {
     }
 
     /// Our dtype for a tensor of this datatype and `shape`, when its bytes are exactly that
-    /// dtype's in that shape (4-bit: rows of even length, so no padding nibble).
+    /// dtype's in that shape (4-bit: rows of even length, so no padding nibble; a scalar is a
+    /// row of one value and so has one).
     pub fn dtype_for(self, shape: &[u64]) -> Option<DType> {
-        if self.is_4bit() && shape.last().is_some_and(|l| l % 2 != 0) {
+        if self.is_4bit() && shape.last().is_none_or(|l| l % 2 != 0) {
             return None;
         }
         self.dtype()

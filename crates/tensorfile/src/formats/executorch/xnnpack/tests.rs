@@ -62,6 +62,10 @@ fn datatypes_map_to_ours_where_one_exists() {
     // Odd rows are padded to a whole byte: no dtype of ours, 3 bytes a row.
     assert_eq!(qb4.dtype_for(&[2, 5]), None);
     assert_eq!(qb4.nbytes(&[2, 5]).unwrap(), Some(6));
+    // A scalar is a row of one value: one byte with a padding nibble, so no dtype of ours
+    // (found by the xnnpack_payload fuzzer).
+    assert_eq!(qb4.dtype_for(&[]), None);
+    assert_eq!(qb4.nbytes(&[]).unwrap(), Some(1));
     assert_eq!(Datatype::from_number(11).unwrap().dtype(), None);
     assert_eq!(Datatype::from_number(0).unwrap_err().rule(), Some(Rule::UnknownDType));
     assert_eq!(Datatype::from_number(15).unwrap_err().rule(), Some(Rule::UnknownDType));

@@ -74,7 +74,10 @@ impl Flattener<'_> {
                         self.walk(v, join(&path, &i.to_string()), depth + 1)?;
                     }
                 }
-                None => {}
+                // Only TorchScript archives hold objects (read by `script.rs`): their state,
+                // under the object's name.
+                Some(Container::Instance { state: Some(state), .. }) => self.walk(state, path, depth + 1)?,
+                Some(Container::Instance { state: None, .. }) | None => {}
             },
             Value::Tensor(t) => {
                 let name = if path.is_empty() { "tensor".to_string() } else { path };

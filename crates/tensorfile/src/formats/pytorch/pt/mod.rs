@@ -2,9 +2,14 @@
 //! and one record per storage under `data/`. Read with the restricted pickle machine (nothing
 //! executes); nested dicts and lists of tensors flatten to dotted names. Written as a flat
 //! state dict that `torch.load(weights_only=True)` loads.
+//!
+//! TorchScript archives (`torch.jit.save`) are the same zip with `constants.pkl` and the
+//! model's code beside `data.pkl`: read by the same unit (`script.rs`), their tensors those of
+//! the module's state dict; `info` says which kind a file is.
 
 mod flatten;
 mod read;
+mod script;
 pub(super) mod update;
 mod write;
 

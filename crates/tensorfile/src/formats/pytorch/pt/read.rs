@@ -2,7 +2,8 @@
 
 use std::any::Any;
 
-use super::flatten::flatten;
+use super::flatten::{Flattened, flatten};
+use super::script::{self, ScriptFacts};
 use crate::checked;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result, Rule};
@@ -10,7 +11,7 @@ use crate::formats::pytorch::View;
 use crate::formats::{Catalog, FileSummary, Format, FormatReader};
 use crate::model::DType;
 use crate::model::{ByteOrder, Encoding, Entry, Kind, MetaValue, Storage, TensorData, TensorInfo};
-use crate::pickle::{self, Pickled, TensorRef};
+use crate::pickle::{self, TensorRef};
 use crate::source::{Bytes, Source};
 use crate::swap;
 use crate::zip::{Archive, Region, ZipEntry};
@@ -58,6 +59,8 @@ pub struct PtReader {
     catalog: Catalog,
     tensors: Vec<PtTensor>,
     metadata: Vec<(String, MetaValue)>,
+    /// For a TorchScript archive (`torch.jit.save`): what it holds beyond its state dict.
+    script: Option<ScriptFacts>,
 }
 
 /// Whether `bytes` are a zip with a `data.pkl` record (cheap check on the first entry).
@@ -84,17 +87,32 @@ impl PtReader {
         }
         let base = region.base();
         let archive = Archive::open_region(region)?;
-        let pkl = archive
-            .record("data.pkl")
-            .ok_or_else(|| Error::invalid(Rule::MissingField, "no data.pkl: not a torch.save file"))?;
+        let pkl = archive.record("data.pkl").ok_or_else(|| {
+            if archive.record("model.json").is_some() {
+                Error::unsupported("a TorchScript archive of PyTorch before 1.4 (model.json, no data.pkl)")
+            } else {
+                Error::invalid(Rule::MissingField, "no data.pkl: not a torch.save file")
+            }
+        })?;
         let pkl_bytes = archive.read(pkl, true)?;
         let big_endian = match archive.read_text("byteorder")?.as_deref().map(str::trim) {
             None | Some("little") => false,
             Some("big") => true,
             Some(other) => return Err(Error::invalid(Rule::UnknownByteOrder, format!("byteorder {other:?}"))),
         };
+        let budget = 4 * pkl_bytes.len() + 1024;
+        if script::is_script(&archive) {
+            // A TorchScript archive: its module's state dict, named from its code.
+            let value = pickle::load_torchscript(&pkl_bytes).map_err(|e| in_data_pkl(e, "TorchScript"))?;
+            let state = script::state_dict(&archive, &value, budget)?;
+            let mut reader =
+                Self::build(Some(archive), None, HashMap::new(), big_endian, state.flat, state.unreadable)?;
+            reader.script = Some(state.facts);
+            return Ok(reader.based_at(base));
+        }
         let value = pickle::load(&pkl_bytes)?;
-        Ok(Self::build(Some(archive), None, HashMap::new(), big_endian, &value, pkl_bytes.len())?.based_at(base))
+        let flat = flatten(&value, budget)?;
+        Ok(Self::build(Some(archive), None, HashMap::new(), big_endian, flat, Vec::new())?.based_at(base))
     }
 
     /// The same reader, its entries' offsets counted from the start of the file this one is
@@ -145,19 +163,20 @@ impl PtReader {
             c.skip(checked::to_usize(len, "storage size")?, &format!("storage {key} of {len} bytes"))?;
             raw.insert(key, (start, len));
         }
-        let consumed = object.consumed;
-        Self::build(None, Some(bytes), raw, little == Some(false), &object.value, consumed)
+        let flat = flatten(&object.value, 4 * object.consumed + 1024)?;
+        Self::build(None, Some(bytes), raw, little == Some(false), flat, Vec::new())
     }
 
+    /// The reader of the tensors `flat` names (and of `unreadable`, named tensors that cannot
+    /// be read, with why).
     fn build(
         archive: Option<Archive>,
         legacy: Option<Bytes>,
         raw_storages: HashMap<String, (u64, u64)>,
         big_endian: bool,
-        value: &Pickled,
-        pickle_len: usize,
+        flat: Flattened,
+        unreadable: Vec<(String, Error)>,
     ) -> Result<Self> {
-        let flat = flatten(value, 4 * pickle_len + 1024)?;
         let mut reader = PtReader {
             archive,
             legacy,
@@ -166,7 +185,11 @@ impl PtReader {
             catalog: Catalog::default(),
             tensors: Vec::new(),
             metadata: flat.metadata,
+            script: None,
         };
+        for (name, error) in unreadable {
+            reader.catalog.push_unreadable(name, String::new(), Vec::new(), error);
+        }
         for name in flat.duplicates {
             let error = Error::invalid(Rule::DuplicateName, "another tensor already has this name");
             reader.catalog.push_unreadable(name, String::new(), Vec::new(), error);
@@ -265,6 +288,11 @@ impl PtReader {
     }
 }
 
+/// An error of a TorchScript archive's `data.pkl`, saying which pickle it is about.
+fn in_data_pkl(e: Error, kind: &str) -> Error {
+    e.within(format!("data.pkl of a {kind} archive"), Rule::BadPickle)
+}
+
 impl FormatReader for PtReader {
     fn format(&self) -> Format {
         Format::Pt
@@ -281,6 +309,13 @@ impl FormatReader for PtReader {
             }
             None => "legacy (before PyTorch 1.6)".to_string(),
         };
+        if let Some(facts) = &self.script {
+            details.insert(0, ("kind".into(), MetaValue::Text("TorchScript archive (torch.jit.save)".into())));
+            details.push(("code".into(), MetaValue::Array(facts.code.iter().cloned().map(MetaValue::Text).collect())));
+            details.push(("constants".into(), MetaValue::Int(facts.constants as i128)));
+            let others = facts.other_tensors.iter().cloned().map(MetaValue::Text).collect();
+            details.push(("tensors not in the state dict".into(), MetaValue::Array(others)));
+        }
         FileSummary { version, metadata: self.metadata.clone(), details, structure: None }
     }
 

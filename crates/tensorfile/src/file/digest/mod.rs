@@ -1,8 +1,14 @@
 //! Whole-file digests to check a file against, for the formats that carry no checksum of
-//! their own (safetensors, GGUF, ONNX, NumPy): given by the user, written beside the file
-//! (`model.safetensors.sha256`, as `sha256sum` writes it), or the name the Hugging Face hub's
-//! cache gives the file (`.../blobs/<sha256>`, the object's LFS digest, which a snapshot's
-//! `model.safetensors` links to).
+//! their own (safetensors, GGUF, ONNX, NumPy, ExecuTorch): given by the user, written beside
+//! the file (`model.safetensors.sha256`, as `sha256sum` writes it), or the sha256 the
+//! Hugging Face hub lists for the file, as the tools that fetched it left it: the name of the
+//! hub cache's blob (`.../blobs/<sha256>`), the record of a download into a folder
+//! (`.cache/huggingface/download/<file>.metadata`), or the Git LFS pointer a clone of the
+//! repository holds for it ([`lfs`]).
+
+pub(crate) mod git_objects;
+mod hub;
+pub(crate) mod lfs;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -30,6 +36,16 @@ pub enum DigestFrom {
     Sidecar(PathBuf),
     /// The file is a blob of the Hugging Face hub's cache, named by its digest.
     HubBlob(PathBuf),
+    /// The record the Hugging Face hub's client wrote when it downloaded the file into a
+    /// folder (`hf download --local-dir`): this record file.
+    HubDownload(PathBuf),
+    /// The Git LFS pointer that the repository holding the file records for it.
+    GitLfs {
+        /// The repository's work tree.
+        work_tree: PathBuf,
+        /// The file's path in the repository.
+        path_in_repo: String,
+    },
 }
 
 impl std::fmt::Display for DigestFrom {
@@ -38,6 +54,12 @@ impl std::fmt::Display for DigestFrom {
             DigestFrom::Given => f.write_str("the sha256 given"),
             DigestFrom::Sidecar(p) => write!(f, "the sha256 in {}", p.display()),
             DigestFrom::HubBlob(p) => write!(f, "the sha256 naming the Hugging Face cache blob {}", p.display()),
+            DigestFrom::HubDownload(p) => {
+                write!(f, "the sha256 the Hugging Face download recorded in {}", p.display())
+            }
+            DigestFrom::GitLfs { work_tree, path_in_repo } => {
+                write!(f, "the Git LFS pointer of {path_in_repo} in the repository {}", work_tree.display())
+            }
         }
     }
 }
@@ -57,8 +79,11 @@ pub fn hex_sha256(digest: &[u8; 32]) -> String {
 }
 
 /// The digest `path` is expected to have, where one is found: a `.sha256` file beside it
-/// (its first word), else the name of the Hugging Face cache blob it is (or links to). A
-/// `.sha256` file that holds no digest is an error naming it.
+/// (its first word), else the name of the Hugging Face cache blob it is (or links to), else
+/// the record of the Hugging Face download that wrote it into a folder, else the Git LFS
+/// pointer of the repository it is checked out in. A `.sha256` file that holds no digest is
+/// an error naming it; the other records, written by tools, are used only when whole and
+/// current (see [`lfs`]).
 pub fn expected_digest(path: &Path) -> Result<Option<ExpectedDigest>> {
     let mut sidecar = path.as_os_str().to_owned();
     sidecar.push(".sha256");
@@ -74,13 +99,16 @@ pub fn expected_digest(path: &Path) -> Result<Option<ExpectedDigest>> {
         })?;
         return Ok(Some(ExpectedDigest { sha256, from: DigestFrom::Sidecar(sidecar) }));
     }
-    let Ok(real) = std::fs::canonicalize(path) else { return Ok(None) };
-    let in_blobs = real.parent().and_then(Path::file_name).is_some_and(|n| n == "blobs");
-    let name = real.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    match parse_sha256(name) {
-        Ok(sha256) if in_blobs => Ok(Some(ExpectedDigest { sha256, from: DigestFrom::HubBlob(real) })),
-        _ => Ok(None),
+    if let Some((sha256, blob)) = hub::blob_digest(path) {
+        return Ok(Some(ExpectedDigest { sha256, from: DigestFrom::HubBlob(blob) }));
     }
+    if let Some((sha256, record)) = hub::local_dir_digest(path) {
+        return Ok(Some(ExpectedDigest { sha256, from: DigestFrom::HubDownload(record) }));
+    }
+    Ok(lfs::lfs_record(path).map(|r| ExpectedDigest {
+        sha256: r.pointer.sha256,
+        from: DigestFrom::GitLfs { work_tree: r.work_tree, path_in_repo: r.path_in_repo },
+    }))
 }
 
 /// The sha256 of the file at `path`, read in pieces.
