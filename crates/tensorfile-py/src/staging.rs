@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
-use tensorfile::io::stage::{Direct, Piece, StageBuffer, StagePlan};
+use tensorfile::io::stage::{Direct, Piece, StageBuffer, StagePlan, StageTensor};
+use tensorfile::model::{ByteOrder, Encoding};
 use tensorfile::{Error, TensorFile};
 
 use crate::errors::IntoPy;
@@ -76,11 +77,34 @@ pub fn plan(
     if let Some(other) = tensors.iter().find(|t| !Arc::ptr_eq(t.file(), file)) {
         return Err(Error::usage(format!("{} is a tensor of another file", other.name()))).py();
     }
-    // Decoding is what takes the time: the unread tensors are read at once, on rayon's threads.
-    read_unread(py, file, tensors, |file, indices| indices.par_iter().map(|&i| file.read_index(i)).collect())?;
-    let bytes = tensors.iter().map(|t| t.dense_bytes(py)).collect::<PyResult<Vec<_>>>()?;
-    let plan = py.detach(move || StagePlan::new(bytes, chunk, direct)).py()?;
+    // Tensors that must be decoded (compressed, swapped, remote) are read when their stage is
+    // filled and dropped after it: the file is never held decoded whole. The others (slices
+    // of the file's map) are read now, at once on rayon's threads.
+    let later: Vec<bool> = tensors.iter().map(|t| t.unread() && !is_slice_of_file(file, t.index())).collect();
+    let now: Vec<&NativeTensor> = tensors.iter().zip(&later).filter(|(_, l)| !**l).map(|(t, _)| &**t).collect();
+    read_unread(py, file, &now, |file, indices| indices.par_iter().map(|&i| file.read_index(i)).collect())?;
+    let mut staged = Vec::with_capacity(tensors.len());
+    for (t, later) in tensors.iter().zip(later) {
+        staged.push(if later {
+            let (file, index, name) = (file.clone(), t.index(), t.name().to_string());
+            let len = file.entries()[index].nbytes();
+            StageTensor::later(
+                len,
+                Box::new(move || file.read_index(index)?.as_dense().cloned().map_err(|e| e.for_tensor(&name))),
+            )
+        } else {
+            StageTensor::Ready(t.dense_bytes(py)?)
+        });
+    }
+    let plan = py.detach(move || StagePlan::with_later(staged, chunk, direct)).py()?;
     Ok(NativeStaging { plan: Arc::new(plan) })
+}
+
+/// Whether entry `index` reads as a slice of the file's bytes as they are (raw, little-endian,
+/// local): nothing to decode, nothing held.
+fn is_slice_of_file(file: &TensorFile, index: usize) -> bool {
+    let storage = file.entries()[index].storage();
+    !file.is_remote() && storage.encoding() == Encoding::Raw && storage.byte_order() == ByteOrder::Little
 }
 
 #[pymethods]

@@ -474,7 +474,7 @@ impl NativeTensor {
 pub(crate) fn read_unread(
     py: Python<'_>,
     file: &Arc<TensorFile>,
-    tensors: &[PyRef<'_, NativeTensor>],
+    tensors: &[impl std::ops::Deref<Target = NativeTensor>],
     read: impl FnOnce(&TensorFile, Vec<usize>) -> tensorfile::Result<Vec<TensorData>> + Send,
 ) -> PyResult<()> {
     let unread: Vec<&NativeTensor> = tensors.iter().map(|t| &**t).filter(|t| t.unread()).collect();

@@ -83,6 +83,30 @@ def test_compressed_tensors_are_decoded_and_packed(tmp_path):
         assert got[name].tobytes() == want.tobytes(), name
 
 
+def test_compressed_tensors_are_decoded_when_their_stage_is_filled_not_before(tmp_path):
+    """A compressed file is not decoded whole to plan its stages: each tensor is decoded when
+    the first stage holding it is filled (and dropped after its last), so that a tensor broken
+    in the file fails that stage, naming it, after the stages before it were filled."""
+    rng = np.random.default_rng(8)
+    tensors = {"a": rng.standard_normal(20_000).astype(np.float32), "b": rng.standard_normal(9000).astype(np.float32)}
+    path = tmp_path / "z.zt"
+    tensorfile.save_file(tensors, path, compress="zstd")
+    raw = bytearray(path.read_bytes())
+    frames = [i for i in range(len(raw) - 3) if raw[i:i + 4] == b"\x28\xb5\x2f\xfd"]
+    assert len(frames) == 2
+    raw[frames[1] + 40] ^= 0xFF  # inside b's frame
+    path.write_bytes(bytes(raw))
+    with tensorfile.open(path) as f:
+        plan = f._file.staging([f["a"], f["b"]], 16384, "never")
+        buffer = tensorfile._native.stage_buffer(16384)
+        filled = 0
+        with pytest.raises(tensorfile.Error, match="b"):
+            for k in range(len(plan)):
+                plan.fill(k, buffer)
+                filled += 1
+        assert filled >= 4  # a's stages (80,000 bytes in buffers of 16,384)
+
+
 def test_the_budget_makes_at_least_two_buffers_within_it():
     assert _staging.split(_staging.DEFAULT_STAGING) == (32 << 20, 8)
     assert _staging.split(SMALL) == (16384, 2)

@@ -4,7 +4,10 @@ file beside it, `expect_sha256`), beside the load; a mismatch raises naming the 
 tensor, and nothing is returned."""
 
 import hashlib
+import re
 import shutil
+import struct
+import zipfile
 
 import pytest
 
@@ -35,6 +38,54 @@ def test_a_zt_files_checksums_are_checked_by_default(tmp_path):
     # Unchecked, the flipped byte is handed over.
     assert name in tensorfile.load_file(broken, verify=False)
     assert set(tensorfile.load_file(src)) == set(tensorfile.load_file(src, verify=False))
+
+
+def member_start(path, member):
+    """Where the bytes of zip member `member` (stored) start in the file at `path`."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(member)
+    raw = path.read_bytes()
+    name_len, extra_len = struct.unpack_from("<HH", raw, info.header_offset + 26)
+    return info.header_offset + 30 + name_len + extra_len
+
+
+def flipped_member(src, tmp_path, member, at):
+    """`src` copied with byte `at` of zip member `member` flipped (the lowest bit)."""
+    dst = tmp_path / src.name
+    data = bytearray(src.read_bytes())
+    data[member_start(src, member) + at] ^= 1
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+@pytest.mark.parametrize("digit", [0, 3])
+def test_a_flipped_byte_of_an_npy_members_header_is_refused_by_default(tmp_path, digit):
+    """The header of an `.npz` member is covered by the member's CRC: its shape `(2, 3)` made
+    `(3, 3)` (more bytes than the member holds: the entry unreadable) or `(2, 2)` (fewer: read
+    as another tensor) is refused by `load_file`'s default verification, naming the file;
+    unverified, the tensor is left out or read with the other shape."""
+    src = FIXTURES / "numpy" / "savez.npz"
+    member = "encoder/block_1/conv2d/kernel:0.npy"
+    with zipfile.ZipFile(src) as z:
+        head = z.read(member)[:128]
+    at = head.index(b"'shape': (2, 3)") + len(b"'shape': (") + digit
+    broken = flipped_member(src, tmp_path, member, at)
+    with pytest.raises(tensorfile.InvalidFileError, match=re.escape(broken.name)):
+        tensorfile.load_file(broken)
+    unverified = tensorfile.load_file(broken, verify=False)
+    name = member.removesuffix(".npy")
+    assert name not in unverified or unverified[name].shape != (2, 3)
+
+
+def test_a_flipped_byte_of_a_pt_files_pickle_is_refused_by_default(tmp_path):
+    """`data.pkl` (the names, dtypes, shapes and storages of a `torch.save` file) is covered by
+    its member's CRC: a byte flipped in its middle is refused, naming the file."""
+    src = FIXTURES / "pytorch" / "dtypes.pt"
+    with zipfile.ZipFile(src) as z:
+        size = z.getinfo("dtypes/data.pkl").file_size
+    broken = flipped_member(src, tmp_path, "dtypes/data.pkl", size // 2)
+    with pytest.raises(tensorfile.InvalidFileError, match=re.escape(broken.name)):
+        tensorfile.load_file(broken)
 
 
 def test_a_sha256_beside_the_file_is_checked_with_verify_true(tmp_path):

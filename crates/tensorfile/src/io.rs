@@ -16,5 +16,7 @@ pub use crate::source::{
 /// (`pread` on every core, or `O_DIRECT` when the file is not cached), for a loader to copy
 /// on; packed stages for tensors that must be decoded first.
 pub mod stage {
-    pub use crate::stage::{DEFAULT_CHUNK, Direct, MIN_CHUNK, Piece, StageBuffer, StagePlan};
+    pub use crate::stage::{
+        DEFAULT_CHUNK, Deferred, Direct, MIN_CHUNK, Piece, ReadLater, StageBuffer, StagePlan, StageTensor,
+    };
 }

@@ -12,10 +12,14 @@
 //! holds them (a few bytes between tensors read through), straight into the buffer, on all
 //! cores, with `O_DIRECT` when the file is not in the page cache (no copy out of it, no page
 //! faults on a map) or buffered `pread` from the page cache (no faults either). Other tensors
-//! (decoded, or in memory already) are packed into stages and copied in.
+//! (in memory already, or decoded when their first stage is filled: [`StageTensor::later`])
+//! are packed into stages and copied in; a tensor decoded for the plan is dropped once every
+//! stage holding a piece of it is filled, so that a compressed file is held decoded a tensor
+//! or two at a time, not whole.
 
 use std::fs::File;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rayon::prelude::*;
 
@@ -84,10 +88,87 @@ struct WindowFile {
     opened: OnceLock<Option<File>>,
 }
 
+/// What reads a tensor's dense bytes when its first stage is filled.
+pub type ReadLater = Box<dyn Fn() -> Result<Bytes> + Send + Sync>;
+
+/// A tensor to stage: its dense bytes, or their length and what reads them later.
+pub enum StageTensor {
+    /// The bytes (a slice of a mapped file is read from the file into the buffers).
+    Ready(Bytes),
+    /// Bytes to decode when a stage first needs them ([`StageTensor::later`]).
+    Later(Deferred),
+}
+
+/// A tensor decoded when a stage first needs it, kept until the last stage holding a piece of
+/// it is filled.
+pub struct Deferred {
+    /// The dense bytes' length.
+    len: u64,
+    /// What decodes them.
+    read: ReadLater,
+    /// The bytes while some stage still needs them.
+    held: Mutex<Option<Bytes>>,
+    /// Stages holding a piece of the tensor not yet filled.
+    stages_left: AtomicUsize,
+}
+
+impl StageTensor {
+    /// A tensor of `len` dense bytes that `read` decodes when first needed.
+    pub fn later(len: u64, read: ReadLater) -> StageTensor {
+        StageTensor::Later(Deferred { len, read, held: Mutex::new(None), stages_left: AtomicUsize::new(0) })
+    }
+
+    fn ready(&self) -> Option<&Bytes> {
+        match self {
+            StageTensor::Ready(b) => Some(b),
+            StageTensor::Later(_) => None,
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            StageTensor::Ready(b) => b.len() as u64,
+            StageTensor::Later(d) => d.len,
+        }
+    }
+
+    /// The bytes, decoded now where they are not held.
+    fn bytes(&self, index: usize) -> Result<Bytes> {
+        match self {
+            StageTensor::Ready(b) => Ok(b.clone()),
+            StageTensor::Later(Deferred { len, read, held, .. }) => {
+                let mut held = held.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(b) = held.as_ref() {
+                    return Ok(b.clone());
+                }
+                let bytes = read()?;
+                if bytes.len() as u64 != *len {
+                    return Err(Error::invalid(
+                        crate::error::Rule::SizeMismatch,
+                        format!("tensor {index} of the plan decoded to {} bytes, not the {len} planned", bytes.len()),
+                    ));
+                }
+                *held = Some(bytes.clone());
+                Ok(bytes)
+            }
+        }
+    }
+
+    /// A stage holding a piece of the tensor is filled: the bytes are dropped after the last.
+    fn stage_done(&self) {
+        if let StageTensor::Later(Deferred { held, stages_left, .. }) = self {
+            let before = stages_left.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+            if before == Ok(1) {
+                *held.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            }
+        }
+    }
+}
+
 /// The stages that carry a list of tensors through buffers of `chunk` bytes.
 pub struct StagePlan {
     chunk: usize,
-    tensors: Vec<Bytes>,
+    tensors: Vec<StageTensor>,
     files: Vec<WindowFile>,
     stages: Vec<Stage>,
 }
@@ -96,6 +177,12 @@ impl StagePlan {
     /// Plan the stages for `tensors` (the dense bytes of each, in the order the caller will
     /// place them) in buffers of `chunk` bytes (a multiple of 4096, at least [`MIN_CHUNK`]).
     pub fn new(tensors: Vec<Bytes>, chunk: usize, direct: Direct) -> Result<StagePlan> {
+        Self::with_later(tensors.into_iter().map(StageTensor::Ready).collect(), chunk, direct)
+    }
+
+    /// Plan the stages for `tensors`, some of which are decoded only when a stage needs them
+    /// ([`StageTensor::later`]).
+    pub fn with_later(tensors: Vec<StageTensor>, chunk: usize, direct: Direct) -> Result<StagePlan> {
         if chunk < MIN_CHUNK || chunk % ALIGN != 0 {
             return Err(Error::usage(format!(
                 "a staging chunk is a multiple of {ALIGN} bytes of at least {MIN_CHUNK}, not {chunk}"
@@ -103,13 +190,24 @@ impl StagePlan {
         }
         let mut plan = StagePlan { chunk, tensors, files: Vec::new(), stages: Vec::new() };
         for i in 0..plan.tensors.len() {
-            let bytes = plan.tensors[i].clone();
-            match bytes.mapped_file() {
-                Some((file, offset)) => {
-                    let f = plan.file_slot(file, i, direct);
-                    plan.add_windowed(i, f, offset, bytes.len() as u64)?;
+            match plan.tensors[i].ready().cloned() {
+                Some(bytes) => match bytes.mapped_file() {
+                    Some((file, offset)) => {
+                        let f = plan.file_slot(file, i, direct);
+                        plan.add_windowed(i, f, offset, bytes.len() as u64)?;
+                    }
+                    None => plan.add_packed(i, bytes.len() as u64),
+                },
+                None => plan.add_packed(i, plan.tensors[i].len()),
+            }
+        }
+        // Each later tensor is held until the stages with a piece of it (one piece a stage:
+        // packing is in order) are all filled.
+        for stage in &plan.stages {
+            for p in &stage.pieces {
+                if let StageTensor::Later(Deferred { stages_left, .. }) = &plan.tensors[p.tensor] {
+                    stages_left.fetch_add(1, Ordering::Relaxed);
                 }
-                None => plan.add_packed(i, bytes.len() as u64),
             }
         }
         Ok(plan)
@@ -117,7 +215,9 @@ impl StagePlan {
 
     /// The index of the window file that `file` (mapped by tensor `tensor`) is, added if new.
     fn file_slot(&mut self, file: &File, tensor: usize, direct: Direct) -> usize {
-        let same = |w: &WindowFile| self.tensors[w.tensor].mapped_file().is_some_and(|(f, _)| std::ptr::eq(f, file));
+        let same = |w: &WindowFile| {
+            self.tensors[w.tensor].ready().and_then(Bytes::mapped_file).is_some_and(|(f, _)| std::ptr::eq(f, file))
+        };
         if let Some(k) = self.files.iter().position(same) {
             return k;
         }
@@ -223,16 +323,14 @@ impl StagePlan {
         }
         match stage.fill {
             Fill::Window { file, offset, len } => self.fill_window(&self.files[file], offset, len, buffer),
-            Fill::Packed => {
-                self.fill_packed(&stage.pieces, buffer);
-                Ok(())
-            }
+            Fill::Packed => self.fill_packed(&stage.pieces, buffer),
         }
     }
 
     /// `len` bytes of `file` at `offset` into `buffer`, in pieces of [`SUB`] bytes read at once.
     fn fill_window(&self, file: &WindowFile, offset: u64, len: u64, buffer: &mut [u8]) -> Result<()> {
-        let (buffered, _) = self.tensors[file.tensor].mapped_file().expect("window files are mapped");
+        let (buffered, _) =
+            self.tensors[file.tensor].ready().and_then(Bytes::mapped_file).expect("window files are mapped");
         let aligned = buffer.as_ptr() as usize % ALIGN == 0;
         let direct = if file.direct && aligned {
             file.opened.get_or_init(|| direct::reopen_direct(buffered)).as_ref()
@@ -250,21 +348,27 @@ impl StagePlan {
     }
 
     /// Copy each piece from its tensor's bytes to its place in `buffer`, large ones in parts
-    /// on several threads.
-    fn fill_packed(&self, pieces: &[Piece], buffer: &mut [u8]) {
+    /// on several threads (a tensor to decode decoded first, dropped after its last stage).
+    fn fill_packed(&self, pieces: &[Piece], buffer: &mut [u8]) -> Result<()> {
+        let sources: Vec<Bytes> = pieces.iter().map(|p| self.tensors[p.tensor].bytes(p.tensor)).collect::<Result<_>>()?;
         let mut copies: Vec<(&[u8], &mut [u8])> = Vec::new();
         let mut rest = buffer;
         let mut start = 0u64;
-        for p in pieces {
+        for (p, bytes) in pieces.iter().zip(&sources) {
             // Pieces were placed one after another, each within the chunk.
             let (_, tail) = rest.split_at_mut((p.at - start) as usize);
             let (dst, tail) = tail.split_at_mut(p.len as usize);
-            let src = &self.tensors[p.tensor][p.offset as usize..(p.offset + p.len) as usize];
+            let src = &bytes[p.offset as usize..(p.offset + p.len) as usize];
             copies.extend(src.chunks(SUB).zip(dst.chunks_mut(SUB)));
             rest = tail;
             start = p.at + p.len;
         }
         copies.into_par_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
+        drop(sources);
+        for p in pieces {
+            self.tensors[p.tensor].stage_done();
+        }
+        Ok(())
     }
 }
 
@@ -355,6 +459,57 @@ mod tests {
             let windows = (0..plan.len()).filter(|&k| matches!(plan.stages[k].fill, Fill::Window { .. })).count();
             assert!(windows >= 3 && windows < plan.len(), "{direct:?}: {windows} windows of {}", plan.len());
         }
+    }
+
+    #[test]
+    fn tensors_read_later_are_decoded_once_held_while_needed_and_dropped() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicUsize;
+        // Three tensors to decode (one over two chunks, one small, one empty) between ready ones.
+        let sizes = [MIN_CHUNK * 2 + 100, 3000, 0, 700];
+        let data: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(i, &n)| pattern(n, i as u32 + 40)).collect();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let later = |i: usize| {
+            let (bytes, reads) = (data[i].clone(), reads.clone());
+            StageTensor::later(
+                bytes.len() as u64,
+                Box::new(move || {
+                    reads.fetch_add(1, Ordering::SeqCst);
+                    Ok(Bytes::from_vec(bytes.clone()))
+                }),
+            )
+        };
+        let tensors = vec![later(0), StageTensor::Ready(Bytes::from_vec(data[1].clone())), later(2), later(3)];
+        let plan = StagePlan::with_later(tensors, MIN_CHUNK, Direct::Never).unwrap();
+        // Before any stage is filled nothing is decoded; as the stages go by, the tensor over
+        // three stages is held between them and dropped after its last.
+        assert_eq!(reads.load(Ordering::SeqCst), 0);
+        let held = |i: usize| match &plan.tensors[i] {
+            StageTensor::Later(d) => d.held.lock().unwrap().is_some(),
+            StageTensor::Ready(_) => false,
+        };
+        let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+        let mut buffer = vec![0u8; plan.chunk()];
+        for k in 0..plan.len() {
+            plan.fill(k, &mut buffer).unwrap();
+            for p in plan.pieces(k).unwrap() {
+                let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
+                out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
+            }
+            let last_of_0 = plan.pieces(k).unwrap().iter().any(|p| p.tensor == 0 && p.offset + p.len == sizes[0] as u64);
+            assert_eq!(held(0), !last_of_0 && k < 2, "stage {k}");
+        }
+        assert_eq!(out, data);
+        // The empty tensor is never read; the others once each.
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+        assert!(!held(0) && !held(3));
+        // A tensor decoding to another length than planned, or failing, fails the fill.
+        let short = StageTensor::later(10, Box::new(|| Ok(Bytes::from_vec(vec![1; 9]))));
+        let plan = StagePlan::with_later(vec![short], MIN_CHUNK, Direct::Never).unwrap();
+        assert_eq!(plan.fill(0, &mut buffer).unwrap_err().rule(), Some(crate::error::Rule::SizeMismatch));
+        let broken = StageTensor::later(10, Box::new(|| Err(Error::usage("cannot"))));
+        let plan = StagePlan::with_later(vec![broken], MIN_CHUNK, Direct::Never).unwrap();
+        assert!(plan.fill(0, &mut buffer).unwrap_err().to_string().contains("cannot"));
     }
 
     #[test]

@@ -53,11 +53,15 @@ pub enum Verify {
     #[default]
     Off,
     /// Every checksum the format stores (zTensor's crc32c or sha256 and xxh3 digests, HDF5's
-    /// fletcher32, the CRCs of zip members), checked on the bytes of every tensor read.
+    /// fletcher32, the CRCs of zip members), checked on the bytes of every tensor read; an
+    /// entry that a failed checksum of the file's metadata left unreadable refuses the open.
+    /// Which bytes each format's checksums cover: docs/verify.md.
     Checksums,
     /// The checksums, and the sha256 of every file whose digest is known: given
-    /// ([`OpenOptions::expect_sha256`]), in a `.sha256` file beside it, or the name of the
-    /// Hugging Face cache blob it is ([`TensorFile::check_digests`]).
+    /// ([`OpenOptions::expect_sha256`]), in a `.sha256` file beside it, or the one the
+    /// Hugging Face hub lists for it as the tools that fetched it left it (the cache blob's
+    /// name, a `--local-dir` download's record, a clone's Git LFS pointer:
+    /// [`digest::expected_digest`]); checked by [`TensorFile::check_digests`].
     Full,
 }
 

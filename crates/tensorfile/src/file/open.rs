@@ -96,6 +96,21 @@ impl OpenOptions {
     /// every read, and with [`Verify::Full`] the digests its files are expected to have.
     fn verifying(&self, mut file: TensorFile, path: &Path) -> Result<TensorFile> {
         file.verify = self.verify;
+        if self.verify == Verify::Off {
+            return Ok(file);
+        }
+        // An entry listed unreadable because a checksum of its metadata failed (an HDF5
+        // object header, an `.npy` member whose header breaks and whose CRC fails or whose
+        // deflate stream breaks) is a file not as written: verified, it is refused, not left
+        // out of the tensors handed over.
+        let not_as_written = |rule| {
+            matches!(rule, Some(Rule::ChecksumMismatch | Rule::BadCompressedData | Rule::DecompressedSizeMismatch))
+        };
+        if let Some(u) = file.unreadable().iter().find(|u| not_as_written(u.error().rule())) {
+            let e = u.error().clone();
+            let e = if e.tensor().is_none() { e.for_tensor(u.name()) } else { e };
+            return Err(e.in_file(path));
+        }
         if self.verify != Verify::Full {
             return Ok(file);
         }

@@ -27,6 +27,10 @@ pub struct KerasReader {
     config: Result<(Json, ModelConfig)>,
     /// `metadata.json`'s keys, or why they could not be read.
     metadata: Result<Vec<(String, MetaValue)>>,
+    /// Whether the weights member's bytes match its CRC-32, found on the first read that
+    /// verifies (a stored member is read in place, its CRC covering the whole member: the
+    /// HDF5 structure and every tensor; a deflated one was checked as it was inflated).
+    weights_crc: std::sync::OnceLock<Result<()>>,
 }
 
 impl KerasReader {
@@ -56,7 +60,7 @@ impl KerasReader {
             Ok((v, model))
         });
         let metadata = json_member(&archive, METADATA_MEMBER).and_then(|v| config::metadata(METADATA_MEMBER, &v));
-        Ok(KerasReader { archive, member, weights, catalog, config, metadata })
+        Ok(KerasReader { archive, member, weights, catalog, config, metadata, weights_crc: Default::default() })
     }
 
     /// The zip archive.
@@ -108,6 +112,24 @@ impl KerasReader {
             let elements = checked::numel(e.info().shape()).unwrap_or(0);
             (n + 1, p.saturating_add(elements))
         })
+    }
+}
+
+impl KerasReader {
+    /// The CRC-32s of the members a read depends on, for a read that verifies: `config.json`
+    /// and `metadata.json` (read at open) and the weights member (checked whole once, by the
+    /// first read that verifies).
+    fn check_members(&self) -> Result<()> {
+        for problem in [self.config.as_ref().err(), self.metadata.as_ref().err()].into_iter().flatten() {
+            if unsound(problem) {
+                return Err(problem.clone());
+            }
+        }
+        let whole = || match self.member.method {
+            0 => self.archive.read(&self.member, true).map(|_| ()),
+            _ => Ok(()),
+        };
+        self.weights_crc.get_or_init(whole).clone()
     }
 }
 
@@ -171,8 +193,14 @@ fn json_member(archive: &Archive, member: &str) -> Result<Json> {
             format!("{member} of {} bytes (limit {MAX_JSON_MEMBER})", e.size),
         ));
     }
-    let bytes = archive.read(e, false)?;
+    let bytes = archive.read(e, true)?;
     config::parse_json(member, &bytes)
+}
+
+/// Whether `e`, the error of a JSON member, says its bytes are not those written (its CRC-32
+/// fails, or it does not inflate), rather than that it was written malformed.
+fn unsound(e: &Error) -> bool {
+    matches!(e.rule(), Some(Rule::ChecksumMismatch | Rule::BadCompressedData | Rule::DecompressedSizeMismatch))
 }
 
 impl FormatReader for KerasReader {
@@ -226,6 +254,9 @@ impl FormatReader for KerasReader {
     }
 
     fn read(&self, index: usize, verify: bool) -> Result<TensorData> {
+        if verify {
+            self.check_members()?;
+        }
         self.weights.read(index, verify)
     }
 

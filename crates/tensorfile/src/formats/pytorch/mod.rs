@@ -6,9 +6,30 @@ pub mod pt2;
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
+use crate::zip::Archive;
 use crate::limits::MAX_VIEW_EXPANSION;
 use crate::model::{DType, Layout};
 use crate::source::Bytes;
+
+/// The most bytes of a record read at open for its CRC alone.
+const SMALL_RECORD_BYTES: u64 = 64 << 10;
+
+/// Read, for their CRCs, the records of `archive` that hold no tensor's storage (outside the
+/// `storage_folders`, relative to the root, where a `.json` is still a record of its own) and
+/// are at most [`SMALL_RECORD_BYTES`]: versions, byte order, serialization ids, configs, code.
+/// A byte flipped in any of them is seen at open, as one in `data.pkl` is, not only in those
+/// whose content a reader uses; a storage's CRC is checked when it is read with verification.
+pub(crate) fn check_small_records(archive: &Archive, storage_folders: &[&str]) -> Result<()> {
+    let root = archive.root().map(|r| format!("{r}/"));
+    for e in archive.entries() {
+        let name = root.as_deref().and_then(|r| e.name.strip_prefix(r)).unwrap_or(&e.name);
+        let storage = storage_folders.iter().any(|f| name.starts_with(f)) && !name.ends_with(".json");
+        if !storage && !e.name.ends_with('/') && e.size <= SMALL_RECORD_BYTES {
+            archive.read(e, true)?;
+        }
+    }
+    Ok(())
+}
 
 /// A tensor as a view of a storage: shape, strides and offset in elements.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -65,7 +65,7 @@ impl NpzReader {
                 }
                 Err(refused) => {
                     let (name, descr, shape, why) = *refused;
-                    let why = why.for_tensor(&name);
+                    let why = crc_failure(&archive, e).unwrap_or(why).for_tensor(&name);
                     catalog.push_unreadable(name, descr, shape, why);
                 }
             }
@@ -78,6 +78,15 @@ impl NpzReader {
     pub fn archive(&self) -> &Archive {
         &self.archive
     }
+}
+
+/// Why member `e`, whose header cannot be read, is not as it was written, if its bytes say
+/// so: the header is part of what the member's CRC-32 covers, so a header broken by a flipped
+/// byte (its CRC fails, or its deflate stream breaks) is told from one written that way (an
+/// object array, a dtype tensorfile lacks), and a file opened to verify its checksums is
+/// refused rather than read without that member ([`crate::OpenOptions::verify`]).
+fn crc_failure(archive: &Archive, e: &ZipEntry) -> Option<Error> {
+    archive.read(e, true).err()
 }
 
 /// The first bytes of member `e` (up to [`HEAD`]), inflated when it is deflated.

@@ -95,6 +95,8 @@ impl PtReader {
             }
         })?;
         let pkl_bytes = archive.read(pkl, true)?;
+        // Every record but the storages (`data/`, TorchScript's `constants/`): its CRC.
+        crate::formats::pytorch::check_small_records(&archive, &["data/", "constants/"])?;
         let big_endian = match archive.read_text("byteorder")?.as_deref().map(str::trim) {
             None | Some("little") => false,
             Some("big") => true,

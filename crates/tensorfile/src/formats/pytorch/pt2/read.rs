@@ -78,6 +78,8 @@ impl Pt2Reader {
     /// tensor's storage when the tensor is read.
     pub fn open(src: impl Into<Source>) -> Result<Self> {
         let archive = Archive::open(src)?;
+        // Every record but the tensors' storages and AOTInductor's binaries: its CRC.
+        crate::formats::pytorch::check_small_records(&archive, &["data/weights/", "data/constants/", "data/aotinductor/"])?;
         let big_endian = match archive.read_text("byteorder")?.as_deref().map(str::trim) {
             None | Some("little") => false,
             Some("big") => true,
