@@ -41,7 +41,7 @@ pub fn local_dir_digest(path: &Path) -> Option<([u8; 32], PathBuf)> {
             let written: f64 = written.parse().ok()?;
             // The client's own rule: the record holds while the file is no newer than it
             // (within a second).
-            if !(modified.as_secs_f64() - 1.0 <= written) {
+            if written.is_nan() || modified.as_secs_f64() - 1.0 > written {
                 return None;
             }
             let mut sha256 = [0u8; 32];

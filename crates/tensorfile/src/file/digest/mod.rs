@@ -4,7 +4,7 @@
 //! Hugging Face hub lists for the file, as the tools that fetched it left it: the name of the
 //! hub cache's blob (`.../blobs/<sha256>`), the record of a download into a folder
 //! (`.cache/huggingface/download/<file>.metadata`), or the Git LFS pointer a clone of the
-//! repository holds for it ([`lfs`]).
+//! repository holds for it (`lfs`).
 
 pub(crate) mod git_objects;
 mod hub;
@@ -83,7 +83,7 @@ pub fn hex_sha256(digest: &[u8; 32]) -> String {
 /// the record of the Hugging Face download that wrote it into a folder, else the Git LFS
 /// pointer of the repository it is checked out in. A `.sha256` file that holds no digest is
 /// an error naming it; the other records, written by tools, are used only when whole and
-/// current (see [`lfs`]).
+/// current (see `lfs`).
 pub fn expected_digest(path: &Path) -> Result<Option<ExpectedDigest>> {
     let mut sidecar = path.as_os_str().to_owned();
     sidecar.push(".sha256");
