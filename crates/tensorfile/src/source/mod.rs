@@ -64,6 +64,9 @@ enum Inner {
     Counted(Bytes, Arc<Counter>),
     #[cfg(feature = "remote")]
     Remote(Arc<remote::RemoteObject>),
+    /// `len` bytes of another source that is not local, from `base` (a stored member of a
+    /// remote archive read as a file of its own, by range).
+    Window { outer: Arc<Source>, base: u64, len: u64 },
 }
 
 /// What a [`Source::counted`] has served: bytes counted, small ranges kept (as a remote
@@ -153,7 +156,24 @@ impl Source {
             Inner::Local(b) | Inner::Counted(b, _) => b.len() as u64,
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.len(),
+            Inner::Window { len, .. } => *len,
         }
+    }
+
+    /// `len` bytes of this source from `offset`, as a source of their own (offsets counted
+    /// from `offset`): a slice of the map for a local file, else ranges of this source
+    /// fetched as they are asked for.
+    pub fn window(&self, offset: u64, len: u64) -> Result<Source> {
+        let size = crate::checked::to_usize(self.len(), "file size")?;
+        crate::checked::range_within(offset, len, size, "byte range")?;
+        let inner = match &self.inner {
+            Inner::Local(b) => Inner::Local(b.slice(offset, len)?),
+            Inner::Window { outer, base, .. } => {
+                Inner::Window { outer: outer.clone(), base: crate::checked::add(*base, offset, "byte range")?, len }
+            }
+            _ => Inner::Window { outer: Arc::new(self.clone()), base: offset, len },
+        };
+        Ok(Source { inner, location: self.location.clone() })
     }
 
     /// Whether the file has no bytes at all.
@@ -199,6 +219,10 @@ impl Source {
                 self.check_range(offset, len)?;
                 o.range(offset, len)
             }
+            Inner::Window { outer, base, len: size } => {
+                crate::checked::range_within(offset, len, crate::checked::to_usize(*size, "file size")?, "byte range")?;
+                outer.range(crate::checked::add(*base, offset, "byte range")?, len)
+            }
         }
     }
 
@@ -215,6 +239,15 @@ impl Source {
                     self.check_range(offset, len)?;
                 }
                 o.ranges(wanted)
+            }
+            Inner::Window { outer, base, len: size } => {
+                let size = crate::checked::to_usize(*size, "file size")?;
+                let mut absolute = Vec::with_capacity(wanted.len());
+                for &(offset, len) in wanted {
+                    crate::checked::range_within(offset, len, size, "byte range")?;
+                    absolute.push((crate::checked::add(*base, offset, "byte range")?, len));
+                }
+                outer.ranges(&absolute)
             }
         }
     }
@@ -246,6 +279,7 @@ impl Source {
             Inner::Counted(_, counter) => counter.fetched.load(Ordering::Relaxed),
             #[cfg(feature = "remote")]
             Inner::Remote(o) => o.bytes_fetched(),
+            Inner::Window { outer, .. } => outer.bytes_fetched(),
         }
     }
 
@@ -272,6 +306,7 @@ impl std::fmt::Debug for Source {
             Inner::Counted(b, _) => write!(f, "Source::Counted({b:?})"),
             #[cfg(feature = "remote")]
             Inner::Remote(o) => write!(f, "Source::Remote({}, {} bytes)", o.url(), o.len()),
+            Inner::Window { outer, base, len } => write!(f, "Source::Window({outer:?}, {base}, {len} bytes)"),
         }
     }
 }
@@ -279,6 +314,26 @@ impl std::fmt::Debug for Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_read_their_range_of_the_source_and_no_more() {
+        let bytes = Bytes::from_vec((0..=255u8).cycle().take(10_000).collect());
+        let local = Source::local(bytes.clone()).window(100, 1000).unwrap();
+        assert!(local.as_local().is_some());
+        assert_eq!(&local.range(0, 3).unwrap()[..], &[100, 101, 102]);
+        let counted = Source::counted_exact(bytes);
+        let w = counted.window(1000, 5000).unwrap();
+        assert_eq!((w.len(), w.is_remote()), (5000, true));
+        assert_eq!(&w.range(10, 2).unwrap()[..], &[(1010 % 256) as u8, (1011 % 256) as u8]);
+        let inner = w.window(4000, 1000).unwrap();
+        assert_eq!(inner.range(999, 1).unwrap()[0], (5999 % 256) as u8);
+        let both = inner.ranges(&[(0, 1), (500, 2)]).unwrap();
+        assert_eq!((both[0][0], both[1][1]), ((5000 % 256) as u8, (5501 % 256) as u8));
+        assert_eq!(counted.bytes_fetched(), 2 + 1 + 3);
+        // Nothing outside the window, whatever the source holds beyond it.
+        assert!(w.range(4999, 2).is_err() && inner.range(1000, 1).is_err());
+        assert!(w.window(4000, 1001).is_err() && counted.window(u64::MAX, 2).is_err());
+    }
 
     #[test]
     fn urls_are_told_from_paths() {

@@ -70,7 +70,14 @@ impl Region {
         self.range(0, self.len)
     }
 
+    /// The region as a source of its own: a slice of a local file's map, else ranges of the
+    /// source read as they are asked for.
+    pub fn to_source(&self) -> Result<Source> {
+        self.src.window(self.base, self.len)
+    }
+
     /// The region as a slice of a local file's map, if the source is local.
+    #[cfg(any(test, feature = "internals"))]
     pub fn as_local(&self) -> Option<Bytes> {
         self.src.as_local().and_then(|b| b.slice(self.base, self.len).ok())
     }

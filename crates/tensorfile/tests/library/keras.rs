@@ -237,3 +237,31 @@ fn a_missing_or_broken_weights_member_refuses_the_file_naming_it() {
     let err = tensorfile::OpenOptions::new().open_bytes(zipped(&npz)).err().unwrap();
     assert!(err.to_string().contains("model.weights.npz"), "{err}");
 }
+
+#[test]
+fn a_remote_keras_file_reads_its_weights_by_range_not_whole() {
+    // A `.keras` whose weights member is a 204 KB HDF5 file (larger than what a remote open
+    // reads ahead), served as a remote object would serve it.
+    let big = std::fs::read(common::fixtures_dir().join("hdf5/datasets/chunked_latest.h5")).unwrap();
+    let bytes = replaced("model.weights.h5", &big);
+    let src = tensorfile::source::Source::counted(bytes.clone());
+    let remote = Format::Keras.open(src.clone()).unwrap();
+    let opened = src.bytes_fetched();
+    assert!(opened < big.len() as u64 / 2, "{opened} bytes fetched to open, the member is {}", big.len());
+    // Every tensor the same as read from memory, each fetching about its own bytes.
+    let local = Format::Keras.open(bytes).unwrap();
+    assert!(!local.entries().is_empty());
+    for (i, entry) in local.entries().iter().enumerate() {
+        let before = src.bytes_fetched();
+        let a = remote.read(i, true).unwrap();
+        let b = local.read(i, true).unwrap();
+        assert_eq!(
+            a.as_dense().ok().map(|d| d.to_vec()),
+            b.as_dense().ok().map(|d| d.to_vec()),
+            "{}",
+            entry.info().name()
+        );
+        let fetched = src.bytes_fetched() - before;
+        assert!(fetched <= big.len() as u64, "{}: {fetched} bytes", entry.info().name());
+    }
+}

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result, Rule};
 use crate::formats::hdf5::Hdf5Reader;
 use crate::formats::{Catalog, FileSummary, Format, FormatReader, Structure};
 use crate::model::{Encoding, Entry, MetaValue, Storage, TensorData};
-use crate::source::{Bytes, Source};
+use crate::source::Source;
 use crate::zip::{Archive, ZipEntry};
 
 /// An opened `.keras` file.
@@ -53,7 +53,7 @@ impl KerasReader {
                 ));
             }
         };
-        let weights = Hdf5Reader::open(Source::local(member_bytes(&archive, &member)?)).map_err(in_weights)?;
+        let weights = Hdf5Reader::open(member_source(&archive, &member)?).map_err(in_weights)?;
         let catalog = catalog_of(&weights, &member);
         let config = json_member(&archive, CONFIG_MEMBER).and_then(|v| {
             let model = config::model(CONFIG_MEMBER, &v)?;
@@ -133,16 +133,13 @@ impl KerasReader {
     }
 }
 
-/// The weights member's bytes: for a stored member of a local file, a window of its map (no
-/// copy: every tensor read from it is a slice of the map); of a remote file, its bytes fetched
-/// with one range request; a deflated member inflated into exactly its declared size (refused
-/// past what deflate can produce), its CRC checked.
-fn member_bytes(archive: &Archive, member: &ZipEntry) -> Result<Bytes> {
-    let region = archive.entry_region(member)?;
-    match region.as_local() {
-        Some(window) => Ok(window),
-        None => region.whole(),
-    }
+/// The weights member as a file of its own: for a stored member, its range of the `.keras`
+/// file (of a local file, a window of its map, so that every tensor read from it is a slice
+/// of the map; of a remote one, ranges fetched as the HDF5 reader asks for them, not the
+/// member whole); a deflated member inflated into exactly its declared size (refused past
+/// what deflate can produce), its CRC checked.
+fn member_source(archive: &Archive, member: &ZipEntry) -> Result<Source> {
+    archive.entry_region(member)?.to_source()
 }
 
 /// An error of the weights member's HDF5 structure, naming the member (its rule kept).
