@@ -43,6 +43,10 @@ def reader_of(path: Path):
         import onnx_files as module
     elif suffix == ".gguf":
         import gguf_files as module
+    elif suffix == ".safetensors":
+        import safetensors_files as module
+    elif suffix == ".jit":
+        import torchscript_files as module
     else:
         return None
     return module.read

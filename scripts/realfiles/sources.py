@@ -16,7 +16,7 @@ from pathlib import Path
 CACHE = Path.home() / ".cache" / "tensorfile" / "real"
 # The suffixes of the files checked: every format tensorfile reads, and ONNX's test tensors.
 SUFFIXES = (".h5", ".hdf5", ".nc", ".mat", ".npy", ".npz", ".onnx", ".pb", ".gguf", ".safetensors",
-            ".pt", ".pth", ".pte", ".ptd", ".zt")
+            ".pt", ".pth", ".pte", ".ptd", ".zt", ".jit")
 # A wheel built for CPython 3.11 on x86-64 Linux, whatever machine downloads it.
 WHEEL = ["--only-binary", ":all:", "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11",
          "--implementation", "cp", "--abi", "cp311"]
@@ -58,6 +58,10 @@ SOURCES = [
     Source("pypi-sdist", "llama-cpp-python==0.3.36", "llama_cpp_python-0.3.36.tar.gz",
            "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
            "llama_cpp_python-0.3.36/vendor/llama.cpp/models/"),
+    # A voice-activity model as its wheel ships it: a TorchScript archive (`torch.jit.save`), its
+    # safetensors weights and seven ONNX exports.
+    Source("pypi-wheel", "silero-vad==6.2.3", "silero_vad-6.2.3-py3-none-any.whl",
+           "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8", "silero_vad/data/"),
     # ONNX's backend test data: node, converted-PyTorch and simple models with their input and
     # output tensors (TensorProto .pb files).
     Source("debian", "libonnx-testdata=1.12.0-2", "libonnx-testdata_1.12.0-2_all.deb",
