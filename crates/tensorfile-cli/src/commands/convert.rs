@@ -58,7 +58,8 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["verify", "expect_sha256"])]
     no_verify: bool,
     /// Before writing anything, check each input's sha256 where one is known: a FILE.sha256
-    /// beside it (as sha256sum writes it), or the name of the Hugging Face cache blob it is.
+    /// beside it (as sha256sum writes it), or the one the Hugging Face hub lists for it (the
+    /// cache blob's name, a --local-dir download's record, a clone's Git LFS pointer).
     #[arg(long)]
     verify: bool,
     /// The sha256 the (single) input must have (64 hexadecimal digits); implies --verify.

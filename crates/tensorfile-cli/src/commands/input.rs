@@ -38,8 +38,9 @@ pub fn open_with_data(file: &Path, data: Option<&Path>) -> tensorfile::Result<Te
 #[derive(clap::Args)]
 pub struct VerifyArgs {
     /// Check the file's sha256 before using it where one is known: a FILE.sha256 beside it
-    /// (as sha256sum writes it), or the name of the Hugging Face cache blob it is; a mismatch
-    /// is an error naming the file and both digests (exit 1), and nothing is done.
+    /// (as sha256sum writes it), or the one the Hugging Face hub lists for it (the cache blob's
+    /// name, the record of a --local-dir download, a clone's Git LFS pointer); a mismatch is an
+    /// error naming the file and both digests (exit 1), and nothing is done.
     #[arg(long)]
     pub verify: bool,
     /// The sha256 the file must have (64 hexadecimal digits); implies --verify.

@@ -270,8 +270,8 @@ class File(_Mapping):
     `verify` says what is checked as tensors are read: "checksums" (the default: every
     checksum the format stores, zTensor's crc32c/sha256/xxh3, the CRCs of zip members, on each
     tensor read), `True` (those, and the sha256 of every file whose digest is known: a
-    `.sha256` file beside it, the Hugging Face cache blob it is, or `expect_sha256`, computed
-    beside the load; nothing is handed over when it differs) or `False` (nothing). A mismatch
+    `.sha256` file beside it, the Hugging Face cache blob it is, the record of a `--local-dir`
+    download, a clone's Git LFS pointer, or `expect_sha256`, computed beside the load; nothing is handed over when it differs) or `False` (nothing). A mismatch
     raises `InvalidFileError` naming the file and the tensor."""
 
     def __init__(self, path, data=None, *, access="map", verify="checksums", expect_sha256=None):
@@ -484,7 +484,8 @@ def load_file(
 
     `verify`: "checksums" (the default) checks every checksum the file stores on the bytes
     read; `True` also the file's sha256 where it is known (`expect_sha256`, a `.sha256` file
-    beside it, the Hugging Face cache blob it is), computed beside the load: a mismatch raises
+    beside it, the Hugging Face cache blob it is, the record of a `--local-dir` download, a
+    clone's Git LFS pointer), computed beside the load: a mismatch raises
     `InvalidFileError` naming the file, and nothing is returned; `False` checks nothing. Onto a
     GPU the stored checksums are checked as the tensors are read for the staging buffers; with
     `True` the tensors go through the host (read, checked, then copied).
