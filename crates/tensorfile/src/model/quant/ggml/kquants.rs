@@ -58,7 +58,7 @@ pub(super) fn q3_k(blocks: &[u8], out: &mut [u8]) {
 
 /// The eight 6-bit scales and minimums of Q4_K and Q5_K, packed in 12 bytes.
 #[inline(always)]
-fn scales_mins(p: &[u8]) -> ([u8; 8], [u8; 8]) {
+pub(super) fn scales_mins(p: &[u8]) -> ([u8; 8], [u8; 8]) {
     let mut sc = [0u8; 8];
     let mut mn = [0u8; 8];
     for j in 0..4 {

@@ -16,6 +16,9 @@ mod iq2_iq3;
 mod kquants;
 mod legacy;
 pub(crate) mod quantize;
+// The one module of explicit SIMD (`std::arch` intrinsics behind run-time detection).
+#[allow(unsafe_code)]
+mod simd;
 mod ternary_fp4;
 
 use rayon::prelude::*;
@@ -33,6 +36,17 @@ type Kernel = fn(&[u8], &mut [u8]);
 
 /// The kernel of `t`, or why there is none.
 fn kernel(t: GgmlType) -> Result<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    if simd::avx2() {
+        if let Some(kernel) = simd::dequantize_x86::kernel(t) {
+            return Ok(kernel);
+        }
+    }
+    scalar_kernel(t)
+}
+
+/// The scalar kernel of `t` (the reference the SIMD kernels match), or why there is none.
+fn scalar_kernel(t: GgmlType) -> Result<Kernel> {
     use GgmlType::*;
     Ok(match t {
         Q4_0 => legacy::q4_0,

@@ -30,6 +30,15 @@ pub(super) fn bf16(f: f32) -> u16 {
 
 /// BF16: each value through [`bf16`] (ggml_quantize_chunk uses the reference row conversion).
 pub(super) fn bf16_row(row: &[f32], _importance: Option<&[f32]>, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::super::simd::quantize_x86::bf16(row, out) {
+        return;
+    }
+    bf16_row_scalar(row, out);
+}
+
+/// [`bf16_row`] in scalar code (the reference).
+pub(in crate::model::quant::ggml) fn bf16_row_scalar(row: &[f32], out: &mut [u8]) {
     for (o, &v) in out.chunks_exact_mut(2).zip(row) {
         o.copy_from_slice(&bf16(v).to_le_bytes());
     }

@@ -3,7 +3,7 @@
 //! levels, 8-bit signed scales), each a super-block of 256 with a half-precision `d`.
 
 use super::search::{GROUP_MAX_EPS, Steps, make_q3_quants, make_qkx_quants, make_qp_quants, make_qx_quants};
-use super::{each_block, fp16_to_f32, groups, lanes, nearest_int, put_f16, sum_squares, unlane};
+use super::{each_block, fp16_to_f32, lanes, nearest_int, put_f16, sum_squares, unlane};
 
 /// Levels 0..4 four to a byte: element `128h + 32s + l` in bits `2s` of byte `32h + l`.
 fn pack_2bit(levels: &[u8; 256], qs: &mut [u8]) {
@@ -114,6 +114,23 @@ fn put_q3_scale(scales: &mut [u8], j: usize, l: u8) {
     scales[j % 4 + 8] |= (l >> 4) << (2 * (j / 4));
 }
 
+/// ggml's `make_q3_quants` (levels -4..3, `do_rmse`) of the 16 groups of a Q3_K block: their
+/// scales and their levels, group after group. The groups side by side in AVX2 lanes where
+/// that runs, else one at a time.
+fn q3_group_scales(x: &[f32; 256]) -> ([f32; 16], [i8; 256]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some((scales, levels)) = super::super::simd::search_x86::q3_16_groups(&lanes::<16, 16>(x), GROUP_MAX_EPS) {
+        return (scales, unlane(&levels));
+    }
+    let mut found = [[0i8; 16]; 16];
+    let mut scales = [0f32; 16];
+    for (j, (scale, found)) in scales.iter_mut().zip(&mut found).enumerate() {
+        let group: &[f32; 16] = x[16 * j..16 * j + 16].try_into().unwrap_or(&[0.0; 16]);
+        *scale = make_q3_quants(4, group, found);
+    }
+    (scales, std::array::from_fn(|at| found[at / 16][at % 16]))
+}
+
 /// Q3_K (110 bytes: 32 bytes of high bits, 64 bytes of low 2 bits, 12 bytes of 6-bit scales,
 /// `d`): `x = d * (s - 32) * (q - 4)`.
 pub(super) fn q3_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
@@ -121,15 +138,12 @@ pub(super) fn q3_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
         y[96..108].fill(0);
         let (d, mut levels) = match qw {
             None => {
-                let xs = groups::<16, 16>(x);
-                let mut found = [[0i8; 16]; 16];
-                let mut scales = [0f32; 16];
+                let (scales, levels) = q3_group_scales(x);
                 let (mut max_scale, mut amax) = (0f32, 0f32);
-                for j in 0..16 {
-                    scales[j] = make_q3_quants(4, &xs[j], &mut found[j]);
-                    if scales[j].abs() > amax {
-                        amax = scales[j].abs();
-                        max_scale = scales[j];
+                for &scale in &scales {
+                    if scale.abs() > amax {
+                        amax = scale.abs();
+                        max_scale = scale;
                     }
                 }
                 let d = if max_scale != 0.0 {
@@ -142,7 +156,7 @@ pub(super) fn q3_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
                 } else {
                     put_f16(y, 108, 0.0)
                 };
-                (d, std::array::from_fn(|at| found[at / 16][at % 16]))
+                (d, levels)
             }
             Some(qw) => {
                 let xt = lanes::<16, 16>(x);
@@ -169,13 +183,17 @@ pub(super) fn q3_k(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
                 levels[16 * j + l] = (nearest_int(x[16 * j + l] / dl).clamp(-4, 3) + 4) as i8;
             }
         }
-        y[..32].fill(0);
-        for (j, l) in levels.iter_mut().enumerate() {
-            if *l > 3 {
-                y[j % 32] |= 1 << (j / 32);
-                *l -= 4;
+        // Bit `j / 32` of high-bit byte `j % 32` where level `j` is above 3 (then less 4),
+        // without branches: byte by byte across each run of 32 levels, which vectorizes.
+        let mut high_bits = [0u8; 32];
+        for (b, run) in levels.chunks_exact_mut(32).enumerate() {
+            for (bits, l) in high_bits.iter_mut().zip(run) {
+                let high = u8::from(*l > 3);
+                *bits |= high << b;
+                *l -= 4 * high as i8;
             }
         }
+        y[..32].copy_from_slice(&high_bits);
         pack_2bit(&levels.map(|l| l as u8), &mut y[32..96]);
     });
 }

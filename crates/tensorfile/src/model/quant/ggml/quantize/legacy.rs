@@ -5,7 +5,30 @@
 
 use super::extremes::{largest_magnitude, max_magnitude, min_max, signed_max};
 use super::search::{Steps, make_qkx_quants, make_qx_quants};
-use super::{each_block, fp16, lanes, nearest_int, put_f16, put_u16, round_i32, truncate_i32};
+use super::{each_block, fp16, inverse, lanes, nearest_int, put_f16, put_u16, round_i32, truncate_i32};
+
+#[cfg(target_arch = "x86_64")]
+use super::super::simd::quantize_x86 as simd;
+
+/// Without the SIMD kernels (another architecture): nothing done, the scalar kernels run.
+#[cfg(not(target_arch = "x86_64"))]
+mod simd {
+    pub(super) fn q4_0(_: &[f32], _: &mut [u8]) -> bool {
+        false
+    }
+    pub(super) fn q5_0(_: &[f32], _: &mut [u8]) -> bool {
+        false
+    }
+    pub(super) fn q4_1(_: &[f32], _: &mut [u8], _: fn(&[f32; 32], &mut [u8; 20])) -> bool {
+        false
+    }
+    pub(super) fn q5_1(_: &[f32], _: &mut [u8], _: fn(&[f32; 32], &mut [u8; 24])) -> bool {
+        false
+    }
+    pub(super) fn q8_0(_: &[f32], _: &mut [u8], _: fn(&[f32; 32], &mut [u8; 34])) -> bool {
+        false
+    }
+}
 
 /// The row's mean square, `sum(x^2) / n` (ggml's `sigma2` for the 32-element types).
 fn mean_square(row: &[f32]) -> f32 {
@@ -141,12 +164,6 @@ fn pack4(q: &[u8; 32], qs: &mut [u8]) {
     }
 }
 
-/// `1 / d`, or 0 where `d` is zero.
-#[inline(always)]
-fn inverse(d: f32) -> f32 {
-    if d != 0.0 { 1.0 / d } else { 0.0 }
-}
-
 /// Five-bit levels: the low nibbles as Q4 packs them into `qs`, the fifth bits into the
 /// 32-bit mask (`qh`, at byte 2 + offset) of the block.
 fn pack5(levels: impl Fn(usize) -> u8, y: &mut [u8], qh_at: usize) {
@@ -160,78 +177,107 @@ fn pack5(levels: impl Fn(usize) -> u8, y: &mut [u8], qh_at: usize) {
     y[qh_at..qh_at + 4].copy_from_slice(&qh.to_le_bytes());
 }
 
+/// One block of Q4_0 without importance (ggml's `quantize_row_q4_0_ref`).
+pub(in crate::model::quant::ggml) fn q4_0_block(x: &[f32; 32], y: &mut [u8; 18]) {
+    let (_, max) = signed_max(x);
+    let d = max / -8.0;
+    let id = inverse(d);
+    put_u16(y, 0, fp16(d));
+    let q = truncated(x, |v| v * id + 8.5, |q| i32::from(q as i8).min(15) as u8);
+    pack4(&q, &mut y[2..18]);
+}
+
 /// Q4_0 (18 bytes: `d`, 16 bytes of nibbles): `x = d * (q - 8)`.
 pub(super) fn q4_0(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
     let Some(importance) = importance else {
-        return each_block::<32, 18>(row, None, out, |x, _, y| {
-            let (_, max) = signed_max(x);
-            let d = max / -8.0;
-            let id = inverse(d);
-            put_u16(y, 0, fp16(d));
-            let q = truncated(x, |v| v * id + 8.5, |q| i32::from(q as i8).min(15) as u8);
-            pack4(&q, &mut y[2..18]);
-        });
+        if !simd::q4_0(row, out) {
+            each_block::<32, 18>(row, None, out, |x, _, y| q4_0_block(x, y));
+        }
+        return;
     };
     in_lanes::<18>(row, importance, out, q4_0_weighted::<8>, q4_0_weighted::<1>);
+}
+
+/// One block of Q4_1 without importance (ggml's `quantize_row_q4_1_ref`).
+pub(in crate::model::quant::ggml) fn q4_1_block(x: &[f32; 32], y: &mut [u8; 20]) {
+    let (min, max) = min_max(x);
+    let d = (max - min) / 15.0;
+    let id = inverse(d);
+    put_f16(y, 0, d);
+    put_f16(y, 2, min);
+    let q = truncated(x, |v| (v - min) * id + 0.5, |q| i32::from(q as i8).min(15) as u8);
+    pack4(&q, &mut y[4..20]);
 }
 
 /// Q4_1 (20 bytes: `d`, `m`, 16 bytes of nibbles): `x = d * q + m`.
 pub(super) fn q4_1(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
     let Some(importance) = importance else {
-        return each_block::<32, 20>(row, None, out, |x, _, y| {
-            let (min, max) = min_max(x);
-            let d = (max - min) / 15.0;
-            let id = inverse(d);
-            put_f16(y, 0, d);
-            put_f16(y, 2, min);
-            let q = truncated(x, |v| (v - min) * id + 0.5, |q| i32::from(q as i8).min(15) as u8);
-            pack4(&q, &mut y[4..20]);
-        });
+        if !simd::q4_1(row, out, q4_1_block) {
+            each_block::<32, 20>(row, None, out, |x, _, y| q4_1_block(x, y));
+        }
+        return;
     };
     in_lanes::<20>(row, importance, out, q4_1_weighted::<8>, q4_1_weighted::<1>);
+}
+
+/// One block of Q5_0 without importance (ggml's `quantize_row_q5_0_ref`).
+pub(in crate::model::quant::ggml) fn q5_0_block(x: &[f32; 32], y: &mut [u8; 22]) {
+    let (_, max) = signed_max(x);
+    let d = max / -16.0;
+    let id = inverse(d);
+    put_u16(y, 0, fp16(d));
+    let q = truncated(x, |v| v * id + 16.5, |q| i32::from(q as i8).min(31) as u8);
+    pack5(|j| q[j], y, 2);
 }
 
 /// Q5_0 (22 bytes: `d`, 4 bytes of fifth bits, 16 bytes of nibbles): `x = d * (q - 16)`.
 pub(super) fn q5_0(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
     let Some(importance) = importance else {
-        return each_block::<32, 22>(row, None, out, |x, _, y| {
-            let (_, max) = signed_max(x);
-            let d = max / -16.0;
-            let id = inverse(d);
-            put_u16(y, 0, fp16(d));
-            let q = truncated(x, |v| v * id + 16.5, |q| i32::from(q as i8).min(31) as u8);
-            pack5(|j| q[j], y, 2);
-        });
+        if !simd::q5_0(row, out) {
+            each_block::<32, 22>(row, None, out, |x, _, y| q5_0_block(x, y));
+        }
+        return;
     };
     in_lanes::<22>(row, importance, out, q5_0_weighted::<8>, q5_0_weighted::<1>);
+}
+
+/// One block of Q5_1 without importance (ggml's `quantize_row_q5_1_ref`).
+pub(in crate::model::quant::ggml) fn q5_1_block(x: &[f32; 32], y: &mut [u8; 24]) {
+    let (min, max) = min_max(x);
+    let d = (max - min) / 31.0;
+    let id = inverse(d);
+    put_f16(y, 0, d);
+    put_f16(y, 2, min);
+    let q = truncated(x, |v| (v - min) * id + 0.5, |q| q as u8);
+    pack5(|j| q[j], y, 4);
 }
 
 /// Q5_1 (24 bytes: `d`, `m`, 4 bytes of fifth bits, 16 bytes of nibbles): `x = d * q + m`.
 pub(super) fn q5_1(row: &[f32], importance: Option<&[f32]>, out: &mut [u8]) {
     let Some(importance) = importance else {
-        return each_block::<32, 24>(row, None, out, |x, _, y| {
-            let (min, max) = min_max(x);
-            let d = (max - min) / 31.0;
-            let id = inverse(d);
-            put_f16(y, 0, d);
-            put_f16(y, 2, min);
-            let q = truncated(x, |v| (v - min) * id + 0.5, |q| q as u8);
-            pack5(|j| q[j], y, 4);
-        });
+        if !simd::q5_1(row, out, q5_1_block) {
+            each_block::<32, 24>(row, None, out, |x, _, y| q5_1_block(x, y));
+        }
+        return;
     };
     in_lanes::<24>(row, importance, out, q5_1_weighted::<8>, q5_1_weighted::<1>);
 }
 
 /// Q8_0 (34 bytes: `d`, 32 signed bytes): `x = d * q`; importance is not used.
 pub(super) fn q8_0(row: &[f32], _importance: Option<&[f32]>, out: &mut [u8]) {
-    each_block::<32, 34>(row, None, out, |x, _, y| {
-        let d = max_magnitude(x) / 127.0;
-        let id = inverse(d);
-        put_f16(y, 0, d);
-        for j in 0..32 {
-            y[2 + j] = round_i32(x[j] * id) as u8;
-        }
-    });
+    if !simd::q8_0(row, out, q8_0_block) {
+        each_block::<32, 34>(row, None, out, |x, _, y| q8_0_block(x, y));
+    }
+}
+
+/// One block of Q8_0 (ggml's `quantize_row_q8_0_ref`).
+pub(in crate::model::quant::ggml) fn q8_0_block(x: &[f32; 32], y: &mut [u8; 34]) {
+    let d = max_magnitude(x) / 127.0;
+    let id = inverse(d);
+    put_f16(y, 0, d);
+    for j in 0..32 {
+        y[2 + j] = round_i32(x[j] * id) as u8;
+    }
 }
 
 /// Q1_0 (18 bytes: `d`, 16 bytes of signs): `x = d` where the bit is set (`x >= 0`), `-d`

@@ -10,20 +10,22 @@
 //! from one row to the next in ggml either), so large inputs are split into runs of rows
 //! quantized on several threads. Within a row, the scale searches take the groups of a block
 //! (or eight blocks) together, one group per lane of arrays the compiler vectorizes, each lane
-//! computed exactly as ggml computes that group alone.
+//! computed exactly as ggml computes that group alone. Where the compiler does not vectorize
+//! well enough, explicit SIMD (`super::simd`, AVX2 chosen at run time) does the same
+//! arithmetic: the 32-element types without importance, Q3_K's group search, IQ4's fits.
 //!
 //! Checked against ggml's own output: `tests/fixtures/ggml-quant/` (`fixture_tests.rs`).
 //!
 //! The IQ1/IQ2/IQ3 grid types have their own search over ggml's lattices (`iq_grid`).
 
 mod extremes;
-mod floats;
+pub(super) mod floats;
 mod iq_grid;
 mod kquants_16;
 mod kquants_32;
-mod legacy;
-mod nonlinear;
-mod search;
+pub(super) mod legacy;
+pub(super) mod nonlinear;
+pub(super) mod search;
 
 #[cfg(test)]
 mod fixture_tests;
@@ -272,7 +274,7 @@ fn round_i32(v: f32) -> i32 {
 /// ggml's `GGML_FP32_TO_FP16`: round to nearest even, overflow to infinity, NaN to `0x7E00`
 /// with the sign kept (the bit-exact computation ggml's base library does without F16C).
 #[inline(always)]
-fn fp16(f: f32) -> u16 {
+pub(in crate::model::quant::ggml) fn fp16(f: f32) -> u16 {
     let scale_to_inf = f32::from_bits(0x7780_0000); // 2^112
     let scale_to_zero = f32::from_bits(0x0880_0000); // 2^-110
     let mut base = (f.abs() * scale_to_inf) * scale_to_zero;
@@ -287,6 +289,12 @@ fn fp16(f: f32) -> u16 {
     let mantissa_bits = bits & 0x0000_0FFF;
     let nonsign = exp_bits + mantissa_bits;
     ((sign >> 16) | if shl1_w > 0xFF00_0000 { 0x7E00 } else { nonsign }) as u16
+}
+
+/// `1 / d`, or 0 where `d` is zero (ggml's `d ? 1.0f/d : 0.0f`).
+#[inline(always)]
+pub(in crate::model::quant::ggml) fn inverse(d: f32) -> f32 {
+    if d != 0.0 { 1.0 / d } else { 0.0 }
 }
 
 /// ggml's `GGML_FP16_TO_FP32` (exact widening).

@@ -6,10 +6,12 @@ use super::search::GROUP_MAX_EPS;
 use super::{each_block, groups, nearest_int, put_f16, put_u16, round_i32, truncate_i32};
 
 /// IQ4_NL's values (ggml's `kvalues_iq4nl`).
-const IQ4_VALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+pub(in crate::model::quant::ggml) const IQ4_VALUES: [i8; 16] =
+    [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
 
 /// E2M1 values doubled (ggml's `kvalues_mxfp4`).
-const E2M1_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+pub(in crate::model::quant::ggml) const E2M1_DOUBLED: [i8; 16] =
+    [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /// ggml's `best_index_int8` over the IQ4 values: the index of the value nearest `x` (a binary
 /// search; NaN ends on the last index).
@@ -32,6 +34,37 @@ fn best_iq4_index(x: f32) -> u8 {
         }
     }
     (if x - val(mu - 1) < val(mu) - x { mu - 1 } else { mu }) as u8
+}
+
+/// The candidate scales each sub-block of IQ4 tries: the first guess and 2 * 7 + 1 more.
+pub(in crate::model::quant::ggml) const CANDIDATES: usize = 16;
+
+/// For each candidate inverse scale `id`, ggml's sums over the 32 values of a sub-block with
+/// their levels `q` (the IQ4 value nearest `id * x`): `sum(w * q * x)` and `sum(w * q * q)`,
+/// in order. The candidates side by side in AVX2 lanes where that runs.
+fn iq4_fits(x: &[f32; 32], weight: &[f32; 32], ids: &[f32; CANDIDATES]) -> ([f32; CANDIDATES], [f32; CANDIDATES]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(fits) = super::super::simd::search_x86::iq4_fits(x, weight, ids, &IQ4_VALUES) {
+        return fits;
+    }
+    iq4_fits_scalar(x, weight, ids)
+}
+
+/// [`iq4_fits`] one candidate after the other, as ggml.
+pub(in crate::model::quant::ggml) fn iq4_fits_scalar(
+    x: &[f32; 32],
+    weight: &[f32; 32],
+    ids: &[f32; CANDIDATES],
+) -> ([f32; CANDIDATES], [f32; CANDIDATES]) {
+    let (mut sumqx, mut sumq2) = ([0f32; CANDIDATES], [0f32; CANDIDATES]);
+    for ((&id, sumqx), sumq2) in ids.iter().zip(&mut sumqx).zip(&mut sumq2) {
+        for j in 0..32 {
+            let q = f32::from(IQ4_VALUES[usize::from(best_iq4_index(id * x[j]))]);
+            *sumqx += weight[j] * q * x[j];
+            *sumq2 += weight[j] * q * q;
+        }
+    }
+    (sumqx, sumq2)
 }
 
 /// The search of ggml's `quantize_row_iq4_nl_impl` (with `ntry` 7, as ggml_quantize_chunk
@@ -67,21 +100,17 @@ fn iq4_search<const S: usize, const G: usize>(
             scales[ib] = 0.0;
             continue;
         }
+        // The candidate inverse scales in ggml's order: the first from the largest value,
+        // then `NTRY` either side of the value table's end.
         let v0 = f32::from(IQ4_VALUES[0]);
-        let fit = |id: f32| {
-            let (mut sumqx, mut sumq2) = (0f32, 0f32);
-            for j in 0..32 {
-                let q = f32::from(IQ4_VALUES[usize::from(best_iq4_index(id * xb[j]))]);
-                sumqx += weight[j] * q * xb[j];
-                sumq2 += weight[j] * q * q;
-            }
-            (sumqx, sumq2)
-        };
-        let (sumqx, sumq2) = fit(1.0 / (-max / v0));
-        let mut d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-        let mut best = d * sumqx;
-        for itry in -NTRY..=NTRY {
-            let (sumqx, sumq2) = fit((itry + i32::from(IQ4_VALUES[0])) as f32 / max);
+        let mut ids = [1.0 / (-max / v0); CANDIDATES];
+        for (id, itry) in ids[1..].iter_mut().zip(-NTRY..=NTRY) {
+            *id = (itry + i32::from(IQ4_VALUES[0])) as f32 / max;
+        }
+        let (sumqx, sumq2) = iq4_fits(xb, &weight, &ids);
+        let mut d = if sumq2[0] > 0.0 { sumqx[0] / sumq2[0] } else { 0.0 };
+        let mut best = d * sumqx[0];
+        for (&sumqx, &sumq2) in sumqx[1..].iter().zip(&sumq2[1..]) {
             if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
                 d = sumqx / sumq2;
                 best = d * sumqx;
@@ -167,6 +196,24 @@ fn trit(v: f32) -> i32 {
     rounded.wrapping_add(1) as i32
 }
 
+/// A ternary block's scale `d` (its largest magnitude, as ggml's `MAX(amax, fabsf(v))` finds
+/// it) and the digit of each value ([`trit`] of `x * id`). AVX2 where it runs.
+#[inline(always)]
+fn ternary(x: &[f32; 256]) -> (f32, [i32; 256]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(found) = super::super::simd::quantize_x86::ternary(x) {
+        return found;
+    }
+    ternary_scalar(x)
+}
+
+/// [`ternary`] in scalar code (the reference).
+pub(in crate::model::quant::ggml) fn ternary_scalar(x: &[f32; 256]) -> (f32, [i32; 256]) {
+    let d = max_magnitude(x);
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    (d, std::array::from_fn(|i| trit(x[i] * id)))
+}
+
 /// Digits base 3, most significant first, as a fraction of 256 rounded up (`q * 256 / 243`).
 #[inline(always)]
 fn pack_trits(digits: impl Iterator<Item = i32>, extra_shift: bool) -> u8 {
@@ -184,17 +231,16 @@ fn pack_trits(digits: impl Iterator<Item = i32>, extra_shift: bool) -> u8 {
 /// magnitude. Importance is not used.
 pub(super) fn tq1_0(row: &[f32], _importance: Option<&[f32]>, out: &mut [u8]) {
     each_block::<256, 54>(row, None, out, |x, _, y| {
-        let d = max_magnitude(x);
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        let (d, t) = ternary(x);
         put_f16(y, 52, d);
         for m in 0..32 {
-            y[m] = pack_trits((0..5).map(|n| trit(x[m + 32 * n] * id)), false);
+            y[m] = pack_trits((0..5).map(|n| t[m + 32 * n]), false);
         }
         for m in 0..16 {
-            y[32 + m] = pack_trits((0..5).map(|n| trit(x[160 + m + 16 * n] * id)), false);
+            y[32 + m] = pack_trits((0..5).map(|n| t[160 + m + 16 * n]), false);
         }
         for j in 0..4 {
-            y[48 + j] = pack_trits((0..4).map(|m| trit(x[240 + j + 4 * m] * id)), true);
+            y[48 + j] = pack_trits((0..4).map(|m| t[240 + j + 4 * m]), true);
         }
     });
 }
@@ -203,14 +249,13 @@ pub(super) fn tq1_0(row: &[f32], _importance: Option<&[f32]>, out: &mut [u8]) {
 /// byte `32h + m`, `x = d * (q - 1)`. Importance is not used.
 pub(super) fn tq2_0(row: &[f32], _importance: Option<&[f32]>, out: &mut [u8]) {
     each_block::<256, 66>(row, None, out, |x, _, y| {
-        let d = max_magnitude(x);
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        let (d, t) = ternary(x);
         put_f16(y, 64, d);
         for h in 0..2 {
             for m in 0..32 {
                 let mut q = 0u8;
                 for n in 0..4 {
-                    q = q.wrapping_add(((trit(x[128 * h + m + 32 * n] * id) & 3) << (2 * n)) as u8);
+                    q = q.wrapping_add(((t[128 * h + m + 32 * n] & 3) << (2 * n)) as u8);
                 }
                 y[32 * h + m] = q;
             }
@@ -236,16 +281,29 @@ fn best_fp4_index(x: f32, e: f32) -> u8 {
 /// MXFP4 (17 bytes: an E8M0 exponent `e`, 16 bytes of E2M1 codes, element `j` low and `j + 16`
 /// high): `e` puts the largest magnitude in the top binade of E2M1. Importance is not used.
 pub(super) fn mxfp4(row: &[f32], _importance: Option<&[f32]>, out: &mut [u8]) {
-    each_block::<32, 17>(row, None, out, |x, _, y| {
-        let amax = largest_magnitude(x);
-        // log2f as the C library computes it (Rust's f32::log2 calls the same libm function).
-        let e = if amax > 0.0 { truncate_i32(amax.log2().floor() - 2.0 + 127.0) as u8 } else { 0 };
-        let d = f32::from_bits(if e < 2 { 0x0020_0000 << e } else { u32::from(e - 1) << 23 });
-        y[0] = e;
-        for j in 0..16 {
-            y[1 + j] = best_fp4_index(x[j], d) | (best_fp4_index(x[j + 16], d) << 4);
-        }
-    });
+    #[cfg(target_arch = "x86_64")]
+    if super::super::simd::quantize_x86::mxfp4(row, out) {
+        return;
+    }
+    each_block::<32, 17>(row, None, out, |x, _, y| mxfp4_block(x, y));
+}
+
+/// The E8M0 exponent of an MXFP4 block whose largest magnitude is `amax`, and the scale it
+/// stands for (half of 2^(e - 127): the codes' values are doubled).
+#[inline(always)]
+pub(in crate::model::quant::ggml) fn mxfp4_scale(amax: f32) -> (u8, f32) {
+    // log2f as the C library computes it (Rust's f32::log2 calls the same libm function).
+    let e = if amax > 0.0 { truncate_i32(amax.log2().floor() - 2.0 + 127.0) as u8 } else { 0 };
+    (e, f32::from_bits(if e < 2 { 0x0020_0000 << e } else { u32::from(e - 1) << 23 }))
+}
+
+/// One block of MXFP4 (ggml's `quantize_row_mxfp4_ref`).
+pub(in crate::model::quant::ggml) fn mxfp4_block(x: &[f32; 32], y: &mut [u8; 17]) {
+    let (e, d) = mxfp4_scale(largest_magnitude(x));
+    y[0] = e;
+    for j in 0..16 {
+        y[1 + j] = best_fp4_index(x[j], d) | (best_fp4_index(x[j + 16], d) << 4);
+    }
 }
 
 /// ggml's `ggml_fp32_to_ue4m3`: a positive scale as unsigned E4M3 (bias 7), rounding half up,

@@ -7,7 +7,7 @@
 use super::nearest_int;
 
 /// ggml's `GROUP_MAX_EPS`: a group whose largest magnitude is below it is all zero.
-pub(super) const GROUP_MAX_EPS: f32 = 1e-15;
+pub(in crate::model::quant::ggml) const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// `make_qx_quants` with `rmse_type` 1 on `L` groups at once (lane `k` of every row is group
 /// `k`, each computed exactly as ggml computes one group): symmetric levels `-nmax..nmax`
@@ -121,7 +121,11 @@ fn select_lanes<const N: usize, const L: usize>(mask: &[u32; L], trial: &[[f32; 
 
 /// `make_q3_quants` with `do_rmse`: levels `-nmax..nmax` weighted by `x * x`, then up to five
 /// passes moving single levels while that improves the fit; levels stored as `l + nmax`.
-pub(super) fn make_q3_quants<const N: usize>(nmax: i32, x: &[f32; N], levels: &mut [i8; N]) -> f32 {
+pub(in crate::model::quant::ggml) fn make_q3_quants<const N: usize>(
+    nmax: i32,
+    x: &[f32; N],
+    levels: &mut [i8; N],
+) -> f32 {
     let mut max = 0f32;
     let mut amax = 0f32;
     for &v in x {
