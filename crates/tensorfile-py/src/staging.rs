@@ -132,13 +132,15 @@ impl NativeStaging {
         self.plan.is_direct(k).py()
     }
 
-    /// Fill `buffer` with stage `k` (the GIL released, on all cores). The caller has waited
-    /// for every copy out of that buffer before: the bytes there are overwritten.
-    fn fill(&self, py: Python<'_>, k: usize, buffer: Py<NativeStageBuffer>) -> PyResult<()> {
+    /// Fill `buffer` with stage `k` (the GIL released), on all cores, or with `alone` on this
+    /// thread only (a caller running a filler per core). The caller has waited for every copy
+    /// out of that buffer before: the bytes there are overwritten.
+    #[pyo3(signature = (k, buffer, alone = false))]
+    fn fill(&self, py: Python<'_>, k: usize, buffer: Py<NativeStageBuffer>, alone: bool) -> PyResult<()> {
         let plan = self.plan.clone();
         py.detach(move || {
             let mut held = buffer.get().buffer.lock().unwrap_or_else(|e| e.into_inner());
-            plan.fill(k, held.bytes_mut())
+            if alone { plan.fill_alone(k, held.bytes_mut()) } else { plan.fill(k, held.bytes_mut()) }
         })
         .py()
     }

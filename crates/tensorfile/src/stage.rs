@@ -317,18 +317,28 @@ impl StagePlan {
     /// Fill `buffer` (of at least [`StagePlan::chunk`] bytes) with stage `k`, on rayon's
     /// threads: after it, each piece's bytes are at its `at`.
     pub fn fill(&self, k: usize, buffer: &mut [u8]) -> Result<()> {
+        self.fill_with(k, buffer, true)
+    }
+
+    /// Fill `buffer` with stage `k` on the calling thread alone: for callers that run as many
+    /// fillers as there are cores, each filling a stage of its own (no fork-join per stage).
+    pub fn fill_alone(&self, k: usize, buffer: &mut [u8]) -> Result<()> {
+        self.fill_with(k, buffer, false)
+    }
+
+    fn fill_with(&self, k: usize, buffer: &mut [u8], parallel: bool) -> Result<()> {
         let stage = self.stage(k)?;
         if buffer.len() < self.chunk {
             return Err(Error::usage(format!("a buffer of {} bytes for stages of {}", buffer.len(), self.chunk)));
         }
         match stage.fill {
-            Fill::Window { file, offset, len } => self.fill_window(&self.files[file], offset, len, buffer),
-            Fill::Packed => self.fill_packed(&stage.pieces, buffer),
+            Fill::Window { file, offset, len } => self.fill_window(&self.files[file], offset, len, buffer, parallel),
+            Fill::Packed => self.fill_packed(&stage.pieces, buffer, parallel),
         }
     }
 
     /// `len` bytes of `file` at `offset` into `buffer`, in pieces of [`SUB`] bytes read at once.
-    fn fill_window(&self, file: &WindowFile, offset: u64, len: u64, buffer: &mut [u8]) -> Result<()> {
+    fn fill_window(&self, file: &WindowFile, offset: u64, len: u64, buffer: &mut [u8], parallel: bool) -> Result<()> {
         let (buffered, _) =
             self.tensors[file.tensor].ready().and_then(Bytes::mapped_file).expect("window files are mapped");
         let aligned = buffer.as_ptr() as usize % ALIGN == 0;
@@ -340,16 +350,21 @@ impl StagePlan {
         // `len` is at most the chunk, which the buffer holds; its tail block may read on.
         let len = len as usize;
         let room = len.next_multiple_of(ALIGN).min(buffer.len());
-        buffer[..room].par_chunks_mut(SUB).enumerate().try_for_each(|(i, sub)| {
+        let read = |(i, sub): (usize, &mut [u8])| {
             let want = (len - i * SUB).min(sub.len());
             direct::read_into(direct, buffered, offset + (i * SUB) as u64, sub, want)
-        })?;
+        };
+        if parallel {
+            buffer[..room].par_chunks_mut(SUB).enumerate().try_for_each(read)?;
+        } else {
+            buffer[..room].chunks_mut(SUB).enumerate().try_for_each(read)?;
+        }
         Ok(())
     }
 
     /// Copy each piece from its tensor's bytes to its place in `buffer`, large ones in parts
     /// on several threads (a tensor to decode decoded first, dropped after its last stage).
-    fn fill_packed(&self, pieces: &[Piece], buffer: &mut [u8]) -> Result<()> {
+    fn fill_packed(&self, pieces: &[Piece], buffer: &mut [u8], parallel: bool) -> Result<()> {
         let sources: Vec<Bytes> = pieces.iter().map(|p| self.tensors[p.tensor].bytes(p.tensor)).collect::<Result<_>>()?;
         let mut copies: Vec<(&[u8], &mut [u8])> = Vec::new();
         let mut rest = buffer;
@@ -363,7 +378,11 @@ impl StagePlan {
             rest = tail;
             start = p.at + p.len;
         }
-        copies.into_par_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
+        if parallel {
+            copies.into_par_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
+        } else {
+            copies.into_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
+        }
         drop(sources);
         for p in pieces {
             self.tensors[p.tensor].stage_done();
@@ -427,6 +446,22 @@ mod tests {
         out
     }
 
+    /// As [`through_stages`], each stage filled on this thread alone.
+    fn through_stages_alone(plan: &StagePlan, sizes: &[usize]) -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+        let mut staged = StageBuffer::new(plan.chunk()).unwrap();
+        let buffer = staged.bytes_mut();
+        for k in 0..plan.len() {
+            buffer.fill(0x5A);
+            plan.fill_alone(k, buffer).unwrap();
+            for p in plan.pieces(k).unwrap() {
+                let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
+                out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
+            }
+        }
+        out
+    }
+
     #[test]
     fn windows_and_packed_stages_carry_every_byte() {
         let dir = tempfile::tempdir().unwrap();
@@ -452,6 +487,7 @@ mod tests {
             let sizes: Vec<usize> = want.iter().map(Vec::len).collect();
             let plan = StagePlan::new(tensors, MIN_CHUNK, direct).unwrap();
             assert_eq!(through_stages(&plan, &sizes), want, "{direct:?}");
+            assert_eq!(through_stages_alone(&plan, &sizes), want, "{direct:?}, filled alone");
             // Where the filesystem takes direct I/O, the windows were read with it.
             let can = direct::reopen_direct(&File::open(&path).unwrap()).is_some();
             let used = plan.files.iter().all(|f| f.opened.get().is_some_and(Option::is_some));

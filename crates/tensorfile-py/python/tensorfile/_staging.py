@@ -15,6 +15,7 @@ filled again.
 """
 
 import itertools
+import os
 import queue
 import threading
 
@@ -226,13 +227,17 @@ def _run(plan, stages: int, pool, flat: list, transfer) -> None:
                     return
                 transfer.wait(mark)
                 pool.ready(i)
-                plan.fill(k, pool.buffers[i])
+                plan.fill(k, pool.buffers[i], alone)
                 filled.put((k, i, None))
         except BaseException as e:  # handed to the copying thread, which raises it
             filled.put((None, None, e))
 
-    threads = [threading.Thread(target=filler, name=f"tensorfile-stage-{n}", daemon=True)
-               for n in range(max(1, min(FILLERS, len(pool.buffers) - 1, stages)))]
+    fillers = max(1, min(FILLERS, len(pool.buffers) - 1, stages))
+    # With a filler for every core, each fills its stage by itself (no fork-join of all the
+    # cores per stage, which on few cores cost more than the reads); with more cores than
+    # fillers, each fill runs on all of them.
+    alone = fillers >= (os.cpu_count() or 1)
+    threads = [threading.Thread(target=filler, name=f"tensorfile-stage-{n}", daemon=True) for n in range(fillers)]
     for thread in threads:
         thread.start()
     try:
