@@ -428,34 +428,19 @@ mod tests {
     }
 
     /// Every tensor's bytes, put together from the stages filled one after another into one
-    /// reused buffer (dirtied between stages).
-    fn through_stages(plan: &StagePlan, sizes: &[usize]) -> Vec<Vec<u8>> {
+    /// reused buffer (dirtied between stages), on all cores or (`parallel` false) each stage
+    /// on this thread alone.
+    fn through_stages(plan: &StagePlan, sizes: &[usize], parallel: bool) -> Vec<Vec<u8>> {
         let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
         let mut staged = StageBuffer::new(plan.chunk()).unwrap();
         assert_eq!(staged.address() % ALIGN, 0);
         let buffer = staged.bytes_mut();
         for k in 0..plan.len() {
             buffer.fill(0xA5);
-            plan.fill(k, buffer).unwrap();
+            plan.fill_with(k, buffer, parallel).unwrap();
             for p in plan.pieces(k).unwrap() {
                 let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
                 assert!(at + n <= plan.chunk(), "a piece past the buffer");
-                out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
-            }
-        }
-        out
-    }
-
-    /// As [`through_stages`], each stage filled on this thread alone.
-    fn through_stages_alone(plan: &StagePlan, sizes: &[usize]) -> Vec<Vec<u8>> {
-        let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
-        let mut staged = StageBuffer::new(plan.chunk()).unwrap();
-        let buffer = staged.bytes_mut();
-        for k in 0..plan.len() {
-            buffer.fill(0x5A);
-            plan.fill_alone(k, buffer).unwrap();
-            for p in plan.pieces(k).unwrap() {
-                let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
                 out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
             }
         }
@@ -486,8 +471,8 @@ mod tests {
             }
             let sizes: Vec<usize> = want.iter().map(Vec::len).collect();
             let plan = StagePlan::new(tensors, MIN_CHUNK, direct).unwrap();
-            assert_eq!(through_stages(&plan, &sizes), want, "{direct:?}");
-            assert_eq!(through_stages_alone(&plan, &sizes), want, "{direct:?}, filled alone");
+            assert_eq!(through_stages(&plan, &sizes, true), want, "{direct:?}");
+            assert_eq!(through_stages(&plan, &sizes, false), want, "{direct:?}, filled alone");
             // Where the filesystem takes direct I/O, the windows were read with it.
             let can = direct::reopen_direct(&File::open(&path).unwrap()).is_some();
             let used = plan.files.iter().all(|f| f.opened.get().is_some_and(Option::is_some));
