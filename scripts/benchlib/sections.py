@@ -14,6 +14,26 @@ def splice(document: str, section: str, heading: str) -> str:
     return "".join(lines[:start]) + section + ("\n" + after if after else "")
 
 
+def section(document: str, heading: str):
+    """The section of `document` under `heading` (its lines up to the next `## `, the
+    heading's included), or None when it has none."""
+    for h, text in all_sections(document):
+        if h == heading:
+            return text
+    return None
+
+
+def all_sections(document: str) -> list:
+    """Every `## ` section of `document`, in order: (heading, text)."""
+    lines = document.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
+    out = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        out.append((lines[start].rstrip("\n"), "".join(lines[start:end]).rstrip("\n") + "\n"))
+    return out
+
+
 def ms(s, decimals: int = 1) -> str:
     """Seconds as milliseconds (`-` for none), or as seconds from 10 s."""
     return "-" if s is None else (f"{s * 1e3:.{decimals}f}" if s < 10 else f"{s:.1f} s")

@@ -414,15 +414,9 @@ impl NativeTensor {
         let data = self.read_all(py)?;
         let (from, shape) = (self.dtype, self.shape.clone());
         let decode = || -> tensorfile::Result<(Bytes, DType)> {
-            let dense = data.to_dense(from, &shape)?;
             match target {
-                Some(to) if to != from => {
-                    if !cast::can_cast_from(from) {
-                        return Err(Error::usage(format!("{from} values cannot be cast to {to}")));
-                    }
-                    Ok((Bytes::from_vec(cast::cast(&dense, from, to)?), to))
-                }
-                _ => Ok((dense, from)),
+                Some(to) if to != from => Ok((data.to_dense_as(from, &shape, to)?, to)),
+                _ => Ok((data.to_dense(from, &shape)?, from)),
             }
         };
         let (bytes, dtype) = py.detach(decode).map_err(|e| e.for_tensor(&self.name)).py()?;

@@ -128,6 +128,12 @@ impl TensorData {
     pub fn to_dense(&self, dtype: DType, shape: &[u64]) -> Result<Bytes> {
         self.layout.decode_dense(dtype, shape, self)
     }
+
+    /// [`TensorData::to_dense`], its values then cast to `to` as `convert --dtype` casts
+    /// (see [`Layout::decode_dense_as`]); `to == dtype` is the dense bytes as they are.
+    pub fn to_dense_as(&self, dtype: DType, shape: &[u64], to: DType) -> Result<Bytes> {
+        self.layout.decode_dense_as(dtype, shape, self, to)
+    }
 }
 
 /// A dense tensor's decoded bytes in pieces, in order: joined, they are the contiguous,

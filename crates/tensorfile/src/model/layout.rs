@@ -10,7 +10,7 @@ use crate::checked;
 use crate::error::{Error, Result, Rule};
 use crate::limits::{MAX_DENSE_EXPANSION, MAX_VIEW_EXPANSION};
 use crate::model::quant::{self, Quant};
-use crate::model::{DType, SparseData, TensorData};
+use crate::model::{DType, SparseData, TensorData, cast};
 use crate::source::Bytes;
 
 /// Sparse storage schemes.
@@ -208,6 +208,23 @@ impl Layout {
         }
     }
 
+    /// [`Layout::decode_dense`], the values then cast to `to` (a dtype [`cast::cast`] casts
+    /// between, checked): ggml-quantized data is dequantized and cast a piece at a time,
+    /// never held whole as `float32`; every output is fresh memory of the result's own.
+    pub fn decode_dense_as(&self, dtype: DType, shape: &[u64], data: &TensorData, to: DType) -> Result<Bytes> {
+        let dense_dtype = if matches!(self, Layout::Quantized(_)) { DType::Float32 } else { dtype };
+        if to == dense_dtype {
+            return self.decode_dense(dtype, shape, data);
+        }
+        if !cast::can_cast_from(dense_dtype) {
+            return Err(Error::usage(format!("{dense_dtype} values cannot be cast to {to}")));
+        }
+        if let Layout::Quantized(q) = self {
+            return quant::dequantize_as(q, shape, data, to);
+        }
+        cast::cast_fresh(&self.decode_dense(dtype, shape, data)?, dtype, to)
+    }
+
     /// Decode data read in this layout to dense bytes (contiguous, row-major,
     /// little-endian) of `dtype` and `shape`: dense data as it is (no copy); sparse values
     /// scattered into zeros, as torch's `to_dense()` places them; quantized data dequantized
@@ -217,7 +234,7 @@ impl Layout {
             return data.as_dense().cloned();
         }
         if let Layout::Quantized(q) = self {
-            return quant::dequantize(q, shape, data).map(Bytes::from_vec);
+            return quant::dequantize(q, shape, data);
         }
         let sparse = data.to_sparse()?;
         sparse.validate(shape)?;

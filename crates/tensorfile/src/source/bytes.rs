@@ -20,6 +20,9 @@ enum Owner {
     /// copy these bytes in the kernel ([`Bytes::mapped_file`]) and a caller can map a range of
     /// it privately ([`Bytes::into_private`]).
     Map(Arc<memmap2::Mmap>, Arc<File>),
+    /// Memory of this process alone made for an output ([`super::FreshBuffer`]): taken as it
+    /// is by [`Bytes::into_private`] when no one else holds it.
+    Anonymous(Arc<memmap2::MmapMut>),
     Other(Arc<dyn AsRef<[u8]> + Send + Sync>),
 }
 
@@ -28,6 +31,7 @@ impl Owner {
         match self {
             Owner::Vec(v) => v,
             Owner::Map(m, _) => m,
+            Owner::Anonymous(m) => m,
             Owner::Other(o) => (**o).as_ref(),
         }
     }
@@ -36,6 +40,7 @@ impl Owner {
         match (self, other) {
             (Owner::Vec(a), Owner::Vec(b)) => Arc::ptr_eq(a, b),
             (Owner::Map(a, _), Owner::Map(b, _)) => Arc::ptr_eq(a, b),
+            (Owner::Anonymous(a), Owner::Anonymous(b)) => Arc::ptr_eq(a, b),
             (Owner::Other(a), Owner::Other(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -66,6 +71,12 @@ impl Bytes {
     pub fn from_owner(owner: impl AsRef<[u8]> + Send + Sync + 'static) -> Self {
         let len = owner.as_ref().len();
         Bytes { owner: Owner::Other(Arc::new(owner)), range: 0..len }
+    }
+
+    /// Bytes held by an anonymous map of this process's own (a [`super::FreshBuffer`]).
+    pub(super) fn from_anonymous_map(map: memmap2::MmapMut) -> Self {
+        let len = map.len();
+        Bytes { owner: Owner::Anonymous(Arc::new(map)), range: 0..len }
     }
 
     /// Map a file read-only. Empty files are served from an empty buffer (an empty map is not
@@ -168,7 +179,8 @@ impl Bytes {
     /// what anyone else reads: a slice of a mapped file of at least [`PRIVATE_MAP_MIN`] bytes
     /// becomes a private copy-on-write map of its range (no copy: pages are copied by the
     /// kernel only when written); a vector no one else holds is taken as it is; anything else
-    /// (a smaller slice of the map, a slice of a buffer others share) is copied. A map the
+    /// (a smaller slice of the map, a slice of a buffer others share) is copied; a fresh
+    /// output's anonymous map no one else holds is taken whole, likewise. A map the
     /// system refuses (too many maps) falls back to a copy.
     pub fn into_private(self) -> PrivateBytes {
         if let Some((file, offset)) = self.mapped_file()
@@ -182,6 +194,10 @@ impl Bytes {
             Owner::Vec(v) if range == (0..v.len()) => match Arc::try_unwrap(v) {
                 Ok(v) => PrivateBytes::from_vec(v),
                 Err(shared) => PrivateBytes::from_vec(shared.to_vec()),
+            },
+            Owner::Anonymous(m) if range == (0..m.len()) => match Arc::try_unwrap(m) {
+                Ok(m) => PrivateBytes::from_anonymous_map(m),
+                Err(shared) => PrivateBytes::from_vec(shared[..].to_vec()),
             },
             owner => PrivateBytes::from_vec(owner.bytes()[range].to_vec()),
         }

@@ -10,6 +10,7 @@
 
 mod bytes;
 pub(crate) mod direct;
+mod fresh;
 mod kept;
 pub(crate) mod lfs_pointer;
 // Mapping a file is `unsafe` (memmap2 cannot rule out the file changing under the map); the
@@ -32,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::{Bytes, PRIVATE_MAP_MIN};
+pub(crate) use fresh::FreshBuffer;
 pub use private::PrivateBytes;
 pub use direct::{file_is_cached, is_cached};
 /// Requests in flight at once for the tensor reads of one remote object.

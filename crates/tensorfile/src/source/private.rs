@@ -21,6 +21,8 @@ pub struct PrivateBytes {
 enum Buffer {
     Owned(Vec<u8>),
     Map(MmapMut),
+    /// An anonymous map made for an output (`FreshBuffer`): a buffer of its own, not the file.
+    Anonymous(MmapMut),
 }
 
 impl PrivateBytes {
@@ -28,6 +30,12 @@ impl PrivateBytes {
     pub fn from_vec(mut bytes: Vec<u8>) -> Self {
         let address = bytes.as_mut_ptr() as usize;
         PrivateBytes { buffer: Buffer::Owned(bytes), address }
+    }
+
+    /// An anonymous map the caller gives up.
+    pub(super) fn from_anonymous_map(mut map: MmapMut) -> Self {
+        let address = map.as_mut_ptr() as usize;
+        PrivateBytes { buffer: Buffer::Anonymous(map), address }
     }
 
     /// Bytes `offset..offset + len` of `file`, mapped privately (copy-on-write); the range
@@ -60,7 +68,7 @@ impl Deref for PrivateBytes {
     fn deref(&self) -> &[u8] {
         match &self.buffer {
             Buffer::Owned(v) => v,
-            Buffer::Map(m) => m,
+            Buffer::Map(m) | Buffer::Anonymous(m) => m,
         }
     }
 }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result, Rule};
 use crate::model::{Chunks, DType};
-use crate::source::Bytes;
+use crate::source::{Bytes, FreshBuffer};
 
 use kernels::{BF16, E4M3Fn, E4M3Fnuz, E5M2, E5M2Fnuz, E8M0Fnu, F16, F32, F64, Source, Target};
 
@@ -85,6 +85,25 @@ pub fn cast(bytes: &[u8], from: DType, to: DType) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     cast_onto(bytes, from, to, &mut out)?;
     Ok(out)
+}
+
+/// [`cast`] into fresh memory ([`FreshBuffer`]: a large output's pages made at once, not
+/// faulted in one by one as the cast writes them), as bytes owned by the result alone.
+pub(crate) fn cast_fresh(bytes: &[u8], from: DType, to: DType) -> Result<Bytes> {
+    let (w_in, w_out) = widths(from, to)?;
+    if bytes.len() % w_in != 0 {
+        return Err(Error::invalid(
+            Rule::SizeMismatch,
+            format!("{} bytes are no whole number of {from} elements", bytes.len()),
+        ));
+    }
+    let count = bytes.len() / w_in;
+    let len = count
+        .checked_mul(w_out)
+        .ok_or_else(|| Error::unsupported(format!("{count} elements of {to} do not fit in memory")))?;
+    let mut out = FreshBuffer::zeroed(len, "cast elements")?;
+    cast_into(bytes, from, to, out.as_mut_slice())?;
+    Ok(out.into_bytes())
 }
 
 /// Append the cast of `src` (whole elements of `from`) to `out`.

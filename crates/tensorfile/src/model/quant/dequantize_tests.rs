@@ -1,8 +1,9 @@
-//! Dequantizing to `f32` values in pieces gives the very bits of dequantizing whole.
+//! Dequantizing in pieces (to `f32` values, or cast on the way to another float) gives the
+//! very bits of dequantizing whole (then casting).
 
-use super::{BLOCKS, GgmlType, Quant, dequantize, dequantize_f32};
+use super::{BLOCKS, GgmlType, Quant, dequantize, dequantize_as, dequantize_f32};
 use crate::error::Rule;
-use crate::model::TensorData;
+use crate::model::{DType, TensorData, cast};
 use crate::source::Bytes;
 
 /// Deterministic bytes (every bit pattern, NaN and infinite scales included).
@@ -52,4 +53,44 @@ fn parts_of_the_wrong_size_are_refused() {
     // A tensor of nothing is no values.
     let (q, data) = ggml(GgmlType::Q8_0, Vec::new());
     assert!(dequantize_f32(&q, &[0, 64], &data).unwrap().is_empty());
+}
+
+#[test]
+fn dequantized_and_cast_in_pieces_is_the_cast_of_the_whole() {
+    // 300 x 1024 elements: several tasks of every thread, and a last one shorter.
+    let shape = [300u64, 1024];
+    let numel = 300 * 1024;
+    let types = [GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::TQ2_0];
+    for (seed, t) in types.into_iter().enumerate() {
+        let len = numel / t.block_elements() as usize * t.block_bytes() as usize;
+        let (q, data) = ggml(t, noise(len, seed as u64 + 11));
+        let whole = dequantize(&q, &shape, &data).unwrap();
+        for to in [DType::Float16, DType::BFloat16, DType::Float8E4M3Fn, DType::Float8E5M2] {
+            let want = cast::cast(&whole, DType::Float32, to).unwrap();
+            let got = dequantize_as(&q, &shape, &data, to).unwrap();
+            assert!(*got == want[..], "{} to {to}: differs from the cast of the whole", t.name());
+        }
+    }
+    // A tensor of nothing is nothing; a target no cast reaches is refused, naming it.
+    let (q, data) = ggml(GgmlType::Q8_0, Vec::new());
+    assert!(dequantize_as(&q, &[0, 64], &data, DType::Float16).unwrap().is_empty());
+    let (q, data) = ggml(GgmlType::Q8_0, noise(34, 3));
+    let e = dequantize_as(&q, &[32], &data, DType::Int8).unwrap_err();
+    assert!(e.message().contains("int8"), "{}", e.message());
+    // Blocks of the wrong size are refused as dequantize refuses them.
+    let (q, data) = ggml(GgmlType::Q8_0, noise(33, 3));
+    assert_eq!(dequantize_as(&q, &[32], &data, DType::Float16).unwrap_err().rule(), Some(Rule::BadQuantization));
+}
+
+#[test]
+fn large_outputs_are_fresh_maps_the_holder_keeps_without_a_copy() {
+    // 1 MiB of float32 and more: the output is an anonymous map, already written, and a
+    // caller who makes it its own (a writable numpy array) gets that very memory.
+    let shape = [512u64, 1024];
+    let (q, data) = ggml(GgmlType::Q8_0, noise(512 * 32 * 34, 5));
+    let out = dequantize(&q, &shape, &data).unwrap();
+    let (address, len) = (out.as_ptr() as usize, out.len());
+    assert!(!out.is_mapped());
+    let private = out.into_private();
+    assert_eq!((private.address(), private.len(), private.is_mapped()), (address, len, false));
 }

@@ -18,7 +18,9 @@ pub use ggml_type::GgmlType;
 
 use crate::checked;
 use crate::error::{Error, Result, Rule};
-use crate::model::{DType, TensorData};
+use crate::model::{DType, TensorData, cast};
+use crate::source::{Bytes, FreshBuffer};
+use rayon::prelude::*;
 
 /// The part of a ggml-quantized tensor: its blocks, verbatim.
 pub const BLOCKS: &str = "blocks";
@@ -270,20 +272,52 @@ fn sized_parts<'a>(q: &Quant, shape: &[u64], data: &'a TensorData) -> Result<Vec
 
 /// Dequantize `data`, a tensor of `shape` quantized as `q`, to little-endian `float32` bytes in
 /// row-major order. Every part's size is checked against the shape first.
-pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<Vec<u8>> {
+/// The output is fresh memory already faulted in when large ([`FreshBuffer`]): the kernels
+/// outrun the page faults of a new vector.
+pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<Bytes> {
     let parts = sized_parts(q, shape, data)?;
     let numel = checked::to_usize(checked::numel(shape)?, "quantized elements")?;
     let out_len = checked::mul(numel as u64, 4, "dequantized bytes")?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(checked::to_usize(out_len, "dequantized bytes")?)
-        .map_err(|_| Error::unsupported(format!("cannot allocate {out_len} bytes to dequantize into")))?;
-    out.resize(out_len as usize, 0);
+    let mut buffer = FreshBuffer::zeroed(checked::to_usize(out_len, "dequantized bytes")?, "dequantized bytes")?;
+    let out = buffer.as_mut_slice();
     match q {
-        Quant::Ggml(t) => ggml::dequantize(*t, parts[0], &mut out)?,
-        Quant::Group(g) => group::dequantize(g, shape, &parts, &mut out)?,
-        Quant::Mx(m) => mx::dequantize(m, shape, parts[0], parts[1], &mut out)?,
+        Quant::Ggml(t) => ggml::dequantize(*t, parts[0], out)?,
+        Quant::Group(g) => group::dequantize(g, shape, &parts, out)?,
+        Quant::Mx(m) => mx::dequantize(m, shape, parts[0], parts[1], out)?,
     }
-    Ok(out)
+    Ok(buffer.into_bytes())
+}
+
+/// [`dequantize`], then each value cast to `to` (a float dtype [`cast`] casts to, as
+/// `convert --dtype` does): ggml's blocks are dequantized a task at a time into a small buffer
+/// of each thread's and cast from there into the output, so the tensor is never held whole as
+/// `float32` on the way (half the memory written for a 16-bit `to`); the other schemes are
+/// dequantized whole first.
+pub(crate) fn dequantize_as(q: &Quant, shape: &[u64], data: &TensorData, to: DType) -> Result<Bytes> {
+    let width = match to.size() {
+        Some(w) if cast::can_cast_to(to) => w as usize,
+        _ => return Err(Error::unsupported(format!("cannot dequantize to {to}"))),
+    };
+    let Quant::Ggml(t) = q else {
+        return cast::cast_fresh(&dequantize(q, shape, data)?, DType::Float32, to);
+    };
+    let parts = sized_parts(q, shape, data)?;
+    let numel = checked::to_usize(checked::numel(shape)?, "quantized elements")?;
+    let out_len =
+        checked::to_usize(checked::mul(numel as u64, width as u64, "dequantized bytes")?, "dequantized bytes")?;
+    let mut buffer = FreshBuffer::zeroed(out_len, "dequantized bytes")?;
+    // Both are at most a few hundred (the type table is the source).
+    let (block_bytes, block_elements) = (t.block_bytes() as usize, t.block_elements() as usize);
+    let per_task = (ggml::TASK_OUTPUT / (block_elements * 4)).max(1);
+    let tasks = parts[0]
+        .par_chunks(per_task * block_bytes)
+        .zip(buffer.as_mut_slice().par_chunks_mut(per_task * block_elements * width));
+    tasks.try_for_each_init(Vec::new, |values: &mut Vec<u8>, (blocks, out)| {
+        values.resize(blocks.len() / block_bytes * block_elements * 4, 0);
+        ggml::dequantize_here(*t, blocks, values)?;
+        cast::cast_into(values, DType::Float32, to, out)
+    })?;
+    Ok(buffer.into_bytes())
 }
 
 /// [`dequantize`] into `f32` values. ggml's blocks (the quantized tensors that get requantized)

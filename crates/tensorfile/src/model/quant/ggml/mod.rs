@@ -98,6 +98,14 @@ pub(crate) fn dequantize(t: GgmlType, blocks: &[u8], out: &mut [u8]) -> Result<(
     dequantize_on(t, blocks, out, out.len() > PARALLEL_ABOVE)
 }
 
+/// Dequantize whole blocks of `t` into `out` on this thread alone (the caller runs several).
+pub(crate) fn dequantize_here(t: GgmlType, blocks: &[u8], out: &mut [u8]) -> Result<()> {
+    dequantize_on(t, blocks, out, false)
+}
+
+/// Output bytes each task of a parallel dequantization writes.
+pub(crate) const TASK_OUTPUT: usize = TASK_BYTES;
+
 /// [`dequantize`], on several threads or on this one.
 fn dequantize_on(t: GgmlType, blocks: &[u8], out: &mut [u8], parallel: bool) -> Result<()> {
     let kernel = kernel(t)?;
