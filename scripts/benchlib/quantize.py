@@ -13,6 +13,10 @@
   on one thread, from the rows in memory) and by `tensorfile --threads 1 convert
   rows.safetensors out.gguf --quantize TYPE` (the whole command: reading, quantizing, writing
   and syncing the file). Target: our kernels at least 20x gguf-py.
+- ggml's own C, per thread: the same rows quantized without an importance matrix by
+  `ggml_quantize_chunk` of the built `libggml-base` (`ggml_quantize.py`, timed around the
+  call, fresh output) beside our kernel row, for gguf-py's types and the K-quants and IQ4
+  types gguf-py does not quantize. Target: our kernels at least ggml's C on one thread.
 
 llama-quantize is the one `scripts/llama-tools` builds (the part is skipped when it is not
 built); gguf-py runs in the gguf environment (tfvenv.GGUF_VENV). Each row its own process,
@@ -31,6 +35,10 @@ from .sections import commands
 
 SECTION = "## Quantizing (convert --quantize)"
 GGUFPY_TYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "TQ1_0", "TQ2_0", "MXFP4", "BF16"]
+# Quantized by ggml's C beside our kernels: gguf-py's types and those it does not quantize.
+GGML_TYPES = GGUFPY_TYPES + ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
+GGML = "ggml_quantize_chunk (C), one thread"
+KERNEL = "tensorfile kernel, one thread"
 SCRIPTS = Path(__file__).resolve().parents[1]
 ROOT = SCRIPTS.parent
 WRITES = True
@@ -98,7 +106,8 @@ def make(cache: Path, quick: bool) -> dict:
     theirs.unlink()
     ours.unlink()
     return {"llama": llama, "rows_npy": rows_npy, "rows_st": rows_st, "identical": identical,
-            "llama_quantize": Path(paths["llama_quantize"]), "gguf_python": python}
+            "llama_quantize": Path(paths["llama_quantize"]), "gguf_python": python,
+            "libggml_base": Path(paths["libggml_base"])}
 
 
 def timed(python: Path, nbytes: int, command: list) -> list:
@@ -124,11 +133,15 @@ def plan(files: dict, op: Path, python: Path, out: Path) -> list:
         rows.append(("ggufpy", t, "gguf-py gguf.quants.quantize",
                      [str(files["gguf_python"]), "-m", "benchlib.ggufpy_quantize", t, str(files["rows_npy"])],
                      files["rows_npy"], False))
-        rows.append(("ggufpy", t, "tensorfile kernel, one thread",
-                     [str(op), "tensorfile", "quantize", str(files["rows_st"]), t, "1"], files["rows_st"], False))
         rows.append(("ggufpy", t, "tensorfile, one thread",
                      timed(python, nbytes, [binary(), "--threads", 1, "convert", files["rows_st"], out / f"{t}.gguf",
                                             "--quantize", t]), files["rows_st"], True))
+    for t in GGML_TYPES:
+        rows.append(("ggufpy", t, KERNEL,
+                     [str(op), "tensorfile", "quantize", str(files["rows_st"]), t, "1"], files["rows_st"], False))
+        rows.append(("ggml", t, GGML,
+                     [str(files["gguf_python"]), "-m", "benchlib.ggml_quantize", str(files["libggml_base"]), t,
+                      str(files["rows_npy"])], files["rows_npy"], False))
     return rows
 
 
@@ -163,6 +176,9 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
     for t in GGUFPY_TYPES:
         x = by[(t, "gguf-py gguf.quants.quantize")]["warm"] / by[(t, "tensorfile kernel, one thread")]["warm"]
         lines.append(f"| {t} on one thread: at least 20x gguf-py | {x:.1f}x | {'yes' if x >= 20 else '**no**'} |")
+    for t in GGML_TYPES:
+        x = by[(t, GGML)]["warm"] / by[(t, KERNEL)]["warm"]
+        lines.append(f"| {t} on one thread, no importance: at least ggml's C | {x:.2f}x | {'yes' if x >= 1 else '**no**'} |")
     lines += ["", "### Q4_K_M of llama-1b", "",
               "| threads | tool | s | GB/s of input | vs llama-quantize | peak anon MiB |", "| --- | --- | --- | --- | --- | --- |"]
     for g in q4:
@@ -182,6 +198,16 @@ def render(results, files, machine, command, elapsed, quick, repeat) -> str:
                                                  "tensorfile, one thread"))
         lines.append(f"| {t} | {sections.ms(g['warm'])} | {sections.ms(k['warm'])} | {k['bytes'] / k['warm'] / 1e6:.0f} | "
                      f"{g['warm'] / k['warm']:.1f}x | {sections.ms(o['warm'])} | {g['warm'] / o['warm']:.1f}x |")
+    lines += ["", "### ggml's C quantizer, one thread", "",
+              "The same rows, no importance matrix: `ggml_quantize_chunk` of the built `libggml-base` (the code "
+              "llama-quantize runs) against our kernel (`GgmlType::quantize` on a pool of one thread), each timed "
+              "around the quantizing alone, each writing fresh output memory.", "",
+              "| type | ggml ms | kernel ms | ggml M floats/s | kernel M floats/s | kernel vs ggml |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for t in GGML_TYPES:
+        g, k = by[(t, GGML)], by[(t, KERNEL)]
+        lines.append(f"| {t} | {sections.ms(g['warm'])} | {sections.ms(k['warm'])} | {g['bytes'] / 4 / g['warm'] / 1e6:.0f} | "
+                     f"{k['bytes'] / 4 / k['warm'] / 1e6:.0f} | {g['warm'] / k['warm']:.2f}x |")
     lines += commands(results)
     return "\n".join(lines) + "\n"
 

@@ -25,6 +25,33 @@ pub fn exercise(data: &[u8], format: Option<Format>) {
         let _ = entry.info().nbytes();
         if let Ok(d) = file.read_verified(i) {
             assert_eq!(d.len(), entry.nbytes(), "entry {:?} decoded to a different size", entry.info().name());
+            dequantize_both_ways(entry.info(), &d);
+        }
+    }
+}
+
+/// A quantized entry's data dequantized whole to float32, and dequantized and cast to float16
+/// a piece at a time: either both fail or both give every element, the second exactly the
+/// cast of the first.
+fn dequantize_both_ways(info: &crate::model::TensorInfo, data: &crate::model::TensorData) {
+    use crate::model::{DType, cast};
+    if info.layout().quant().is_none() {
+        return;
+    }
+    let (whole, as_f16) =
+        (data.to_dense(info.dtype(), info.shape()), data.to_dense_as(info.dtype(), info.shape(), DType::Float16));
+    match (whole, as_f16) {
+        (Ok(whole), Ok(as_f16)) => {
+            let cast = cast::cast(&whole, DType::Float32, DType::Float16).expect("float32 casts to float16");
+            assert!(
+                *as_f16 == cast[..],
+                "{:?}: dequantized to float16 in pieces unlike the cast of the whole",
+                info.name()
+            );
+        }
+        (Err(_), Err(_)) => {}
+        (whole, as_f16) => {
+            panic!("{:?}: dequantized whole {:?}, to float16 {:?}", info.name(), whole.err(), as_f16.err())
         }
     }
 }
