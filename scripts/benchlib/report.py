@@ -84,6 +84,10 @@ def targets(results) -> list:
     return out
 
 
+# The sections `render` makes (the main part's): the rest of BENCHMARKS.md is the other parts'.
+MAIN_SECTIONS = {"## Targets", "## llama-1b", "## many-small", "## mobilenet", "## remote", "## Commands"}
+
+
 def render(results, files, machine, command, elapsed, quick) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -103,6 +107,8 @@ def render(results, files, machine, command, elapsed, quick) -> str:
         "rows of one run: these machines are noisy, and only ratios carry over. What limits the",
         "targets this run misses: [docs/performance.md](docs/performance.md).",
         "",
+        *([f"Not measured in this run: {', '.join(w for w, f in files.items() if not f)} (its files could not be "
+           "made here: see the run's output).", ""] if any(not f for f in files.values()) else []),
         "## Targets",
         "",
         "| target | this run | met |",
