@@ -18,7 +18,8 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The inputs found by fuzzing, by the target that found them (the prefix of the file name
 /// before its first `-`), and how many of each are committed: a folder that lost files fails.
-const REGRESSIONS: [(&str, usize); 4] = [("hf_config", 1), ("pickle", 1), ("split_gguf", 1), ("xnnpack_payload", 1)];
+const REGRESSIONS: [(&str, usize); 5] =
+    [("gguf_read", 1), ("hf_config", 1), ("pickle", 1), ("split_gguf", 1), ("xnnpack_payload", 1)];
 
 /// Files of `fuzz/seeds/` (its README included).
 const SEEDS: usize = 540;
@@ -37,7 +38,7 @@ fn committed(root: &Path, folder: &str, committed: usize) -> Vec<PathBuf> {
 
 fn inputs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut regressions = committed(&root, "fuzz/regressions", 5);
+    let mut regressions = committed(&root, "fuzz/regressions", 6);
     regressions.retain(|p| p.file_name().is_some_and(|n| n != "README"));
     for (target, committed) in REGRESSIONS {
         let prefix = format!("{target}-");

@@ -77,6 +77,12 @@ fn dequantized_and_cast_in_pieces_is_the_cast_of_the_whole() {
     let (q, data) = ggml(GgmlType::Q8_0, noise(34, 3));
     let e = dequantize_as(&q, &[32], &data, DType::Int8).unwrap_err();
     assert!(e.message().contains("int8"), "{}", e.message());
+    // A type without a dequantization is refused as dequantize refuses it, even with no
+    // blocks to decode (found by the gguf_read fuzz target).
+    let (q, data) = ggml(GgmlType::Q8_1, Vec::new());
+    let whole = dequantize(&q, &[0, 32], &data).unwrap_err();
+    let as_f16 = dequantize_as(&q, &[0, 32], &data, DType::Float16).unwrap_err();
+    assert_eq!(whole.message(), as_f16.message());
     // Blocks of the wrong size are refused as dequantize refuses them.
     let (q, data) = ggml(GgmlType::Q8_0, noise(33, 3));
     assert_eq!(dequantize_as(&q, &[32], &data, DType::Float16).unwrap_err().rule(), Some(Rule::BadQuantization));

@@ -302,6 +302,8 @@ pub(crate) fn dequantize_as(q: &Quant, shape: &[u64], data: &TensorData, to: DTy
         return cast::cast_fresh(&dequantize(q, shape, data)?, DType::Float32, to);
     };
     let parts = sized_parts(q, shape, data)?;
+    // Refused as `dequantize` refuses it, even with no blocks to decode.
+    ggml::check_dequantizable(*t)?;
     let numel = checked::to_usize(checked::numel(shape)?, "quantized elements")?;
     let out_len =
         checked::to_usize(checked::mul(numel as u64, width as u64, "dequantized bytes")?, "dequantized bytes")?;

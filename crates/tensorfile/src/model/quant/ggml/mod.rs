@@ -103,6 +103,12 @@ pub(crate) fn dequantize_here(t: GgmlType, blocks: &[u8], out: &mut [u8]) -> Res
     dequantize_on(t, blocks, out, false)
 }
 
+/// `t`'s dequantization exists here: Ok, or the error [`dequantize`] gives for it whatever the
+/// blocks (an empty tensor of a type without one included).
+pub(crate) fn check_dequantizable(t: GgmlType) -> Result<()> {
+    kernel(t).map(|_| ())
+}
+
 /// Output bytes each task of a parallel dequantization writes.
 pub(crate) const TASK_OUTPUT: usize = TASK_BYTES;
 
