@@ -7,9 +7,10 @@
 //! at once (`MADV_POPULATE_WRITE`, Linux 5.14 and later), on every core: a few calls instead of
 //! a fault per page, made before the kernels run rather than while they do (measured in
 //! docs/performance.md, "Dequantizing into fresh memory": 1 GB of float32 1.4x faster on one
-//! thread, 1.65x on two, where the faults of two threads had made two no faster than one). Not advised into huge
-//! pages: where the kernel compacts memory to find them on demand (a page cache full of model
-//! files), that was slower than 4 KiB faults, as it was for downloads (`mapped::large_buffer`).
+//! thread, 1.65x on two, where the faults of two threads had made two no faster than one).
+//! Not advised into huge pages: where the kernel compacts memory to find them on demand (a
+//! page cache full of model files), that was slower than 4 KiB faults, as it was for
+//! downloads (`mapped::large_buffer`).
 
 use memmap2::MmapMut;
 

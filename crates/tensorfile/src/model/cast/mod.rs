@@ -60,7 +60,7 @@ pub fn target(name: &str) -> Result<DType> {
 
 /// The width in bytes of an element of `from` and of `to`, or an error naming the dtype that
 /// cannot be cast from or to.
-fn widths(from: DType, to: DType) -> Result<(usize, usize)> {
+pub(crate) fn widths(from: DType, to: DType) -> Result<(usize, usize)> {
     if !can_cast_from(from) {
         return Err(Error::unsupported(format!("{from} elements cannot be cast")));
     }
@@ -75,13 +75,7 @@ fn widths(from: DType, to: DType) -> Result<(usize, usize)> {
 /// `bytes`, elements of `from`, cast to `to`. Errors when either dtype cannot be cast or the
 /// bytes are not a whole number of elements.
 pub fn cast(bytes: &[u8], from: DType, to: DType) -> Result<Vec<u8>> {
-    let (w_in, _) = widths(from, to)?;
-    if bytes.len() % w_in != 0 {
-        return Err(Error::invalid(
-            Rule::SizeMismatch,
-            format!("{} bytes are no whole number of {from} elements", bytes.len()),
-        ));
-    }
+    cast_len(bytes.len(), from, to)?;
     let mut out = Vec::new();
     cast_onto(bytes, from, to, &mut out)?;
     Ok(out)
@@ -90,20 +84,20 @@ pub fn cast(bytes: &[u8], from: DType, to: DType) -> Result<Vec<u8>> {
 /// [`cast`] into fresh memory ([`FreshBuffer`]: a large output's pages made at once, not
 /// faulted in one by one as the cast writes them), as bytes owned by the result alone.
 pub(crate) fn cast_fresh(bytes: &[u8], from: DType, to: DType) -> Result<Bytes> {
-    let (w_in, w_out) = widths(from, to)?;
-    if bytes.len() % w_in != 0 {
-        return Err(Error::invalid(
-            Rule::SizeMismatch,
-            format!("{} bytes are no whole number of {from} elements", bytes.len()),
-        ));
-    }
-    let count = bytes.len() / w_in;
-    let len = count
-        .checked_mul(w_out)
-        .ok_or_else(|| Error::unsupported(format!("{count} elements of {to} do not fit in memory")))?;
-    let mut out = FreshBuffer::zeroed(len, "cast elements")?;
+    let mut out = FreshBuffer::zeroed(cast_len(bytes.len(), from, to)?, "cast elements")?;
     cast_into(bytes, from, to, out.as_mut_slice())?;
     Ok(out.into_bytes())
+}
+
+/// How many bytes `len` bytes of `from` make cast to `to`: an error when either dtype cannot be
+/// cast, the bytes are not a whole number of elements or the result does not fit in memory.
+fn cast_len(len: usize, from: DType, to: DType) -> Result<usize> {
+    let (w_in, w_out) = widths(from, to)?;
+    if len % w_in != 0 {
+        return Err(Error::invalid(Rule::SizeMismatch, format!("{len} bytes are no whole number of {from} elements")));
+    }
+    let count = len / w_in;
+    count.checked_mul(w_out).ok_or_else(|| Error::unsupported(format!("{count} elements of {to} do not fit in memory")))
 }
 
 /// Append the cast of `src` (whole elements of `from`) to `out`.

@@ -294,10 +294,7 @@ pub(crate) fn dequantize(q: &Quant, shape: &[u64], data: &TensorData) -> Result<
 /// `float32` on the way (half the memory written for a 16-bit `to`); the other schemes are
 /// dequantized whole first.
 pub(crate) fn dequantize_as(q: &Quant, shape: &[u64], data: &TensorData, to: DType) -> Result<Bytes> {
-    let width = match to.size() {
-        Some(w) if cast::can_cast_to(to) => w as usize,
-        _ => return Err(Error::unsupported(format!("cannot dequantize to {to}"))),
-    };
+    let (_, width) = cast::widths(DType::Float32, to)?;
     let Quant::Ggml(t) = q else {
         return cast::cast_fresh(&dequantize(q, shape, data)?, DType::Float32, to);
     };
@@ -310,7 +307,7 @@ pub(crate) fn dequantize_as(q: &Quant, shape: &[u64], data: &TensorData, to: DTy
     let mut buffer = FreshBuffer::zeroed(out_len, "dequantized bytes")?;
     // Both are at most a few hundred (the type table is the source).
     let (block_bytes, block_elements) = (t.block_bytes() as usize, t.block_elements() as usize);
-    let per_task = (ggml::TASK_OUTPUT / (block_elements * 4)).max(1);
+    let per_task = (ggml::TASK_BYTES / (block_elements * 4)).max(1);
     let tasks = parts[0]
         .par_chunks(per_task * block_bytes)
         .zip(buffer.as_mut_slice().par_chunks_mut(per_task * block_elements * width));

@@ -29,7 +29,7 @@ use crate::model::quant::GgmlType;
 /// Output larger than this is decoded on several threads.
 const PARALLEL_ABOVE: usize = 1 << 20;
 /// About this much output per task when decoding in parallel.
-const TASK_BYTES: usize = 256 << 10;
+pub(crate) const TASK_BYTES: usize = 256 << 10;
 
 /// Decodes a run of whole blocks into little-endian `f32` bytes.
 type Kernel = fn(&[u8], &mut [u8]);
@@ -108,9 +108,6 @@ pub(crate) fn dequantize_here(t: GgmlType, blocks: &[u8], out: &mut [u8]) -> Res
 pub(crate) fn check_dequantizable(t: GgmlType) -> Result<()> {
     kernel(t).map(|_| ())
 }
-
-/// Output bytes each task of a parallel dequantization writes.
-pub(crate) const TASK_OUTPUT: usize = TASK_BYTES;
 
 /// [`dequantize`], on several threads or on this one.
 fn dequantize_on(t: GgmlType, blocks: &[u8], out: &mut [u8], parallel: bool) -> Result<()> {
