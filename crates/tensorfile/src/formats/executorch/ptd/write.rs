@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::io::{Read, SeekFrom};
 
-use xxhash_rust::xxh3::Xxh3;
+use twox_hash::XxHash3_128 as Xxh3;
 
 use super::check_supported;
 use super::header::{Header, PADDED_LENGTH};
@@ -144,7 +144,7 @@ impl PtdWriter<'_> {
     /// Record the next planned tensor, `bytes`: in the segment of an identical earlier
     /// tensor, or in a new segment written here.
     fn store(&mut self, bytes: &[u8]) -> Result<()> {
-        let key = (xxhash_rust::xxh3::xxh3_128(bytes), bytes.len() as u64);
+        let key = (Xxh3::oneshot(bytes), bytes.len() as u64);
         let segment = match self.by_content.get(&key).copied() {
             Some(s) if self.segment_holds(s, std::iter::once(Ok(bytes)))? => s,
             _ => {
@@ -222,8 +222,8 @@ impl PtdWriter<'_> {
         let offset = self.pad()?;
         let mut hasher = Xxh3::new();
         let info = &self.plan[self.segment_of.len()];
-        let want = copy_streamed_hashing(&mut *self.out, info, open, Some(&mut |b: &[u8]| hasher.update(b)))?;
-        let key = (hasher.digest128(), want);
+        let want = copy_streamed_hashing(&mut *self.out, info, open, Some(&mut |b: &[u8]| hasher.write(b)))?;
+        let key = (hasher.finish_128(), want);
         let segment = match self.by_content.get(&key).copied() {
             Some(s) if self.segment_holds(s, open()?)? => {
                 let end = checked::add(self.segment_base, self.end, "segment data end")?;
@@ -283,7 +283,7 @@ impl FormatWriter for PtdWriter<'_> {
         for piece in open()? {
             let piece = piece?;
             got += piece.len() as u64;
-            hasher.update(&piece);
+            hasher.write(&piece);
             if keep {
                 kept_owned += if piece.is_mapped() { 0 } else { piece.len() as u64 };
                 keep = kept_owned <= KEEP_OWNED_BYTES;
@@ -294,7 +294,7 @@ impl FormatWriter for PtdWriter<'_> {
             }
         }
         check_streamed(info, got, want).map_err(|e| e.for_tensor(&name))?;
-        let key = (hasher.digest128(), want);
+        let key = (hasher.finish_128(), want);
         if let Some(&s) = self.by_content.get(&key) {
             let pieces: Chunks<'_> = if keep { Box::new(kept.iter().cloned().map(Ok)) } else { open()? };
             if self.segment_holds(s, pieces)? {
@@ -389,7 +389,7 @@ mod tests {
                 let mut out = std::io::Cursor::new(Vec::new());
                 let mut w = writer(&mut out, 3, len);
                 w.write(&dense(&a)).unwrap();
-                w.by_content.insert((xxhash_rust::xxh3::xxh3_128(&b), len as u64), 0);
+                w.by_content.insert((Xxh3::oneshot(&b), len as u64), 0);
                 if streamed {
                     let piece = Bytes::from_vec(b.clone());
                     w.write_chunks(&mut || Ok(Box::new(std::iter::once(Ok(piece.clone()))) as Chunks<'_>)).unwrap();

@@ -77,7 +77,7 @@ pub fn check_footer(footer: &[u8]) -> Result<()> {
 
 /// The footer of a file whose manifest `manifest` is the blob at `offset`.
 pub fn for_manifest(offset: u64, manifest: &[u8]) -> Vec<u8> {
-    let hash = xxhash_rust::xxh3::xxh3_64(manifest);
+    let hash = twox_hash::XxHash3_64::oneshot(manifest);
     encode(Some(ManifestBlob { offset, len: manifest.len() as u64, hash }))
 }
 

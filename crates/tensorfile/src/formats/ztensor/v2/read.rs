@@ -65,7 +65,7 @@ impl Zt2Reader {
             return Zt2Reader::from_manifest(src, Manifest::default(), Flavor::V2(None));
         };
         let bytes = src.range(blob.offset, blob.len)?;
-        let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
+        let hash = twox_hash::XxHash3_64::oneshot(&bytes);
         if hash != blob.hash {
             return Err(Error::invalid(
                 Rule::ChecksumMismatch,

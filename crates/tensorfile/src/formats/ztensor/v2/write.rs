@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 
-use xxhash_rust::xxh3::xxh3_64;
+use twox_hash::XxHash3_64;
 
 use super::canonical::{self, Cbor, MAGIC, MAX_MANIFEST};
 use super::describe::{ObjectPlan, describe};
@@ -160,7 +160,7 @@ impl FormatWriter for Zt2Writer<'_> {
                     Error::unsupported("zTensor 2 booleans are bytes 0 or 1; this tensor has others").for_tensor(name)
                 );
             }
-            let digest = xxh3_64(&bytes[..]);
+            let digest = XxHash3_64::oneshot(&bytes[..]);
             let offset = self.blob(bytes, digest)?;
             let mut fields = vec![
                 ("dtype", Cbor::text(part.dtype)),
@@ -260,11 +260,11 @@ mod tests {
         let mut file = Cursor::new(Vec::new());
         let mut w = Zt2Writer::new(Box::new(&mut file), &plan, &WriteOptions::default()).unwrap();
         w.write(&dense(&[1, 2, 3, 4])).unwrap();
-        let a = w.blobs[&(4, xxh3_64(&[1, 2, 3, 4]))][0];
+        let a = w.blobs[&(4, XxHash3_64::oneshot(&[1, 2, 3, 4]))][0];
         // A collision: the digest of b's bytes made to point at a's blob.
-        w.blobs.insert((4, xxh3_64(&[5, 6, 7, 8])), vec![a]);
+        w.blobs.insert((4, XxHash3_64::oneshot(&[5, 6, 7, 8])), vec![a]);
         w.write(&dense(&[5, 6, 7, 8])).unwrap();
-        let b = w.blobs[&(4, xxh3_64(&[5, 6, 7, 8]))].clone();
+        let b = w.blobs[&(4, XxHash3_64::oneshot(&[5, 6, 7, 8]))].clone();
         assert_eq!(b.len(), 2, "b was written beside the blob it collided with");
         assert_eq!((a, b[1]), (CANONICAL_ALIGN, 2 * CANONICAL_ALIGN));
         // Equal bytes: shared, nothing written.
