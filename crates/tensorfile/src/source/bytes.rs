@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::checked;
 use crate::error::{Error, Result};
 
+use super::pool::AnonymousMap;
 use super::private::PrivateBytes;
 
 /// What holds the memory: a vector of the library's own (which a sole holder can take back,
@@ -20,9 +21,10 @@ enum Owner {
     /// copy these bytes in the kernel ([`Bytes::mapped_file`]) and a caller can map a range of
     /// it privately ([`Bytes::into_private`]).
     Map(Arc<memmap2::Mmap>, Arc<File>),
-    /// Memory of this process alone made for an output ([`super::FreshBuffer`]): taken as it
-    /// is by [`Bytes::into_private`] when no one else holds it.
-    Anonymous(Arc<memmap2::MmapMut>),
+    /// Memory of this process alone made for an output ([`super::FreshBuffer`]) or a download
+    /// (`super::pool::Buffer`): taken as it is by [`Bytes::into_private`] when no one else
+    /// holds it.
+    Anonymous(Arc<AnonymousMap>),
     Other(Arc<dyn AsRef<[u8]> + Send + Sync>),
 }
 
@@ -31,7 +33,7 @@ impl Owner {
         match self {
             Owner::Vec(v) => v,
             Owner::Map(m, _) => m,
-            Owner::Anonymous(m) => m,
+            Owner::Anonymous(m) => m.bytes(),
             Owner::Other(o) => (**o).as_ref(),
         }
     }
@@ -75,7 +77,12 @@ impl Bytes {
 
     /// Bytes held by an anonymous map of this process's own (a [`super::FreshBuffer`]).
     pub(super) fn from_anonymous_map(map: memmap2::MmapMut) -> Self {
-        let len = map.len();
+        Self::from_anonymous(AnonymousMap::fresh(map))
+    }
+
+    /// Bytes held by an anonymous map, fresh or a download buffer of the pool.
+    pub(super) fn from_anonymous(map: AnonymousMap) -> Self {
+        let len = map.bytes().len();
         Bytes { owner: Owner::Anonymous(Arc::new(map)), range: 0..len }
     }
 
@@ -195,9 +202,12 @@ impl Bytes {
                 Ok(v) => PrivateBytes::from_vec(v),
                 Err(shared) => PrivateBytes::from_vec(shared.to_vec()),
             },
-            Owner::Anonymous(m) if range == (0..m.len()) => match Arc::try_unwrap(m) {
-                Ok(m) => PrivateBytes::from_anonymous_map(m),
-                Err(shared) => PrivateBytes::from_vec(shared[..].to_vec()),
+            Owner::Anonymous(m) if range.start == 0 => match Arc::try_unwrap(m) {
+                Ok(m) => match m.take(range.end) {
+                    Ok(map) => PrivateBytes::from_anonymous_map(map, range.end),
+                    Err(m) => PrivateBytes::from_vec(m.bytes()[range].to_vec()),
+                },
+                Err(shared) => PrivateBytes::from_vec(shared.bytes()[range].to_vec()),
             },
             owner => PrivateBytes::from_vec(owner.bytes()[range].to_vec()),
         }

@@ -58,23 +58,48 @@ impl Buffer {
     /// dropped.
     pub fn freeze(self) -> crate::error::Result<Bytes> {
         let len = self.len as u64;
-        Bytes::from_owner(Returned(Some(self.map))).slice(0, len)
+        Bytes::from_anonymous(AnonymousMap { map: Some(self.map), pooled: true }).slice(0, len)
     }
 }
 
-/// A buffer handed out as [`Bytes`]: given back to the pool when dropped.
-struct Returned(Option<MmapMut>);
+/// An anonymous map of this process's own held as [`Bytes`]: made for an output
+/// ([`super::FreshBuffer`]) or a download ([`Buffer`], given back to the pool when dropped).
+/// A sole holder may take it whole ([`AnonymousMap::take`]: [`Bytes::into_private`]), which
+/// keeps it from the pool.
+pub(super) struct AnonymousMap {
+    map: Option<MmapMut>,
+    pooled: bool,
+}
 
-impl AsRef<[u8]> for Returned {
-    fn as_ref(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or(&[])
+impl AnonymousMap {
+    /// A map made for its bytes alone, unmapped when dropped.
+    pub(super) fn fresh(map: MmapMut) -> Self {
+        AnonymousMap { map: Some(map), pooled: false }
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// The map, for a holder that keeps its first `len` bytes; itself back when the map is
+    /// much larger than that (a pool's buffer chosen for a larger download): the holder then
+    /// copies its bytes rather than keep the rest's pages.
+    pub(super) fn take(mut self, len: usize) -> Result<MmapMut, AnonymousMap> {
+        let spare = self.map.as_ref().map_or(0, |m| m.len().saturating_sub(len));
+        match self.map.take() {
+            Some(map) if spare <= GRAIN.max(len / 8) => Ok(map),
+            map => {
+                self.map = map;
+                Err(self)
+            }
+        }
     }
 }
 
-impl Drop for Returned {
+impl Drop for AnonymousMap {
     fn drop(&mut self) {
-        let Some(map) = self.0.take() else { return };
-        if map.len() > REUSED_MAX {
+        let Some(map) = self.map.take() else { return };
+        if !self.pooled || map.len() > REUSED_MAX {
             return;
         }
         let mut free = pool().free.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -102,5 +127,39 @@ mod tests {
         let mut b = Buffer::new(1 << 20).unwrap();
         assert_eq!(b.as_mut().as_ptr() as usize, address);
         assert_eq!(b.as_mut().len(), 1 << 20);
+    }
+
+    /// A download kept by its caller (a tensor loaded into numpy or torch) becomes the
+    /// caller's memory as it is: no copy, no second set of pages; shared, or in a buffer
+    /// much larger than itself, it is copied (and the buffer goes back to the pool).
+    #[test]
+    fn a_download_its_holder_keeps_is_taken_without_a_copy() {
+        let mut a = Buffer::new((3 << 20) + 5).unwrap();
+        a.as_mut().fill(9);
+        let bytes = a.freeze().unwrap();
+        let address = bytes.as_ptr() as usize;
+        let private = bytes.into_private();
+        assert_eq!((private.address(), private.len()), (address, (3 << 20) + 5));
+        assert!(private.iter().all(|&b| b == 9));
+
+        let mut b = Buffer::new(4 << 20).unwrap();
+        b.as_mut().fill(3);
+        let bytes = b.freeze().unwrap();
+        let shared = bytes.clone();
+        let private = bytes.into_private();
+        assert_ne!(private.address(), shared.as_ptr() as usize);
+        assert_eq!(&private[..], &shared[..]);
+        let address = shared.as_ptr() as usize;
+        drop(shared);
+
+        // The 4 MiB buffer is back in the pool; a small download given it is copied out of it
+        // when kept, and the buffer returns again.
+        let mut c = Buffer::new(64 << 10).unwrap();
+        assert_eq!(c.as_mut().as_ptr() as usize, address);
+        c.as_mut().fill(5);
+        let private = c.freeze().unwrap().into_private();
+        assert_ne!(private.address(), address);
+        assert_eq!((private.len(), private.iter().all(|&b| b == 5)), (64 << 10, true));
+        assert_eq!(Buffer::new(1 << 20).unwrap().as_mut().as_ptr() as usize, address);
     }
 }

@@ -21,8 +21,10 @@ pub struct PrivateBytes {
 enum Buffer {
     Owned(Vec<u8>),
     Map(MmapMut),
-    /// An anonymous map made for an output (`FreshBuffer`): a buffer of its own, not the file.
-    Anonymous(MmapMut),
+    /// An anonymous map made for an output (`FreshBuffer`) or a download: a buffer of its own,
+    /// not the file, of which the first `len` bytes are held (a download buffer may be
+    /// larger).
+    Anonymous { map: MmapMut, len: usize },
 }
 
 impl PrivateBytes {
@@ -32,10 +34,11 @@ impl PrivateBytes {
         PrivateBytes { buffer: Buffer::Owned(bytes), address }
     }
 
-    /// An anonymous map the caller gives up.
-    pub(super) fn from_anonymous_map(mut map: MmapMut) -> Self {
+    /// The first `len` bytes of an anonymous map the caller gives up.
+    pub(super) fn from_anonymous_map(mut map: MmapMut, len: usize) -> Self {
         let address = map.as_mut_ptr() as usize;
-        PrivateBytes { buffer: Buffer::Anonymous(map), address }
+        let len = len.min(map.len());
+        PrivateBytes { buffer: Buffer::Anonymous { map, len }, address }
     }
 
     /// Bytes `offset..offset + len` of `file`, mapped privately (copy-on-write); the range
@@ -68,7 +71,8 @@ impl Deref for PrivateBytes {
     fn deref(&self) -> &[u8] {
         match &self.buffer {
             Buffer::Owned(v) => v,
-            Buffer::Map(m) | Buffer::Anonymous(m) => m,
+            Buffer::Map(m) => m,
+            Buffer::Anonymous { map, len } => &map[..*len],
         }
     }
 }
