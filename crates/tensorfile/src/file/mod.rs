@@ -1,6 +1,7 @@
 //! An opened tensor file of any format, or a set of files opened as one ([`sets`]): the entry
 //! point of the library.
 
+mod check_ahead;
 pub mod digest;
 mod open;
 pub(crate) mod sets;
@@ -12,6 +13,7 @@ pub use verify::{Depth, FileDigest, NonFinite, Verification};
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::ahead::Ahead;
 use crate::checked;
@@ -33,7 +35,7 @@ pub struct TensorFile {
     /// Read over the network: worth fetching ahead.
     remote: bool,
     size: u64,
-    reader: Box<dyn FormatReader>,
+    reader: Arc<dyn FormatReader>,
     /// Entry indices sorted by name: lookups by binary search, with no copy of any name.
     by_name: Vec<usize>,
     /// The single file the entries' storage offsets point into (none for a set, or for a
@@ -41,6 +43,9 @@ pub struct TensorFile {
     source: Option<Source>,
     /// What is checked as it is read ([`OpenOptions::verify`]).
     verify: Verify,
+    /// Checks of the entries after the one read, for a caller reading in order (a local file
+    /// read with [`Verify`] on).
+    check_ahead: Option<check_ahead::Checks>,
     /// The files with a digest they must have, and that digest ([`Verify::Full`]).
     expected: Vec<(PathBuf, ExpectedDigest)>,
 }
@@ -105,10 +110,11 @@ impl TensorFile {
             path: None,
             remote: false,
             size,
-            reader,
+            reader: Arc::from(reader),
             by_name,
             source: None,
             verify: Verify::Off,
+            check_ahead: None,
             expected: Vec::new(),
         })
     }
@@ -252,7 +258,11 @@ impl TensorFile {
     fn read_with(&self, index: usize, verify: bool) -> Result<TensorData> {
         let entry =
             self.entries().get(index).ok_or_else(|| Error::usage(format!("entry index {index} out of range")))?;
-        self.reader.read(index, verify).map_err(|e| self.context(e.for_tensor(entry.info().name())))
+        let read = match &self.check_ahead {
+            Some(ahead) if verify => ahead.0.read(&self.reader, index),
+            _ => self.reader.read(index, verify),
+        };
+        read.map_err(|e| self.context(e.for_tensor(entry.info().name())))
     }
 
     /// Rows `rows` of the first dimension of dense entry `index`: their bytes, contiguous,

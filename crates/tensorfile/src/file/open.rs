@@ -99,6 +99,10 @@ impl OpenOptions {
         if self.verify == Verify::Off {
             return Ok(file);
         }
+        if !file.remote {
+            file.check_ahead =
+                super::check_ahead::Checks::for_entries(file.entries().iter().map(|e| e.nbytes()).collect());
+        }
         // An entry listed unreadable because a checksum of its metadata failed (an HDF5
         // object header, an `.npy` member whose header breaks and whose CRC fails or whose
         // deflate stream breaks) is a file not as written: verified, it is refused, not left

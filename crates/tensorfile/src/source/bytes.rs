@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::checked;
 use crate::error::{Error, Result};
 
-use super::pool::AnonymousMap;
+use super::anonymous::AnonymousMap;
 use super::private::PrivateBytes;
 
 /// What holds the memory: a vector of the library's own (which a sole holder can take back,

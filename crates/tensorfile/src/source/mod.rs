@@ -17,6 +17,7 @@ pub(crate) mod lfs_pointer;
 // one call is in this module, with its reasoning.
 #[allow(unsafe_code)]
 mod mapped;
+mod anonymous;
 mod private;
 #[cfg(feature = "remote")]
 mod pool;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use memmap2::MmapMut;
 
 use super::Bytes;
+use super::anonymous::AnonymousMap;
 
 /// Buffers larger than this are not kept for reuse (an embedding table of gigabytes).
 const REUSED_MAX: usize = 256 << 20;
@@ -58,55 +59,20 @@ impl Buffer {
     /// dropped.
     pub fn freeze(self) -> crate::error::Result<Bytes> {
         let len = self.len as u64;
-        Bytes::from_anonymous(AnonymousMap { map: Some(self.map), pooled: true }).slice(0, len)
+        Bytes::from_anonymous(AnonymousMap::pooled(self.map)).slice(0, len)
     }
 }
 
-/// An anonymous map of this process's own held as [`Bytes`]: made for an output
-/// ([`super::FreshBuffer`]) or a download ([`Buffer`], given back to the pool when dropped).
-/// A sole holder may take it whole ([`AnonymousMap::take`]: [`Bytes::into_private`]), which
-/// keeps it from the pool.
-pub(super) struct AnonymousMap {
-    map: Option<MmapMut>,
-    pooled: bool,
-}
-
-impl AnonymousMap {
-    /// A map made for its bytes alone, unmapped when dropped.
-    pub(super) fn fresh(map: MmapMut) -> Self {
-        AnonymousMap { map: Some(map), pooled: false }
+/// A download buffer given back by its holder ([`AnonymousMap`]'s drop): kept for the next
+/// download that fits, unless too large or the pool is full.
+pub(super) fn give_back(map: MmapMut) {
+    if map.len() > REUSED_MAX {
+        return;
     }
-
-    pub(super) fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
-    }
-
-    /// The map, for a holder that keeps its first `len` bytes; itself back when the map is
-    /// much larger than that (a pool's buffer chosen for a larger download): the holder then
-    /// copies its bytes rather than keep the rest's pages.
-    pub(super) fn take(mut self, len: usize) -> Result<MmapMut, AnonymousMap> {
-        let spare = self.map.as_ref().map_or(0, |m| m.len().saturating_sub(len));
-        match self.map.take() {
-            Some(map) if spare <= GRAIN.max(len / 8) => Ok(map),
-            map => {
-                self.map = map;
-                Err(self)
-            }
-        }
-    }
-}
-
-impl Drop for AnonymousMap {
-    fn drop(&mut self) {
-        let Some(map) = self.map.take() else { return };
-        if !self.pooled || map.len() > REUSED_MAX {
-            return;
-        }
-        let mut free = pool().free.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let held: usize = free.iter().map(|m| m.len()).sum();
-        if held + map.len() <= POOL_MAX {
-            free.push(map);
-        }
+    let mut free = pool().free.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let held: usize = free.iter().map(|m| m.len()).sum();
+    if held + map.len() <= POOL_MAX {
+        free.push(map);
     }
 }
 

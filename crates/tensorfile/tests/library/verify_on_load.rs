@@ -83,6 +83,61 @@ fn a_flipped_byte_in_any_checksummed_tensor_is_caught_naming_file_and_tensor() {
     assert!(by_format.len() >= 6, "formats covered: {by_format:?}");
 }
 
+/// Read in order (entries after the one read are then checked ahead on other threads), a
+/// file with one tensor's bytes flipped fails at that tensor alone, naming it, and hands every
+/// other tensor over as stored: a check made ahead neither hides the flip nor moves it.
+#[test]
+fn read_in_order_a_flip_fails_its_own_tensor_and_no_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for fixture in checksummed_fixtures() {
+        let Ok(file) = TensorFile::open(&fixture) else { continue };
+        let n = file.entries().len();
+        let original = std::fs::read(&fixture).unwrap();
+        // The middle tensor with a checksum of its own and bytes to flip.
+        let Some(j) = (n / 2..n).chain(1..n / 2).find(|&j| {
+            let s = file.entries()[j].storage();
+            s.checksum().is_some() && !s.is_empty() && file.read_verified(j).is_ok()
+        }) else {
+            continue;
+        };
+        let storage = file.entries()[j].storage();
+        let at = storage.offset() + storage.len() / 2;
+        let mut bytes = original.clone();
+        bytes[at as usize] ^= 0x40;
+        // Entries whose stored bytes hold the flipped one (zTensor 2 stores identical parts
+        // once): they fail too.
+        let holds = |i: usize| {
+            let s = file.entries()[i].storage();
+            s.checksum().is_some() && (s.offset()..s.offset() + s.len()).contains(&at)
+        };
+        let path = tmp.path().join(fixture.file_name().unwrap());
+        std::fs::write(&path, &bytes).unwrap();
+        let Ok(broken) = OpenOptions::new().verify(Verify::Checksums).open(&path) else { continue };
+        let plain = open(&fixture, Verify::Off);
+        let name = file.entries()[j].info().name().to_string();
+        for i in 0..n {
+            match broken.read_index(i) {
+                Ok(got) if !holds(i) => {
+                    let want = plain.read_index(i).unwrap();
+                    assert_eq!(format!("{got:?}"), format!("{want:?}"), "{} entry {i}", fixture.display());
+                }
+                Ok(_) => panic!("{} {name:?}: flipped, read as sound in order", fixture.display()),
+                Err(e) if holds(i) => {
+                    let own = file.entries()[i].info().name();
+                    assert!(e.to_string().contains(own) && (i != j || e.to_string().contains(&name)), "{e}")
+                }
+                Err(e) => {
+                    // An entry that did not read verified in the sound file either.
+                    assert!(file.read_verified(i).is_err(), "{} entry {i}: {e}", fixture.display())
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "fixtures read in order with a flip: {checked}");
+}
+
 #[test]
 fn a_file_unlike_its_sha256_is_refused_beside_the_load_and_a_sound_one_passes() {
     let tmp = tempfile::tempdir().unwrap();

@@ -16,7 +16,7 @@ use crate::source::{self, Bytes, Source};
 /// One opened shard.
 pub(super) struct Shard {
     pub(super) path: PathBuf,
-    pub(super) reader: Box<dyn FormatReader>,
+    pub(super) reader: std::sync::Arc<dyn FormatReader>,
     pub(super) size: u64,
 }
 
@@ -267,7 +267,7 @@ pub(super) fn open_shard(path: &Path, named: Option<&str>) -> Result<Shard> {
     let format = Format::detect_source(&src).map_err(explain)?;
     let size = src.len();
     let reader = format.open(src.clone()).map_err(explain)?;
-    Ok(Shard { path: path.to_path_buf(), reader, size })
+    Ok(Shard { path: path.to_path_buf(), reader: reader.into(), size })
 }
 
 /// Open `path` if its content is a tensor file; `None` if it is something else.
@@ -283,7 +283,7 @@ fn open_if_tensor_file(path: &Path) -> Result<Option<Shard>> {
 fn open_as(path: &Path, bytes: Bytes, format: Format) -> Result<Shard> {
     let size = bytes.len() as u64;
     let reader = format.open(Source::local(bytes).at(path)).map_err(|e| e.in_file(path))?;
-    Ok(Shard { path: path.to_path_buf(), reader, size })
+    Ok(Shard { path: path.to_path_buf(), reader: reader.into(), size })
 }
 
 /// Every name a shard declares, readable or not.

@@ -21,7 +21,7 @@ impl ShardSet {
     /// the parts of `keys.count`.
     pub(crate) fn open_split_model(
         path: &Path,
-        opened: Box<dyn FormatReader>,
+        opened: std::sync::Arc<dyn FormatReader>,
         size: u64,
         keys: SplitKeys,
     ) -> Result<ShardSet> {
@@ -65,7 +65,7 @@ impl ShardSet {
         let opened = parts.into_iter().map(|(path, bytes)| {
             let size = bytes.len() as u64;
             let reader = crate::Format::detect(&bytes)?.open(crate::source::Source::local(bytes))?;
-            Ok(Shard { path, reader, size })
+            Ok(Shard { path, reader: reader.into(), size })
         });
         ShardSet::split_model(opened.collect::<Result<_>>()?)
     }

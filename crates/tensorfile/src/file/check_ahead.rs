@@ -1,0 +1,219 @@
+//! Checking stored checksums ahead of a caller that reads a file's entries in order.
+//!
+//! With [`super::Verify`] on, every read of an entry checks its checksum first: a pass over its
+//! bytes on the caller's thread (zTensor 2's XXH3 at about 6 GB/s from memory here) before
+//! the caller's own use of them. A caller that goes through the file in order (`for name in
+//! f`) would pay that pass on one core while the others idle. Once a read follows the one
+//! before it (or is of the first entry), the entries after it are read and checked on the
+//! library's thread pool, up to [`WINDOW_BYTES`] of entries checked and not yet taken; a read
+//! of one of them takes its result (waiting for it if under way). Reads out of order check
+//! what they read themselves, as before.
+//!
+//! Nothing unchecked is ever handed over: a result made ahead is the reader's own
+//! `read(index, true)`, a failed check included (the caller gets that error, as it would
+//! have got it reading). A check that panics leaves its entry to be read by the caller.
+//! When the file is dropped ([`Checks`]), checks not started are dropped and those under way
+//! waited for: nothing reads the file's map once its holder is gone (someone may then
+//! truncate the file, and a map read past a file's end is a fatal signal).
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::error::Result;
+use crate::formats::FormatReader;
+use crate::model::TensorData;
+
+/// Bytes of entries checked (or being checked) ahead and not yet taken, at most; one entry
+/// larger than this is still checked ahead, alone.
+pub(crate) const WINDOW_BYTES: u64 = 256 << 20;
+
+enum Slot {
+    Checking,
+    Done(Result<TensorData>),
+    /// The check panicked: the caller reads the entry itself.
+    Failed,
+}
+
+#[derive(Default)]
+struct State {
+    slots: HashMap<usize, Slot>,
+    /// The entry the caller read last.
+    last: Option<usize>,
+    /// Every entry before this one has been scheduled (or was read by the caller).
+    scheduled_to: usize,
+    /// Bytes of the entries in `slots`.
+    ahead: u64,
+    /// Checks reading now.
+    running: usize,
+    /// The file was dropped: checks not started never will.
+    stopped: bool,
+}
+
+/// The checks of one opened file: stopped when it is dropped ([`CheckAhead::stop`]).
+pub(crate) struct Checks(pub(crate) Arc<CheckAhead>);
+
+impl Checks {
+    /// For a file of entries of `sizes` bytes; none where there is no other thread to check on.
+    pub(crate) fn for_entries(sizes: Vec<u64>) -> Option<Checks> {
+        if rayon::current_num_threads() < 2 || sizes.len() < 2 {
+            return None;
+        }
+        Some(Checks(Arc::new(CheckAhead { state: Mutex::default(), changed: Condvar::new(), sizes })))
+    }
+}
+
+impl Drop for Checks {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+pub(crate) struct CheckAhead {
+    state: Mutex<State>,
+    changed: Condvar,
+    /// Each entry's bytes, as counted against the window.
+    sizes: Vec<u64>,
+}
+
+impl CheckAhead {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Entry `index` read and checked by `reader`: taken from a check made ahead (waited for
+    /// if under way), else read now; then the entries after it are scheduled when the
+    /// caller reads in order.
+    pub(crate) fn read(self: &Arc<Self>, reader: &Arc<dyn FormatReader>, index: usize) -> Result<TensorData> {
+        let taken = {
+            let mut state = self.lock();
+            let in_order = match state.last {
+                None => index == 0,
+                Some(last) => last.checked_add(1) == Some(index),
+            };
+            state.last = Some(index);
+            let taken = loop {
+                match state.slots.remove(&index) {
+                    Some(Slot::Checking) => {
+                        state.slots.insert(index, Slot::Checking);
+                        state = self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+                    }
+                    Some(Slot::Done(result)) => {
+                        state.ahead = state.ahead.saturating_sub(self.size(index));
+                        break Some(result);
+                    }
+                    Some(Slot::Failed) => {
+                        state.ahead = state.ahead.saturating_sub(self.size(index));
+                        break None;
+                    }
+                    None => break None,
+                }
+            };
+            if in_order {
+                self.schedule(&mut state, reader, index);
+            }
+            taken
+        };
+        taken.unwrap_or_else(|| reader.read(index, true))
+    }
+
+    fn size(&self, index: usize) -> u64 {
+        self.sizes.get(index).copied().unwrap_or(0)
+    }
+
+    /// Checks of the entries after `index`, on the pool, while the window allows.
+    fn schedule(self: &Arc<Self>, state: &mut State, reader: &Arc<dyn FormatReader>, index: usize) {
+        let mut next = state.scheduled_to.max(index.saturating_add(1));
+        while next < self.sizes.len() {
+            let size = self.size(next);
+            if state.ahead > 0 && state.ahead.saturating_add(size) > WINDOW_BYTES {
+                break;
+            }
+            state.ahead = state.ahead.saturating_add(size);
+            state.slots.insert(next, Slot::Checking);
+            let (this, reader, k) = (Arc::clone(self), Arc::clone(reader), next);
+            rayon::spawn(move || {
+                {
+                    let mut state = this.lock();
+                    if state.stopped {
+                        return;
+                    }
+                    state.running += 1;
+                }
+                // A panic in a task of the pool would end the process: caught, and the entry
+                // left to the caller's own read.
+                let result = std::panic::catch_unwind(AssertUnwindSafe(|| reader.read(k, true)));
+                let mut state = this.lock();
+                state.running -= 1;
+                if !state.stopped {
+                    state.slots.insert(k, result.map_or(Slot::Failed, Slot::Done));
+                }
+                drop(state);
+                this.changed.notify_all();
+            });
+            next += 1;
+        }
+        state.scheduled_to = next;
+    }
+
+    /// No check starts from now on; returns once those under way have finished.
+    fn stop(&self) {
+        let mut state = self.lock();
+        state.stopped = true;
+        while state.running > 0 {
+            state = self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        state.slots.clear();
+    }
+
+    /// Entries checked ahead and not taken (a test's view).
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.lock().slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    use crate::file::{OpenOptions, Verify};
+
+    fn fixture() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/zt2/dtypes.zt")
+    }
+
+    /// Read in order with checksums on, the entries after the one read are checked on the
+    /// pool before the caller asks for them; read out of order, nothing is checked ahead.
+    #[test]
+    fn reads_in_order_are_checked_ahead_and_reads_out_of_order_are_not() {
+        let verified = OpenOptions::new().verify(Verify::Checksums).open(fixture()).unwrap();
+        let Some(ahead) = verified.check_ahead.as_ref().map(|c| c.0.clone()) else {
+            // One thread in the pool: nothing to check on (the caller checks as before).
+            assert!(rayon::current_num_threads() < 2);
+            return;
+        };
+        let plain = OpenOptions::new().open(fixture()).unwrap();
+        let n = verified.entries().len();
+        assert!(n > 10);
+        verified.read_index(0).unwrap();
+        let start = Instant::now();
+        while ahead.waiting() < n - 1 && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(ahead.waiting(), n - 1, "every later entry (a small file) checked ahead");
+        for i in 1..n {
+            let (got, want) = (verified.read_index(i).unwrap(), plain.read_index(i).unwrap());
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "entry {i}");
+        }
+        assert_eq!(ahead.waiting(), 0, "each result taken once");
+
+        let verified = OpenOptions::new().verify(Verify::Checksums).open(fixture()).unwrap();
+        let ahead = verified.check_ahead.as_ref().unwrap().0.clone();
+        verified.read_index(5).unwrap();
+        verified.read_index(2).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(ahead.waiting(), 0, "nothing checked ahead of reads out of order");
+    }
+}
