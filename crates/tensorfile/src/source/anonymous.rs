@@ -1,6 +1,5 @@
-//! Anonymous maps of this process's own held as [`Bytes`]: made for an output
-//! ([`super::FreshBuffer`]) or a download (`super::pool::Buffer`, given back to the pool when
-//! dropped).
+//! Anonymous maps of this process's own held as [`super::Bytes`]: made for an output
+//! ([`super::FreshBuffer`]) or a download (given back to the download pool when dropped).
 
 use memmap2::MmapMut;
 
@@ -13,22 +12,21 @@ const SPARE_MAX: usize = 2 << 20;
 /// ([`AnonymousMap::take`]: [`super::Bytes::into_private`]), which keeps it from the pool.
 pub(super) struct AnonymousMap {
     map: Option<MmapMut>,
-    /// A download buffer, given back to the pool when dropped (read only where there is a
-    /// pool: with the `remote` feature).
-    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
-    pooled: bool,
+    /// Where the map goes when dropped instead of being unmapped (a download buffer: back to
+    /// its pool).
+    give_back: Option<fn(MmapMut)>,
 }
 
 impl AnonymousMap {
     /// A map made for its bytes alone, unmapped when dropped.
     pub(super) fn fresh(map: MmapMut) -> Self {
-        AnonymousMap { map: Some(map), pooled: false }
+        AnonymousMap { map: Some(map), give_back: None }
     }
 
-    /// A download buffer of the pool.
+    /// A map handed to `give_back` when dropped, unless taken (a download buffer of a pool).
     #[cfg(feature = "remote")]
-    pub(super) fn pooled(map: MmapMut) -> Self {
-        AnonymousMap { map: Some(map), pooled: true }
+    pub(super) fn given_back_to(map: MmapMut, give_back: fn(MmapMut)) -> Self {
+        AnonymousMap { map: Some(map), give_back: Some(give_back) }
     }
 
     pub(super) fn bytes(&self) -> &[u8] {
@@ -52,9 +50,8 @@ impl AnonymousMap {
 
 impl Drop for AnonymousMap {
     fn drop(&mut self) {
-        #[cfg(feature = "remote")]
-        if let (true, Some(map)) = (self.pooled, self.map.take()) {
-            super::pool::give_back(map);
+        if let (Some(give_back), Some(map)) = (self.give_back, self.map.take()) {
+            give_back(map);
         }
     }
 }

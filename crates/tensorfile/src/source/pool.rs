@@ -59,13 +59,13 @@ impl Buffer {
     /// dropped.
     pub fn freeze(self) -> crate::error::Result<Bytes> {
         let len = self.len as u64;
-        Bytes::from_anonymous(AnonymousMap::pooled(self.map)).slice(0, len)
+        Bytes::from_anonymous(AnonymousMap::given_back_to(self.map, give_back)).slice(0, len)
     }
 }
 
 /// A download buffer given back by its holder ([`AnonymousMap`]'s drop): kept for the next
 /// download that fits, unless too large or the pool is full.
-pub(super) fn give_back(map: MmapMut) {
+fn give_back(map: MmapMut) {
     if map.len() > REUSED_MAX {
         return;
     }
