@@ -6,8 +6,9 @@
 //! f`) would pay that pass on one core while the others idle. Once a read follows the one
 //! before it (or is of the first entry), the entries after it are read and checked on the
 //! library's thread pool, up to [`WINDOW_BYTES`] of entries checked and not yet taken; a read
-//! of one of them takes its result (waiting for it if under way). Reads out of order check
-//! what they read themselves, as before.
+//! of one of them takes its result, waits for it if its check has started, and reads it
+//! itself if not (so that callers on the pool's own threads never wait for a check queued
+//! behind them). Reads out of order check what they read themselves, as before.
 //!
 //! Nothing unchecked is ever handed over: a result made ahead is the reader's own
 //! `read(index, true)`, a failed check included (the caller gets that error, as it would
@@ -29,7 +30,11 @@ use crate::model::TensorData;
 pub(crate) const WINDOW_BYTES: u64 = 256 << 20;
 
 enum Slot {
-    Checking,
+    /// Spawned, not started: a caller asking for it reads it itself (the pool's threads may
+    /// all be callers waiting, as in a parallel load, and the check would never start).
+    Queued,
+    /// Started: a caller asking for it waits for it.
+    Running,
     Done(Result<TensorData>),
     /// The check panicked: the caller reads the entry itself.
     Failed,
@@ -94,9 +99,14 @@ impl CheckAhead {
             state.last = Some(index);
             let taken = loop {
                 match state.slots.remove(&index) {
-                    Some(Slot::Checking) => {
-                        state.slots.insert(index, Slot::Checking);
+                    Some(Slot::Running) => {
+                        state.slots.insert(index, Slot::Running);
                         state = self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+                    }
+                    Some(Slot::Queued) => {
+                        // Claimed: its task finds it gone and does nothing.
+                        state.ahead = state.ahead.saturating_sub(self.size(index));
+                        break None;
                     }
                     Some(Slot::Done(result)) => {
                         state.ahead = state.ahead.saturating_sub(self.size(index));
@@ -130,14 +140,15 @@ impl CheckAhead {
                 break;
             }
             state.ahead = state.ahead.saturating_add(size);
-            state.slots.insert(next, Slot::Checking);
+            state.slots.insert(next, Slot::Queued);
             let (this, reader, k) = (Arc::clone(self), Arc::clone(reader), next);
             rayon::spawn(move || {
                 {
                     let mut state = this.lock();
-                    if state.stopped {
+                    if state.stopped || !matches!(state.slots.get(&k), Some(Slot::Queued)) {
                         return;
                     }
+                    state.slots.insert(k, Slot::Running);
                     state.running += 1;
                 }
                 // A panic in a task of the pool would end the process: caught, and the entry
@@ -169,7 +180,7 @@ impl CheckAhead {
     /// Entries checked ahead and not taken (a test's view).
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.lock().slots.len()
+        self.lock().slots.values().filter(|s| matches!(s, Slot::Done(_) | Slot::Failed)).count()
     }
 }
 
@@ -215,5 +226,27 @@ mod tests {
         verified.read_index(2).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(ahead.waiting(), 0, "nothing checked ahead of reads out of order");
+    }
+
+    /// Callers on the pool's own threads (a parallel load) never wait for a check queued
+    /// behind them: a file read in order from the only thread of a pool (its checks queued
+    /// on that same thread), and every entry read at once from a pool of two, complete.
+    #[test]
+    fn reads_from_the_pools_own_threads_never_wait_for_a_queued_check() {
+        use rayon::prelude::*;
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+            let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            for _ in 0..50 {
+                let verified = OpenOptions::new().verify(Verify::Checksums).open(fixture()).unwrap();
+                let n = verified.entries().len();
+                one.install(|| (0..n).for_each(|i| drop(verified.read_index(i).unwrap())));
+                let verified = OpenOptions::new().verify(Verify::Checksums).open(fixture()).unwrap();
+                two.install(|| (0..n).into_par_iter().for_each(|i| drop(verified.read_index(i).unwrap())));
+            }
+            let _ = done.send(());
+        });
+        assert!(finished.recv_timeout(Duration::from_secs(120)).is_ok(), "verified reads on the pool never finished");
     }
 }
