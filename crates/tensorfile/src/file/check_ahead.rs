@@ -59,12 +59,12 @@ struct State {
 pub(crate) struct Checks(pub(crate) Arc<CheckAhead>);
 
 impl Checks {
-    /// For a file of entries of `sizes` bytes; none where there is no other thread to check on.
-    pub(crate) fn for_entries(sizes: Vec<u64>) -> Option<Checks> {
-        if rayon::current_num_threads() < 2 || sizes.len() < 2 {
+    /// For a file of `entries` entries; none where there is no other thread to check on.
+    pub(crate) fn for_entries(entries: usize) -> Option<Checks> {
+        if rayon::current_num_threads() < 2 || entries < 2 {
             return None;
         }
-        Some(Checks(Arc::new(CheckAhead { state: Mutex::default(), changed: Condvar::new(), sizes })))
+        Some(Checks(Arc::new(CheckAhead { state: Mutex::default(), changed: Condvar::new() })))
     }
 }
 
@@ -77,8 +77,6 @@ impl Drop for Checks {
 pub(crate) struct CheckAhead {
     state: Mutex<State>,
     changed: Condvar,
-    /// Each entry's bytes, as counted against the window.
-    sizes: Vec<u64>,
 }
 
 impl CheckAhead {
@@ -103,20 +101,16 @@ impl CheckAhead {
                         state.slots.insert(index, Slot::Running);
                         state = self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
                     }
-                    Some(Slot::Queued) => {
-                        // Claimed: its task finds it gone and does nothing.
-                        state.ahead = state.ahead.saturating_sub(self.size(index));
-                        break None;
-                    }
-                    Some(Slot::Done(result)) => {
-                        state.ahead = state.ahead.saturating_sub(self.size(index));
-                        break Some(result);
-                    }
-                    Some(Slot::Failed) => {
-                        state.ahead = state.ahead.saturating_sub(self.size(index));
-                        break None;
-                    }
                     None => break None,
+                    // Done is taken; Queued is claimed (its task finds it gone and does
+                    // nothing) and Failed left, both read below.
+                    Some(slot) => {
+                        state.ahead = state.ahead.saturating_sub(size(reader, index));
+                        break match slot {
+                            Slot::Done(result) => Some(result),
+                            _ => None,
+                        };
+                    }
                 }
             };
             if in_order {
@@ -127,15 +121,11 @@ impl CheckAhead {
         taken.unwrap_or_else(|| reader.read(index, true))
     }
 
-    fn size(&self, index: usize) -> u64 {
-        self.sizes.get(index).copied().unwrap_or(0)
-    }
-
     /// Checks of the entries after `index`, on the pool, while the window allows.
     fn schedule(self: &Arc<Self>, state: &mut State, reader: &Arc<dyn FormatReader>, index: usize) {
         let mut next = state.scheduled_to.max(index.saturating_add(1));
-        while next < self.sizes.len() {
-            let size = self.size(next);
+        while next < reader.entries().len() {
+            let size = size(reader, next);
             if state.ahead > 0 && state.ahead.saturating_add(size) > WINDOW_BYTES {
                 break;
             }
@@ -182,6 +172,11 @@ impl CheckAhead {
     pub(crate) fn waiting(&self) -> usize {
         self.lock().slots.values().filter(|s| matches!(s, Slot::Done(_) | Slot::Failed)).count()
     }
+}
+
+/// Entry `index`'s bytes, as counted against the window.
+fn size(reader: &Arc<dyn FormatReader>, index: usize) -> u64 {
+    reader.entries().get(index).map_or(0, |e| e.nbytes())
 }
 
 #[cfg(test)]

@@ -100,8 +100,7 @@ impl OpenOptions {
             return Ok(file);
         }
         if !file.remote {
-            file.check_ahead =
-                super::check_ahead::Checks::for_entries(file.entries().iter().map(|e| e.nbytes()).collect());
+            file.check_ahead = super::check_ahead::Checks::for_entries(file.entries().len());
         }
         // An entry listed unreadable because a checksum of its metadata failed (an HDF5
         // object header, an `.npy` member whose header breaks and whose CRC fails or whose

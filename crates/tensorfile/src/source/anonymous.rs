@@ -6,7 +6,7 @@ use memmap2::MmapMut;
 /// Bytes a map may hold beyond those its holder keeps and still be taken whole by it: a
 /// download buffer rounded up to the pool's grain is, one chosen for a much larger download
 /// is not.
-const SPARE_MAX: usize = 2 << 20;
+pub(super) const SPARE_MAX: usize = 2 << 20;
 
 /// An anonymous map held as [`super::Bytes`]. A sole holder may take it whole
 /// ([`AnonymousMap::take`]: [`super::Bytes::into_private`]), which keeps it from the pool.

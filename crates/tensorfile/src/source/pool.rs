@@ -18,6 +18,8 @@ const REUSED_MAX: usize = 256 << 20;
 const POOL_MAX: usize = 512 << 20;
 /// Buffer sizes are rounded up to this, so that sizes close to each other share buffers.
 const GRAIN: usize = 2 << 20;
+// A buffer rounded up to the grain is still taken whole by the holder that keeps it.
+const _: () = assert!(GRAIN <= super::anonymous::SPARE_MAX);
 
 #[derive(Default)]
 struct Pool {
