@@ -8,8 +8,9 @@ its section of BENCHMARKS.md; where torch sees no CUDA device it says so and sto
 Steps (`--step`, a comma list; default all: about 15 minutes for 8 GiB, about 7 for the 4 GiB
 of the one prepared command below):
   warm     the checkpoint made (once) and read into the page cache; per repetition, each its
-           own process, interleaved: the pinned copy (the ceiling), tensorfile.load_file,
-           safetensors load_file, fastsafetensors (SafeTensorsFileLoader; nogds without
+           own process, interleaved: the pinned copy (the ceiling), tensorfile.load_file (a
+           process's first load, and again with the staging buffers registered before the
+           clock by `tensorfile.prepare_staging`), safetensors load_file, fastsafetensors (SafeTensorsFileLoader; nogds without
            /dev/nvidia-fs0), InstantTensor (safe_open, buffered I/O as its documentation
            advises from the page cache), the Run:ai streamer (SafetensorsStreamer with the
            device given) and tensorizer (TensorDeserializer, on its own format: the same

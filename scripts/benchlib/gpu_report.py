@@ -122,8 +122,9 @@ def warm_table(step, cuda) -> list:
     lines = [
         f"### From the page cache, into {'the GPU' if cuda else 'memory (dry run)'}", "",
         f"{step['repetitions']} repetitions. Ceiling: a pinned host buffer of the same byte count copied to the device "
-        "(best of three copies in its process, median over the repetitions). Target: tensorfile at 0.9 or more of "
-        "it, and ahead of every peer.", "",
+        "(best of three copies in its process, median over the repetitions). Target (issue 41): tensorfile at 0.75 "
+        "or more of it, and ahead of every peer. `tensorfile.load_file` is a process's first load (the staging "
+        "buffers registered during it); the row after it has them registered by `prepare_staging` first.", "",
         "| loader | version | median s | best s | GB/s | of pinned copy | time / tensorfile's | check | peak anon MiB |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -135,11 +136,15 @@ def warm_table(step, cuda) -> list:
                      f"{f2(min(e['samples']) if e['samples'] else None, '{:.3f}')} | {f2(r)} | {f2(share)} | "
                      f"{f2(ratio, '{:.2f}x')} | {status(e) if e is not pinned else '-'} | {e['peak_anon'] / 2**20:.0f} |")
     lines.append("")
-    if ours and median(ours) and ceiling:
-        share = rate(ours) / ceiling
-        behind = [e["label"] for e in rows if e not in (ours, pinned) and median(e) and median(e) <= median(ours)]
-        lines.append(f"tensorfile: {share:.2f} of the pinned copy ({'met' if share >= 0.9 else '**not met**'}); "
-                     + (f"**not ahead of**: {', '.join(behind)}." if behind else "ahead of every peer that ran."))
+    prepared = next((e for e in rows if e["tool"] == "tensorfile-prepared"), None)
+    for mine in (ours, prepared):
+        if mine and median(mine) and ceiling:
+            share = rate(mine) / ceiling
+            behind = [e["label"] for e in rows
+                      if e not in (ours, prepared, pinned) and median(e) and median(e) <= median(mine)]
+            lines.append(f"{mine['label']}: {share:.2f} of the pinned copy "
+                         f"({'met' if share >= 0.75 else '**not met**'}); "
+                         + (f"**not ahead of**: {', '.join(behind)}." if behind else "ahead of every peer that ran."))
     if step.get("tensorizer_file_bytes"):
         lines.append(f"tensorizer reads only its own format: the same tensors written once by its TensorSerializer "
                      f"({step['tensorizer_file_bytes'] / 1e9:.2f} GB), warm in the page cache like the checkpoint.")
@@ -155,7 +160,8 @@ def formats_table(step, ceiling) -> list:
     lines = [
         "### The other formats, from the page cache", "",
         "The checkpoint converted (untimed), read into the page cache, loaded by `tensorfile.load_file` onto the "
-        "device; one file at a time, deleted after. Target: each at the rate of the safetensors file.", "",
+        "device; one file at a time, deleted after. Target (issue 41): each at 0.95 or more of the safetensors "
+        "file's rate.", "",
         "| file | made by | size GB | median s | best s | GB/s | of pinned copy | of .safetensors | check |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]

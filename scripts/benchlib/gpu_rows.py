@@ -82,10 +82,14 @@ def loader(tool: str, path: str, device: str, mode: str, staging):
     import torch
 
     dev = torch.device(device)
-    if tool == "tensorfile":
+    if tool in ("tensorfile", "tensorfile-prepared"):
         import tensorfile
 
         extra = {} if staging is None else {"staging": staging}
+        if tool == "tensorfile-prepared" and dev.type == "cuda":
+            # The staging buffers made and registered before the clock, as a server that
+            # loads more than one checkpoint, or prepares while it starts, has them.
+            tensorfile.prepare_staging(device, staging)
         return "tensorfile", lambda: tensorfile.load_file(path, framework="torch", device=device, **extra)
     if tool == "safetensors":
         from safetensors.torch import load_file

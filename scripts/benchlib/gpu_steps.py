@@ -17,6 +17,7 @@ from .pagecache import drop_cache, read_whole
 SCRIPTS = Path(__file__).resolve().parents[1]
 LABELS = {
     "tensorfile": "tensorfile.load_file",
+    "tensorfile-prepared": "tensorfile.load_file, staging buffers prepared before the clock",
     "safetensors": "safetensors load_file",
     "fastsafetensors": "fastsafetensors SafeTensorsFileLoader",
     "instanttensor": "InstantTensor safe_open",
@@ -178,7 +179,7 @@ class Run:
     def load_row(self, step, label, tool, path, mode="warm", group=None) -> dict:
         def command(rep):
             extra = ["--check", self.ck["ref"]] if rep == 0 else []
-            if tool == "tensorfile" and self.args.staging is not None:
+            if tool.startswith("tensorfile") and self.args.staging is not None:
                 extra += ["--staging", self.args.staging]
             return rows_command("load", tool, path, self.args.device, "--mode", mode, *extra)
 
@@ -234,7 +235,8 @@ class Run:
         pinned = rows_command("pinned", nbytes, device)
         self.row(step, "pinned host-to-device copy" if self.cuda else "memory copy (CPU dry run)",
                  lambda rep: call(pinned, self.env), shown(pinned), tool="pinned")
-        for tool in ("tensorfile", "safetensors", "fastsafetensors", "instanttensor", "runai", "tensorizer"):
+        for tool in ("tensorfile", "tensorfile-prepared", "safetensors", "fastsafetensors", "instanttensor", "runai",
+                     "tensorizer"):
             if tool == "tensorizer" and not tz.exists():
                 failed = made.get("error", "no file")
                 self.row(step, LABELS[tool], lambda rep: {"error": failed}, "-", tool)

@@ -1,7 +1,7 @@
 """The staging pipeline on the CPU (`scripts/bench --only staging`): what the GPU path does up
 to the device copy, measured on a machine without one. `tensorfile` loads every tensor of
 llama-1b through the library's staging buffers (`_staging.load`: the plan's windows read into
-8 buffers of 32 MiB by the filler threads on every core) with a transfer that copies nothing
+8 buffers of 32 MiB by the library's pipeline, a thread per core) with a transfer that copies nothing
 (the device copy left out: what is measured is the file into the staging buffers); `pread`
 reads the same file into the same number of buffers of the same size with plain `preadv` on
 as many threads as there are cores, each taking the next 32 MiB of the file: the floor the

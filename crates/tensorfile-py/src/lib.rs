@@ -61,6 +61,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::NativeBuffer>()?;
     m.add_class::<staging::NativeStaging>()?;
     m.add_class::<staging::NativeStageBuffer>()?;
+    m.add_class::<staging::NativeStagePipeline>()?;
+    m.add_class::<staging::NativeHeldBuffer>()?;
     m.add_function(wrap_pyfunction!(write::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(memory::open_bytes, m)?)?;

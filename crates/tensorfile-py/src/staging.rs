@@ -1,14 +1,15 @@
 //! Staging a file's tensors through a few buffers owned here on their way to a device
 //! ([`tensorfile::io::stage`]): the Python side registers the buffers with the driver as pinned
-//! memory, asks for each stage to be filled (on all cores, the GIL released) and copies the
-//! stage's pieces to the device, filling a buffer again only once its copies are done.
+//! memory and starts a pipeline whose threads fill stage after stage into them (the GIL never
+//! needed); it waits for each stage in order (the GIL released), copies its pieces to the
+//! device, and releases the buffer once those copies are done.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
-use tensorfile::io::stage::{Direct, Piece, StageBuffer, StagePlan, StageTensor};
+use tensorfile::io::stage::{Direct, Held, Piece, StageBuffer, StagePipeline, StagePlan, StageTensor};
 use tensorfile::model::{ByteOrder, Encoding};
 use tensorfile::{Error, TensorFile};
 
@@ -26,7 +27,7 @@ pub struct NativeStaging {
 /// writes to it, and kept alive as the base of every array made from it.
 #[pyclass(frozen, module = "tensorfile._native")]
 pub struct NativeStageBuffer {
-    buffer: Mutex<StageBuffer>,
+    buffer: Arc<StageBuffer>,
     address: usize,
     len: usize,
 }
@@ -35,8 +36,35 @@ pub struct NativeStageBuffer {
 #[pyfunction]
 pub fn stage_buffer(py: Python<'_>, len: usize) -> PyResult<NativeStageBuffer> {
     let buffer = py.detach(|| StageBuffer::new(len)).py()?;
-    let (address, len) = (buffer.address(), buffer.bytes().len());
-    Ok(NativeStageBuffer { buffer: Mutex::new(buffer), address, len })
+    let (address, len) = (buffer.address(), buffer.len());
+    Ok(NativeStageBuffer { buffer: Arc::new(buffer), address, len })
+}
+
+/// Threads filling a plan's stages into a ring of staging buffers (stage `k` into buffer
+/// `k % len(buffers)`), ahead of the Python thread that copies them out.
+#[pyclass(frozen, module = "tensorfile._native")]
+pub struct NativeStagePipeline {
+    pipeline: StagePipeline,
+}
+
+#[pymethods]
+impl NativeStagePipeline {
+    /// Let one more stage be filled: once per buffer to start (each once registered), then
+    /// once after the copies out of each stage are done, in order.
+    fn release(&self) {
+        self.pipeline.release();
+    }
+
+    /// Wait (the GIL released) until stage `k` is filled; the index of the buffer holding
+    /// it. Raises the first failure of any stage.
+    fn wait(&self, py: Python<'_>, k: usize) -> PyResult<usize> {
+        py.detach(|| self.pipeline.wait(k).map(|filled| filled.index())).py()
+    }
+
+    /// Stop the threads (a part under way ends first) and wait for them.
+    fn stop(&self, py: Python<'_>) {
+        py.detach(|| self.pipeline.stop());
+    }
 }
 
 #[pymethods]
@@ -44,19 +72,57 @@ impl NativeStageBuffer {
     /// numpy's array interface (version 3): the buffer's bytes, read-only.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("version", 3)?;
-        d.set_item("shape", PyTuple::new(py, [self.len])?)?;
-        d.set_item("typestr", "|u1")?;
-        d.set_item("data", (self.address, true))?;
-        d.set_item("strides", py.None())?;
-        Ok(d)
+        array_interface(py, self.address, self.len, true)
     }
 
     /// Where the buffer starts and its length, for registering it with a driver.
     fn span(&self) -> (usize, usize) {
         (self.address, self.len)
     }
+
+    /// The buffer held for this caller to write (`NativeHeldBuffer`): refused while a
+    /// pipeline or another holder has it.
+    fn hold(&self) -> PyResult<NativeHeldBuffer> {
+        let held = self.buffer.hold().py()?;
+        Ok(NativeHeldBuffer { held: Mutex::new(Some(held)), address: self.address, len: self.len })
+    }
+}
+
+/// A staging buffer held by Python to pack tensors already in memory into it, as numpy sees
+/// it: writable. Let go by `release()` (or when dropped); the caller writes only before.
+#[pyclass(frozen, module = "tensorfile._native")]
+pub struct NativeHeldBuffer {
+    held: Mutex<Option<Held>>,
+    address: usize,
+    len: usize,
+}
+
+#[pymethods]
+impl NativeHeldBuffer {
+    /// numpy's array interface (version 3): the buffer's bytes, writable.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if self.held.lock().unwrap_or_else(PoisonError::into_inner).is_none() {
+            return Err(Error::usage("a staging buffer written after it was let go")).py();
+        }
+        array_interface(py, self.address, self.len, false)
+    }
+
+    /// Let the buffer go.
+    fn release(&self) {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).take();
+    }
+}
+
+/// numpy's array interface (version 3) for `len` bytes at `address`.
+fn array_interface(py: Python<'_>, address: usize, len: usize, readonly: bool) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("version", 3)?;
+    d.set_item("shape", PyTuple::new(py, [len])?)?;
+    d.set_item("typestr", "|u1")?;
+    d.set_item("data", (address, readonly))?;
+    d.set_item("strides", py.None())?;
+    Ok(d)
 }
 
 /// The plan for `tensors` (tensors of `file`, dense, read now where they were not: all at
@@ -132,16 +198,26 @@ impl NativeStaging {
         self.plan.is_direct(k).py()
     }
 
-    /// Fill `buffer` with stage `k` (the GIL released), on all cores, or with `alone` on this
-    /// thread only (a caller running a filler per core). The caller has waited for every copy
-    /// out of that buffer before: the bytes there are overwritten.
-    #[pyo3(signature = (k, buffer, alone = false))]
-    fn fill(&self, py: Python<'_>, k: usize, buffer: Py<NativeStageBuffer>, alone: bool) -> PyResult<()> {
+    /// Fill `buffer` with stage `k` (the GIL released), on all cores. The caller has waited
+    /// for every copy out of that buffer before: the bytes there are overwritten.
+    fn fill(&self, py: Python<'_>, k: usize, buffer: Py<NativeStageBuffer>) -> PyResult<()> {
         let plan = self.plan.clone();
-        py.detach(move || {
-            let mut held = buffer.get().buffer.lock().unwrap_or_else(|e| e.into_inner());
-            if alone { plan.fill_alone(k, held.bytes_mut()) } else { plan.fill(k, held.bytes_mut()) }
-        })
-        .py()
+        py.detach(move || plan.fill(k, buffer.get().buffer.claim()?.bytes_mut())).py()
+    }
+
+    /// Start `threads` threads (by default the library's thread count) filling the stages
+    /// into `buffers`, which they hold until stopped; none is filled before a release.
+    #[pyo3(signature = (buffers, threads = None))]
+    fn pipeline(
+        &self,
+        py: Python<'_>,
+        buffers: Vec<Py<NativeStageBuffer>>,
+        threads: Option<usize>,
+    ) -> PyResult<NativeStagePipeline> {
+        let buffers: Vec<Arc<StageBuffer>> = buffers.iter().map(|b| b.get().buffer.clone()).collect();
+        let threads = threads.unwrap_or_else(tensorfile::thread_count);
+        let plan = self.plan.clone();
+        let pipeline = py.detach(move || StagePipeline::start(plan, buffers, threads)).py()?;
+        Ok(NativeStagePipeline { pipeline })
     }
 }

@@ -192,3 +192,174 @@ def test_load_file_onto_a_gpu_goes_through_the_staging_buffers():
         gpu = tensorfile.load_file(path, framework="torch", device="cuda:0", staging=SMALL, direct=direct)
         for name, t in cpu.items():
             assert gpu[name].device.type == "cuda" and torch.equal(gpu[name].cpu().view(torch.uint8), t.view(torch.uint8))
+
+
+class Deferred(_staging.HostTransfer):
+    """Copies that run only when their mark is waited for, as a device's copies run some time
+    after they are queued: a buffer filled again before its mark was waited for would give
+    wrong bytes. Counts the buffers it is asked to pin."""
+
+    def __init__(self, delay=0.0):
+        self.pending, self.pins, self.delay = [], [], delay
+
+    def pin(self, buffer) -> bool:
+        self.pins.append(buffer.span()[0])
+        return True
+
+    def copy(self, dst, src) -> None:
+        self.pending.append((dst, src))
+
+    def mark(self):
+        mark, self.pending = self.pending, []
+        return mark
+
+    def wait(self, mark) -> None:
+        import time
+
+        time.sleep(self.delay)
+        for dst, src in mark:
+            dst[...] = src
+
+
+def test_a_buffer_is_filled_again_only_after_its_copies_are_done(tmp_path):
+    rng = np.random.default_rng(8)
+    tensors = {f"t{i}": rng.integers(0, 255, n, dtype=np.uint8) for i, n in enumerate([70_000, 5, 123_457, 16384, 9])}
+    for fmt in ["safetensors", "zt"]:
+        path = tmp_path / f"m.{fmt}"
+        tensorfile.save_file(tensors, path, **({"compress": "zstd"} if fmt == "zt" else {}))
+        for delay in [0.0, 0.002]:
+            got = staged(path, transfer=Deferred(delay), staging=3 * 16384)
+            for name, want in tensors.items():
+                assert got[name].tobytes() == want.tobytes(), (fmt, delay, name)
+
+
+def test_buffers_are_pinned_before_their_first_stage_once_and_ahead_with_prepare(tmp_path):
+    _staging.release()
+    tensorfile.save_file({"x": np.arange(5_000, dtype=np.uint8)}, tmp_path / "small.safetensors")
+    tensorfile.save_file({"x": np.arange(500_000, dtype=np.uint8)}, tmp_path / "big.safetensors")
+    budget = SMALL  # two buffers of 16384 bytes
+    transfer = Deferred()
+    # One stage: only its buffer of the two is pinned.
+    staged(tmp_path / "small.safetensors", transfer=transfer, staging=budget)
+    assert len(transfer.pins) == 1
+    staged(tmp_path / "big.safetensors", transfer=transfer, staging=budget)
+    assert sorted(transfer.pins) == sorted(b.span()[0] for b in _staging._pool.buffers)
+    # Each once, kept for the next load.
+    staged(tmp_path / "big.safetensors", transfer=transfer, staging=budget)
+    assert len(transfer.pins) == 2
+    # prepare() makes and pins a pool ahead of a load, which then pins nothing.
+    _staging.release()
+    ahead = Deferred()
+    _staging.prepare(ahead, budget)
+    assert len(ahead.pins) == 2
+    got = staged(tmp_path / "big.safetensors", transfer=ahead, staging=budget)
+    assert got["x"].tobytes() == np.arange(500_000, dtype=np.uint8).tobytes() and len(ahead.pins) == 2
+    _staging.release()
+
+
+class PinFails(_staging.HostTransfer):
+    def pin(self, buffer) -> bool:
+        raise RuntimeError("the driver refused")
+
+
+def test_a_failure_to_pin_or_to_read_ends_the_load_and_the_next_works(tmp_path):
+    x = np.arange(300_000, dtype=np.uint8)
+    path = tmp_path / "m.safetensors"
+    tensorfile.save_file({"x": x}, path)
+    _staging.release()
+    with pytest.raises(RuntimeError, match="refused"):
+        staged(path, transfer=PinFails())
+    _staging.release()
+    # The file shrinks under the plan: the stage past its end fails, naming no wrong bytes.
+    with tensorfile.open(path) as f:
+        tensors = [f["x"]]
+        with open(path, "r+b") as raw:
+            raw.truncate(100_000)
+        with pytest.raises(tensorfile.Error):
+            _staging.load(f._file, tensors, [np.empty(x.nbytes, np.uint8)], _staging.HostTransfer(), SMALL, "never")
+    tensorfile.save_file({"x": x}, path)
+    assert staged(path)["x"].tobytes() == x.tobytes()
+
+
+def test_the_pipeline_is_refused_a_buffer_another_holds_and_stops(tmp_path):
+    tensorfile.save_file({"x": np.arange(100_000, dtype=np.uint8)}, tmp_path / "m.safetensors")
+    with tensorfile.open(tmp_path / "m.safetensors") as f:
+        plan = f._file.staging([f[n] for n in f], 16384, "never")
+        assert len(plan) > 2
+        buffers = [tensorfile._native.stage_buffer(16384)]
+        pipeline = plan.pipeline(buffers, threads=2)
+        with pytest.raises(tensorfile.UsageError, match="two at once"):
+            plan.pipeline(buffers)
+        with pytest.raises(tensorfile.UsageError, match="two at once"):
+            plan.fill(0, buffers[0])
+        with pytest.raises(tensorfile.UsageError, match="two at once"):
+            buffers[0].hold()
+        pipeline.release()
+        assert pipeline.wait(0) == 0
+        pipeline.stop()
+        with pytest.raises(tensorfile.UsageError, match="stopped"):
+            pipeline.wait(1)
+        del pipeline
+        plan.fill(0, buffers[0])  # let go once stopped and dropped
+        # Held by Python to pack tensors in memory: a pipeline is refused until it is let go,
+        # and its writable view is refused after.
+        held = buffers[0].hold()
+        np.asarray(held)[:3] = 7
+        with pytest.raises(tensorfile.UsageError, match="two at once"):
+            plan.pipeline(buffers)
+        held.release()
+        with pytest.raises(tensorfile.UsageError, match="let go"):
+            np.asarray(held)
+        plan.pipeline(buffers).stop()
+
+
+def test_tensors_in_memory_go_through_the_same_buffers_packed():
+    """What `Tensor.torch(device=...)`, `load_file` of decoded or dequantized tensors and the
+    NCCL exchange copy from host memory: packed into the kept buffers, each filled again only
+    after its copies are done."""
+    _staging.release()
+    rng = np.random.default_rng(9)
+    sources = [rng.integers(0, 255, n, dtype=np.uint8) for n in [0, 7, 40_000, 16384, 3, 100_001]]
+    transfer = Deferred(0.001)
+    outputs = [np.full(s.size, 0xEE, np.uint8) for s in sources]
+    _staging.copy_from_host(sources, outputs, transfer, SMALL)
+    assert all(o.tobytes() == s.tobytes() for o, s in zip(outputs, sources))
+    assert len(transfer.pins) == 2 and _staging._pool is not None
+    # Small ones share a stage: the stages are the bytes over the chunk, not one per tensor.
+    stages = list(_staging._packed([s.reshape(-1) for s in sources], 16384))
+    assert len(stages) == -(-sum(s.size for s in sources) // 16384)
+    with pytest.raises(tensorfile.UsageError, match="sizes"):
+        _staging.copy_from_host(sources, [np.empty(1, np.uint8)] * len(sources), transfer, SMALL)
+    _staging.release()
+
+
+class TorchOnHost(_staging.CudaTransfer):
+    """The CUDA transfer's torch side (torch views of the buffers, uint8 views of any dtype,
+    numpy sources) with the device copies done on the host: what runs on a GPU but the copy."""
+
+    def __init__(self):
+        import torch
+
+        self.torch, self.stage = torch, 0
+
+    # The host's: nothing registered, copies done when made.
+    pin, mark, wait, finish = (_staging.HostTransfer.pin, _staging.HostTransfer.mark, _staging.HostTransfer.wait,
+                               _staging.HostTransfer.finish)
+
+    def copy(self, dst, src) -> None:
+        dst.copy_(src)
+
+
+def test_the_cuda_transfers_torch_side_carries_every_dtype_through_both_paths(tmp_path):
+    torch = pytest.importorskip("torch")
+    path = FIXTURES / "safetensors" / "dtypes.safetensors"
+    want = tensorfile.load_file(path, framework="torch")
+    got = tensorfile._load_staged(path, "cpu", None, SMALL, "never", transfer=TorchOnHost())
+    assert got.keys() == want.keys()
+    for name, t in want.items():
+        assert got[name].dtype == t.dtype and torch.equal(got[name].view(torch.uint8), t.view(torch.uint8)), name
+    outputs = [torch.empty_like(t) for t in want.values()]
+    _staging.copy_from_host(list(want.values()), outputs, TorchOnHost(), SMALL)
+    for o, t in zip(outputs, want.values()):
+        assert torch.equal(o.view(torch.uint8), t.view(torch.uint8))
+    _staging.release()

@@ -52,7 +52,7 @@ __all__ = [
     "Error", "File", "FileError", "InvalidFileError", "RemoteError", "Slice", "Tensor", "TensorNotFoundError",
     "UnsupportedError", "UsageError", "convert", "diff", "distributed_plan", "edit_metadata", "formats", "load_file",
     "open",
-    "release_staging", "report", "report_data", "save_file", "set_remote_cache", "set_threads", "stats", "threads", "__version__",
+    "prepare_staging", "release_staging", "report", "report_data", "save_file", "set_remote_cache", "set_threads", "stats", "threads", "__version__",
 ]
 
 class Tensor(_NativeTensor):
@@ -89,9 +89,7 @@ class Tensor(_NativeTensor):
         cpu = self._torch_cpu(raw)
         if torch.device(device).type == "cpu":
             return cpu
-        from ._cuda import to_device
-
-        return to_device([cpu], torch.device(device))[0]
+        return _staging.to_device([cpu], device)[0]
 
     def _torch_cpu(self, raw: bool = False):
         """A CPU torch view of the tensor's memory."""
@@ -542,9 +540,7 @@ def load_file(
         cpu = [dequantized(values[t.name]) if t.name in values else t._torch_cpu() for t in tensors]
         if torch.device(device).type == "cpu":
             return dict(zip(f.keys(), cpu))
-        from ._cuda import to_device
-
-        return dict(zip(f.keys(), to_device(cpu, torch.device(device))))
+        return dict(zip(f.keys(), _staging.to_device(cpu, device)))
 
 
 def _dequantized(tensors, dtype: str) -> dict:
@@ -606,6 +602,19 @@ def set_remote_cache(dir, limit: "int | str | None" = None) -> None:  # noqa: A0
 def threads() -> int:
     """How many threads the library's parallel work uses."""
     return _threads()
+
+
+def prepare_staging(device="cuda", staging=None) -> None:
+    """Make and register (pin) the staging buffers that loads onto a GPU use now, before the
+    first load: registering costs about a quarter of a second per GiB, which the first load
+    then does not pay. `staging`: the budget those loads give (`load_file`'s `staging`), by
+    default `_staging.DEFAULT_STAGING`; kept until `release_staging()` or a load with
+    another budget."""
+    import torch
+
+    if not _is_cuda(device):
+        raise UsageError(f"staging buffers are for a CUDA device, not {str(device)!r} (or no CUDA device is available)")
+    _staging.prepare(_staging.CudaTransfer(torch.device(device)), staging or _staging.DEFAULT_STAGING)
 
 
 def release_staging() -> None:

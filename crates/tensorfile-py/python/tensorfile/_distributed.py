@@ -197,12 +197,12 @@ def _fill(buffer, native, tensors: list, batch: _Batch) -> None:
         for (_, offset), src in zip(batch.items, sources):
             view[offset : offset + src.size] = src
         return
-    from ._cuda import copy_into
+    from ._staging import CudaTransfer, copy_from_host
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
         cpu = [torch.from_numpy(src) for src in sources]
-    copy_into(cpu, [buffer[o : o + s.numel()] for (_, o), s in zip(batch.items, cpu)], buffer.device)
+    copy_from_host(cpu, [buffer[o : o + s.numel()] for (_, o), s in zip(batch.items, cpu)], CudaTransfer(buffer.device))
 
 
 def load(path, device, data, group) -> dict:
@@ -263,7 +263,7 @@ def load(path, device, data, group) -> dict:
         if out[i] is None:
             out[i] = torch.empty(tuple(t.shape), dtype=dtypes[i], device=comm)
     if comm.type != device.type:
-        from ._cuda import to_device
+        from ._staging import to_device
 
         out = to_device(out, device)
     return {t.name: o for t, o in zip(tensors, out)}

@@ -2,20 +2,19 @@
 
 The library plans stages over the tensors (`NativeFile.staging`): windows of the file read
 straight into a buffer (with `O_DIRECT` when the file is not in the page cache) and packed
-stages of tensors already in memory. A few filler threads each take a free buffer and the next
-stage and fill it on all cores with the GIL released, so that while one waits (for the copies
-out of its buffer, for the interpreter, for rayon's threads to wake) another's fill runs; this
-thread copies each filled stage's pieces from its buffer into the output tensors
-(asynchronously on a CUDA stream) and records when those copies are done; a filler waits for
-that before it fills the buffer again. The buffers are registered with the driver as pinned
-memory, each by the filler that first takes it (registering costs about a quarter of a second
-per GiB: the first fills need not wait for all of it), and kept for later loads (`release()`
-lets them go). Outputs are fresh tensors: nothing handed out is a view of a buffer that is
-filled again.
+stages of tensors already in memory. Its pipeline (`NativeStaging.pipeline`) fills stage after
+stage into the buffers, stage `k` into buffer `k % len(buffers)`, on a thread per core: each
+thread takes the next 2 MiB part of the next stage, so that every core reads all the time and
+nothing runs in the interpreter between two stages. This thread waits for each stage in order
+(the GIL released), copies its pieces from its buffer into the output tensors (asynchronously,
+on two CUDA streams in turn) and hands a mark of those copies to a releasing thread, which
+waits for them and lets the library fill the buffer again. The buffers are registered with
+the driver as pinned memory by that thread before their first stage (registering costs about
+a quarter of a second per GiB: the first stages need not wait for all of it), and kept for
+later loads (`prepare()` registers them ahead of a first load, `release()` lets them go).
+Outputs are fresh tensors: nothing handed out is a view of a buffer that is filled again.
 """
 
-import itertools
-import os
 import queue
 import threading
 
@@ -26,11 +25,6 @@ from ._errors import UsageError
 DEFAULT_STAGING = 256 << 20
 #: Bytes per buffer at most: a stage's copies then take well under a millisecond on a GPU.
 CHUNK = 32 << 20
-#: Filler threads. One alone leaves the cores idle between its fills: on an H200 machine's 16
-#: cores a 32 MiB fill takes about 0.7 ms, and what comes between two fills about as long. A
-#: warm 4.27 GB load there took 0.265-0.276 s with one filler, 0.234 s with four, 0.240 s
-#: with six (docs/performance.md, "Into one GPU").
-FILLERS = 4
 _ALIGN = 4096
 _MIN_CHUNK = 4 * _ALIGN
 
@@ -72,6 +66,10 @@ class HostTransfer:
     def copy(self, dst, src) -> None:
         dst[...] = src
 
+    def host(self, source):
+        """`source` (a flat uint8 piece of what `flat` gave) as a numpy array, to copy from."""
+        return source
+
     def mark(self):
         return None
 
@@ -83,15 +81,19 @@ class HostTransfer:
 
 
 class CudaTransfer(HostTransfer):
-    """Copies out of pinned buffers into tensors on a CUDA device, asynchronously on a stream
-    of its own; a mark is an event recorded after a stage's copies."""
+    """Copies out of pinned buffers into tensors on a CUDA device, asynchronously, each stage's
+    on the next of a few streams of its own (so that one stage's copies need not queue behind
+    the last's); a mark is an event recorded after a stage's copies."""
+
+    STREAMS = 2
 
     def __init__(self, device):
         import torch
 
         self.torch = torch
         self.device = device
-        self.stream = torch.cuda.Stream(device=device)
+        self.streams = [torch.cuda.Stream(device=device) for _ in range(self.STREAMS)]
+        self.stage = 0
 
     def views(self, buffers: list) -> list:
         import warnings
@@ -114,12 +116,17 @@ class CudaTransfer(HostTransfer):
         return output.reshape(-1).view(self.torch.uint8)
 
     def copy(self, dst, src) -> None:
-        with self.torch.cuda.stream(self.stream):
+        with self.torch.cuda.stream(self.streams[self.stage % len(self.streams)]):
             dst.copy_(src, non_blocking=True)
 
+    def host(self, source):
+        return source.numpy()
+
     def mark(self):
+        """The mark of this stage's copies; the next stage's go on the next stream."""
         event = self.torch.cuda.Event()
-        event.record(self.stream)
+        event.record(self.streams[self.stage % len(self.streams)])
+        self.stage += 1
         return event
 
     def wait(self, mark) -> None:
@@ -127,7 +134,8 @@ class CudaTransfer(HostTransfer):
             mark.synchronize()
 
     def finish(self) -> None:
-        self.stream.synchronize()
+        for stream in self.streams:
+            stream.synchronize()
 
 
 class _Pool:
@@ -156,22 +164,37 @@ class _Pool:
                 self.transfer.unpin(buffer)
 
 
-def _take_pool(chunk: int, count: int, transfer):
-    """The kept pool when it fits and no other load holds it, else a new one (kept when none
-    is); and whether the caller holds the lock on the kept one."""
+def _kept(chunk: int, count: int, transfer):
+    """The kept pool, made anew where it does not fit (the caller holds `_pool_lock`)."""
     global _pool
-    if not _pool_lock.acquire(blocking=False):
-        return _Pool(chunk, count, transfer), False
     if _pool is not None and not _pool.fits(chunk, count, transfer):
         _pool.close()
         _pool = None
     if _pool is None:
-        try:
-            _pool = _Pool(chunk, count, transfer)
-        except BaseException:
-            _pool_lock.release()
-            raise
-    return _pool, True
+        _pool = _Pool(chunk, count, transfer)
+    return _pool
+
+
+def _take_pool(chunk: int, count: int, transfer):
+    """The kept pool when it fits and no other load holds it, else a new one (kept when none
+    is); and whether the caller holds the lock on the kept one."""
+    if not _pool_lock.acquire(blocking=False):
+        return _Pool(chunk, count, transfer), False
+    try:
+        return _kept(chunk, count, transfer), True
+    except BaseException:
+        _pool_lock.release()
+        raise
+
+
+def prepare(transfer, staging: int = DEFAULT_STAGING) -> None:
+    """Make the kept pool for loads of `staging` bytes through `transfer` now, every buffer
+    registered: a first load then finds it ready (waiting for a load that holds it)."""
+    chunk, count = split(staging)
+    with _pool_lock:
+        pool = _kept(chunk, count, transfer)
+        for i in range(count):
+            pool.ready(i)
 
 
 def release() -> None:
@@ -205,54 +228,128 @@ def load(native_file, tensors: list, outputs: list, transfer, staging: int = DEF
             pool.close()
 
 
+_END = object()
+
+
 def _run(plan, stages: int, pool, flat: list, transfer) -> None:
-    """The pipeline: filler threads fill free buffers with the next stages, in any order of
-    completion; this thread copies each filled one out and hands it back with its mark."""
-    free = queue.Queue()
-    for i in range(len(pool.buffers)):
-        free.put((i, None))
-    filled = queue.Queue()
-    stop = threading.Event()
-    next_stage = itertools.count()  # next() on it is atomic: each stage goes to one filler
+    """The pipeline: the library's threads fill the stages into the pool's buffers in order;
+    this thread copies each one out as it is filled, and a releasing thread registers each
+    buffer before its first stage and lets it be filled again once its copies are done."""
+    pipeline = plan.pipeline(pool.buffers)
+    marks = queue.Queue()
+    stopping = threading.Event()
+    failure = []
 
-    def filler():
+    def releaser():
         try:
-            while True:
-                i, mark = free.get()
-                if stop.is_set():
+            for i in range(min(stages, len(pool.buffers))):
+                if stopping.is_set():
                     return
-                k = next(next_stage)
-                if k >= stages:
-                    free.put((i, mark))  # for the other fillers, which then end too
-                    return
-                transfer.wait(mark)
                 pool.ready(i)
-                plan.fill(k, pool.buffers[i], alone)
-                filled.put((k, i, None))
-        except BaseException as e:  # handed to the copying thread, which raises it
-            filled.put((None, None, e))
+                pipeline.release()
+            while (mark := marks.get()) is not _END:
+                transfer.wait(mark)
+                pipeline.release()
+        except BaseException as e:  # raised by the copying thread, which it stops
+            failure.append(e)
+            pipeline.stop()
 
-    fillers = max(1, min(FILLERS, len(pool.buffers) - 1, stages))
-    # With a filler for every core, each fills its stage by itself (no fork-join of all the
-    # cores per stage, which on few cores cost more than the reads); with more cores than
-    # fillers, each fill runs on all of them.
-    alone = fillers >= (os.cpu_count() or 1)
-    threads = [threading.Thread(target=filler, name=f"tensorfile-stage-{n}", daemon=True) for n in range(fillers)]
-    for thread in threads:
-        thread.start()
+    thread = threading.Thread(target=releaser, name="tensorfile-stage-release", daemon=True)
+    thread.start()
     try:
-        for _ in range(stages):
-            k, i, error = filled.get()
-            if error is not None:
-                raise error
+        for k in range(stages):
+            try:
+                i = pipeline.wait(k)
+            except Exception:
+                if failure:  # the pipeline was stopped because the releasing thread failed
+                    raise failure[0] from None
+                raise
             view = pool.views[i]
             for tensor, offset, length, at in plan.pieces(k):
                 transfer.copy(flat[tensor][offset : offset + length], view[at : at + length])
-            free.put((i, transfer.mark()))
+            marks.put(transfer.mark())
     finally:
-        stop.set()
-        for _ in threads:
-            free.put((0, None))
-        for thread in threads:
-            thread.join()
+        stopping.set()
+        pipeline.stop()
+        marks.put(_END)
+        thread.join()
         transfer.finish()
+    if failure:
+        raise failure[0]
+
+
+def to_device(tensors: list, device) -> list:
+    """Copies of CPU torch `tensors` (each contiguous) on `device`: through the staging
+    buffers onto a CUDA device, by torch's `to` elsewhere."""
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return [t.to(device) for t in tensors]
+    outputs = [torch.empty(t.shape, dtype=t.dtype, device=device) for t in tensors]
+    copy_from_host(tensors, outputs, CudaTransfer(device))
+    return outputs
+
+
+def copy_from_host(sources: list, outputs: list, transfer, staging: int = DEFAULT_STAGING) -> None:
+    """Copy host memory `sources` (contiguous arrays or CPU tensors) into `outputs` of the same
+    sizes in bytes, through the kept staging buffers: consecutive pieces packed into a buffer
+    on this thread while the copies of the buffers before it run (asynchronously on a
+    device); a buffer filled again once its copies are done. What `load` does for tensors of
+    a file, for tensors already in memory (decoded, dequantized, exchanged)."""
+    import numpy as np
+
+    chunk, count = split(staging)
+    flat_in = [transfer.flat(s) for s in sources]
+    flat_out = [transfer.flat(o) for o in outputs]
+    if any(i.shape[0] != o.shape[0] for i, o in zip(flat_in, flat_out)) or len(flat_in) != len(flat_out):
+        raise UsageError("the outputs are not the sizes of the sources")
+    stages = list(_packed(flat_in, chunk))
+    if not stages:
+        return
+    pool, kept = _take_pool(chunk, count, transfer)
+    marks = [None] * len(pool.buffers)
+    try:
+        for k, pieces in enumerate(stages):
+            i = k % len(pool.buffers)
+            if marks[i] is not None:
+                transfer.wait(marks[i])
+            pool.ready(i)
+            held = pool.buffers[i].hold()
+            try:
+                writable = np.asarray(held)
+                for n, offset, length, at in pieces:
+                    writable[at : at + length] = transfer.host(flat_in[n][offset : offset + length])
+            finally:
+                held.release()
+            view = pool.views[i]
+            for n, offset, length, at in pieces:
+                transfer.copy(flat_out[n][offset : offset + length], view[at : at + length])
+            marks[i] = transfer.mark()
+        for k in range(len(stages), len(stages) + len(marks)):
+            if marks[k % len(marks)] is not None:
+                transfer.wait(marks[k % len(marks)])
+    finally:
+        transfer.finish()
+        if kept:
+            _pool_lock.release()
+        else:
+            pool.close()
+
+
+def _packed(flat: list, chunk: int):
+    """The stages that carry `flat` (sizes in bytes, in order) through buffers of `chunk`
+    bytes: lists of `(source, offset, length, at)`, pieces packed one after another."""
+    stage, used = [], 0
+    for n, source in enumerate(flat):
+        size, done = source.shape[0], 0
+        while done < size:
+            if used == chunk:
+                yield stage
+                stage, used = [], 0
+            length = min(chunk - used, size - done)
+            stage.append((n, done, length, used))
+            used += length
+            done += length
+    if stage:
+        yield stage

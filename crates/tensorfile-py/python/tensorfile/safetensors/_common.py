@@ -136,7 +136,7 @@ def to_device(tensor, device):
 
     if torch.device(device).type == "cpu":
         return tensor
-    from .._cuda import to_device as copy_to
+    from .._staging import to_device as copy_to
 
-    return copy_to([tensor], torch.device(device))[0]
+    return copy_to([tensor], device)[0]
 

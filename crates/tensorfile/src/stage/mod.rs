@@ -28,6 +28,16 @@ use crate::error::{Error, Result};
 use crate::source::Bytes;
 use crate::source::direct::{self, ALIGN};
 
+// A staging buffer is written by several threads at once, each through a part of its own:
+// the slice of a part is made in `buffer` and taken by `pipeline`, each with its reasoning.
+#[allow(unsafe_code)]
+mod buffer;
+#[allow(unsafe_code)]
+mod pipeline;
+
+pub use buffer::{Claimed, Held, StageBuffer};
+pub use pipeline::{Filled, StagePipeline};
+
 /// The default bytes per stage (and so per staging buffer).
 pub const DEFAULT_CHUNK: usize = 32 << 20;
 /// The smallest stage: room for a window's two partial blocks and some bytes between them.
@@ -168,6 +178,8 @@ impl StageTensor {
 /// The stages that carry a list of tensors through buffers of `chunk` bytes.
 pub struct StagePlan {
     chunk: usize,
+    /// Bytes of a part: what one thread fills at a time ([`SUB`]; less in tests).
+    part: usize,
     tensors: Vec<StageTensor>,
     files: Vec<WindowFile>,
     stages: Vec<Stage>,
@@ -188,7 +200,7 @@ impl StagePlan {
                 "a staging chunk is a multiple of {ALIGN} bytes of at least {MIN_CHUNK}, not {chunk}"
             )));
         }
-        let mut plan = StagePlan { chunk, tensors, files: Vec::new(), stages: Vec::new() };
+        let mut plan = StagePlan { chunk, part: SUB, tensors, files: Vec::new(), stages: Vec::new() };
         for i in 0..plan.tensors.len() {
             match plan.tensors[i].ready().cloned() {
                 Some(bytes) => match bytes.mapped_file() {
@@ -314,137 +326,166 @@ impl StagePlan {
         self.stages.get(k).ok_or_else(|| Error::usage(format!("stage {k} of a plan of {}", self.stages.len())))
     }
 
-    /// Fill `buffer` (of at least [`StagePlan::chunk`] bytes) with stage `k`, on rayon's
-    /// threads: after it, each piece's bytes are at its `at`.
+    /// Fill `buffer` (of at least [`StagePlan::chunk`] bytes) with stage `k`, its parts on
+    /// rayon's threads: after it, each piece's bytes are at its `at`. (A [`StagePipeline`]
+    /// fills stage after stage on threads of its own, with no join between them.)
     pub fn fill(&self, k: usize, buffer: &mut [u8]) -> Result<()> {
-        self.fill_with(k, buffer, true)
-    }
-
-    /// Fill `buffer` with stage `k` on the calling thread alone: for callers that run as many
-    /// fillers as there are cores, each filling a stage of its own (no fork-join per stage).
-    pub fn fill_alone(&self, k: usize, buffer: &mut [u8]) -> Result<()> {
-        self.fill_with(k, buffer, false)
-    }
-
-    fn fill_with(&self, k: usize, buffer: &mut [u8], parallel: bool) -> Result<()> {
-        let stage = self.stage(k)?;
+        self.stage(k)?;
         if buffer.len() < self.chunk {
             return Err(Error::usage(format!("a buffer of {} bytes for stages of {}", buffer.len(), self.chunk)));
         }
+        let aligned = buffer.as_ptr() as usize % ALIGN == 0;
+        let extent = self.extent(k);
+        buffer[..extent].par_chunks_mut(self.part).enumerate().try_for_each(|(part, dst)| self.fill_part(k, part, dst, aligned))?;
+        self.stage_filled(k);
+        Ok(())
+    }
+
+    /// Bytes of stage `k`'s buffer that its fill writes (from the start): a window's length
+    /// rounded up to whole blocks (its tail may read on), a packed stage's pieces.
+    fn extent(&self, k: usize) -> usize {
+        let stage = &self.stages[k];
         match stage.fill {
-            Fill::Window { file, offset, len } => self.fill_window(&self.files[file], offset, len, buffer, parallel),
-            Fill::Packed => self.fill_packed(&stage.pieces, buffer, parallel),
+            // A window's length is at most the chunk, a multiple of the block.
+            Fill::Window { len, .. } => (len as usize).next_multiple_of(ALIGN),
+            Fill::Packed => stage.pieces.last().map_or(0, |p| (p.at + p.len) as usize),
         }
     }
 
-    /// `len` bytes of `file` at `offset` into `buffer`, in pieces of [`SUB`] bytes read at once.
-    fn fill_window(&self, file: &WindowFile, offset: u64, len: u64, buffer: &mut [u8], parallel: bool) -> Result<()> {
-        let (buffered, _) =
-            self.tensors[file.tensor].ready().and_then(Bytes::mapped_file).expect("window files are mapped");
-        let aligned = buffer.as_ptr() as usize % ALIGN == 0;
-        let direct = if file.direct && aligned {
-            file.opened.get_or_init(|| direct::reopen_direct(buffered)).as_ref()
-        } else {
-            None
-        };
-        // `len` is at most the chunk, which the buffer holds; its tail block may read on.
-        let len = len as usize;
-        let room = len.next_multiple_of(ALIGN).min(buffer.len());
-        let read = |(i, sub): (usize, &mut [u8])| {
-            let want = (len - i * SUB).min(sub.len());
-            direct::read_into(direct, buffered, offset + (i * SUB) as u64, sub, want)
-        };
-        if parallel {
-            buffer[..room].par_chunks_mut(SUB).enumerate().try_for_each(read)?;
-        } else {
-            buffer[..room].chunks_mut(SUB).enumerate().try_for_each(read)?;
+    /// Parts of stage `k`: each [`SUB`] bytes of its extent (the last fewer), filled by one
+    /// thread at a time.
+    fn parts(&self, k: usize) -> usize {
+        self.extent(k).div_ceil(self.part)
+    }
+
+    /// Where part `part` of stage `k` lies in its buffer: its start and length.
+    fn part_span(&self, k: usize, part: usize) -> (usize, usize) {
+        let start = part * self.part;
+        (start, (self.extent(k) - start).min(self.part))
+    }
+
+    /// Fill part `part` of stage `k`: `dst` is the buffer's bytes where the part lies
+    /// ([`StagePlan::part_span`]); `aligned` whether the buffer starts on a block (so that a direct
+    /// read can land in it).
+    fn fill_part(&self, k: usize, part: usize, dst: &mut [u8], aligned: bool) -> Result<()> {
+        let stage = &self.stages[k];
+        let start = part * self.part;
+        match stage.fill {
+            Fill::Window { file, offset, len } => {
+                let file = &self.files[file];
+                let (buffered, _) =
+                    self.tensors[file.tensor].ready().and_then(Bytes::mapped_file).expect("window files are mapped");
+                let direct = if file.direct && aligned {
+                    file.opened.get_or_init(|| direct::reopen_direct(buffered)).as_ref()
+                } else {
+                    None
+                };
+                // A part starts on a block within the window's length rounded up, so at or
+                // before its end.
+                let want = (len as usize).saturating_sub(start).min(dst.len());
+                direct::read_into(direct, buffered, offset + start as u64, dst, want)?;
+            }
+            Fill::Packed => {
+                let (from, to) = (start as u64, (start + dst.len()) as u64);
+                // Pieces lie one after another from the buffer's start.
+                let first = stage.pieces.partition_point(|p| p.at + p.len <= from);
+                for p in stage.pieces[first..].iter().take_while(|p| p.at < to) {
+                    let (a, b) = (p.at.max(from), (p.at + p.len).min(to));
+                    let bytes = self.tensors[p.tensor].bytes(p.tensor)?;
+                    let src = &bytes[(p.offset + a - p.at) as usize..(p.offset + b - p.at) as usize];
+                    dst[(a - from) as usize..(b - from) as usize].copy_from_slice(src);
+                }
+            }
         }
         Ok(())
     }
 
-    /// Copy each piece from its tensor's bytes to its place in `buffer`, large ones in parts
-    /// on several threads (a tensor to decode decoded first, dropped after its last stage).
-    fn fill_packed(&self, pieces: &[Piece], buffer: &mut [u8], parallel: bool) -> Result<()> {
-        let sources: Vec<Bytes> = pieces.iter().map(|p| self.tensors[p.tensor].bytes(p.tensor)).collect::<Result<_>>()?;
-        let mut copies: Vec<(&[u8], &mut [u8])> = Vec::new();
-        let mut rest = buffer;
-        let mut start = 0u64;
-        for (p, bytes) in pieces.iter().zip(&sources) {
-            // Pieces were placed one after another, each within the chunk.
-            let (_, tail) = rest.split_at_mut((p.at - start) as usize);
-            let (dst, tail) = tail.split_at_mut(p.len as usize);
-            let src = &bytes[p.offset as usize..(p.offset + p.len) as usize];
-            copies.extend(src.chunks(SUB).zip(dst.chunks_mut(SUB)));
-            rest = tail;
-            start = p.at + p.len;
-        }
-        if parallel {
-            copies.into_par_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
-        } else {
-            copies.into_iter().for_each(|(src, dst)| dst.copy_from_slice(src));
-        }
-        drop(sources);
-        for p in pieces {
+    /// The plan with parts of `len` bytes (a multiple of the block): more parts to a stage.
+    #[cfg(test)]
+    fn with_part(mut self, len: usize) -> StagePlan {
+        assert!(len % ALIGN == 0 && len > 0);
+        self.part = len;
+        self
+    }
+
+    /// Every part of stage `k` is filled: a tensor decoded for it is dropped after its last.
+    fn stage_filled(&self, k: usize) {
+        for p in &self.stages[k].pieces {
             self.tensors[p.tensor].stage_done();
         }
-        Ok(())
-    }
-}
-
-/// A staging buffer: anonymous memory of a chunk's size, page-aligned (so that direct reads
-/// can land in it), which a caller can register with a device driver as pinned memory.
-pub struct StageBuffer {
-    map: memmap2::MmapMut,
-}
-
-impl StageBuffer {
-    /// A buffer of `len` bytes (at least one page).
-    pub fn new(len: usize) -> Result<StageBuffer> {
-        Ok(StageBuffer { map: memmap2::MmapMut::map_anon(len.max(ALIGN))? })
-    }
-
-    /// Where the buffer starts in memory, for a caller that hands it to a driver.
-    pub fn address(&self) -> usize {
-        self.map.as_ptr() as usize
-    }
-
-    /// The buffer's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.map
-    }
-
-    /// The buffer's bytes, to fill.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.map
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     fn pattern(len: usize, seed: u32) -> Vec<u8> {
         (0..len as u32).map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 13) as u8).collect()
     }
 
-    /// Every tensor's bytes, put together from the stages filled one after another into one
-    /// reused buffer (dirtied between stages), on all cores or (`parallel` false) each stage
-    /// on this thread alone.
-    fn through_stages(plan: &StagePlan, sizes: &[usize], parallel: bool) -> Vec<Vec<u8>> {
+    /// How the tests fill the stages.
+    #[derive(Clone, Copy, Debug)]
+    enum Filling {
+        /// `StagePlan::fill`, one stage after another into one reused buffer (dirtied between).
+        OneByOne,
+        /// A `StagePipeline` of `threads` threads over `buffers` buffers.
+        Pipeline { buffers: usize, threads: usize },
+    }
+
+    const FILLINGS: [Filling; 4] = [
+        Filling::OneByOne,
+        Filling::Pipeline { buffers: 1, threads: 1 },
+        Filling::Pipeline { buffers: 2, threads: 3 },
+        Filling::Pipeline { buffers: 3, threads: 8 },
+    ];
+
+    /// Copy stage `k`'s pieces out of `buffer` into `out`.
+    fn copy_out(plan: &StagePlan, k: usize, buffer: &[u8], out: &mut [Vec<u8>]) {
+        for p in plan.pieces(k).unwrap() {
+            let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
+            assert!(at + n <= plan.chunk(), "a piece past the buffer");
+            out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
+        }
+    }
+
+    /// Every tensor's bytes, put together from the stages as `filling` fills them.
+    fn through_stages(plan: &Arc<StagePlan>, sizes: &[usize], filling: Filling) -> Result<Vec<Vec<u8>>> {
         let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
-        let mut staged = StageBuffer::new(plan.chunk()).unwrap();
-        assert_eq!(staged.address() % ALIGN, 0);
-        let buffer = staged.bytes_mut();
-        for k in 0..plan.len() {
-            buffer.fill(0xA5);
-            plan.fill_with(k, buffer, parallel).unwrap();
-            for p in plan.pieces(k).unwrap() {
-                let (o, at, n) = (p.offset as usize, p.at as usize, p.len as usize);
-                assert!(at + n <= plan.chunk(), "a piece past the buffer");
-                out[p.tensor][o..o + n].copy_from_slice(&buffer[at..at + n]);
+        match filling {
+            Filling::OneByOne => {
+                let staged = StageBuffer::new(plan.chunk()).unwrap();
+                assert_eq!(staged.address() % ALIGN, 0);
+                let mut claim = staged.claim().unwrap();
+                let buffer = claim.bytes_mut();
+                for k in 0..plan.len() {
+                    buffer.fill(0xA5);
+                    plan.fill(k, buffer)?;
+                    copy_out(plan, k, buffer, &mut out);
+                }
+            }
+            Filling::Pipeline { buffers, threads } => {
+                let buffers: Vec<Arc<StageBuffer>> =
+                    (0..buffers).map(|_| Arc::new(StageBuffer::new(plan.chunk()).unwrap())).collect();
+                let pipeline = StagePipeline::start(plan.clone(), buffers.clone(), threads)?;
+                // Held by the pipeline: no one else may write them.
+                assert!(buffers[0].claim().is_err());
+                buffers.iter().for_each(|_| pipeline.release());
+                for k in 0..plan.len() {
+                    let filled = pipeline.wait(k)?;
+                    assert_eq!(filled.index(), k % buffers.len());
+                    copy_out(plan, k, filled.bytes(), &mut out);
+                    drop(filled);
+                    pipeline.release();
+                }
+                drop(pipeline);
+                // Let go once stopped.
+                drop(buffers[0].claim().unwrap());
             }
         }
-        out
+        Ok(out)
     }
 
     #[test]
@@ -470,9 +511,11 @@ mod tests {
                 }
             }
             let sizes: Vec<usize> = want.iter().map(Vec::len).collect();
-            let plan = StagePlan::new(tensors, MIN_CHUNK, direct).unwrap();
-            assert_eq!(through_stages(&plan, &sizes, true), want, "{direct:?}");
-            assert_eq!(through_stages(&plan, &sizes, false), want, "{direct:?}, filled alone");
+            // Parts of a block: four to a stage.
+            let plan = Arc::new(StagePlan::new(tensors, MIN_CHUNK, direct).unwrap().with_part(ALIGN));
+            for filling in FILLINGS {
+                assert_eq!(through_stages(&plan, &sizes, filling).unwrap(), want, "{direct:?}, {filling:?}");
+            }
             // Where the filesystem takes direct I/O, the windows were read with it.
             let can = direct::reopen_direct(&File::open(&path).unwrap()).is_some();
             let used = plan.files.iter().all(|f| f.opened.get().is_some_and(Option::is_some));
