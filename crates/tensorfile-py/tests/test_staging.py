@@ -363,3 +363,26 @@ def test_the_cuda_transfers_torch_side_carries_every_dtype_through_both_paths(tm
     for o, t in zip(outputs, want.values()):
         assert torch.equal(o.view(torch.uint8), t.view(torch.uint8))
     _staging.release()
+
+
+def test_the_nccl_owner_fills_its_batch_through_the_same_pipeline(tmp_path):
+    """A rank's part of a distributed load into device memory (NCCL) goes through the staging
+    pipeline as `load_file(device=...)` does: here with the device copy done on the host, into
+    a batch buffer laid out as the exchange lays it out."""
+    torch = pytest.importorskip("torch")
+    from tensorfile import _distributed
+
+    rng = np.random.default_rng(10)
+    tensors = {f"t{i}": rng.standard_normal(n).astype(np.float32) for i, n in enumerate([5, 30_000, 1, 4096, 12_345])}
+    for fmt, extra in [("safetensors", {}), ("zt", {"compress": "zstd"})]:
+        path = tmp_path / f"m.{fmt}"
+        tensorfile.save_file(tensors, path, **extra)
+        native, listed = _distributed._open(path, None)
+        ranks = _distributed.owners([t.nbytes for t in listed], 2)
+        for batch in _distributed._batches(listed, ranks, 64 << 10):
+            buffer = torch.full((batch.size,), 0xEE, dtype=torch.uint8)
+            _distributed._fill(buffer, native, listed, batch, transfer=TorchOnHost())
+            for i, offset in batch.items:
+                want = tensors[listed[i].name].tobytes()
+                assert bytes(buffer[offset : offset + len(want)].numpy()) == want, (fmt, listed[i].name)
+    _staging.release()

@@ -11,8 +11,10 @@ and every rank raises if any disagrees or could not open the file.
 The exchange. Each rank's run is cut into batches of consecutive tensors of at most `BUDGET`
 bytes (a larger tensor is a batch of its own). For each batch, in the same order on every rank,
 every rank allocates one flat uint8 buffer (on the device with NCCL, on the CPU with gloo); the
-owner reads its tensors through the ordinary load path (remote files fetched ahead, sharded
-checkpoints, any format) and copies their bytes in; one `broadcast` from the owner fills the
+owner fills it: on the device through the staging pipeline of `load_file(device=...)` (the file
+read straight into pinned buffers and copied in), on the CPU by reading its tensors through the
+ordinary load path (remote files fetched ahead, sharded checkpoints, any format) and copying
+their bytes in; one `broadcast` from the owner fills the
 others' buffers (several, of at most `BUDGET` bytes each, for a batch larger than that). Every
 rank's tensors are then views of these buffers, never reused: a tensor keeps its batch's
 buffer alive, and nothing else holds it. Beyond the tensors returned, a rank holds at most one
@@ -27,7 +29,6 @@ tensors made of bytes that were never read.
 import hashlib
 import json
 import os
-import warnings
 
 import numpy as np
 
@@ -185,24 +186,23 @@ def _read(native, tensors: list) -> list:
     return [np.asarray(t.shared()).reshape(-1).view(np.uint8) for t in tensors]
 
 
-def _fill(buffer, native, tensors: list, batch: _Batch) -> None:
-    """Copy the owner's tensors of `batch` into `buffer`. The bytes are read into tensors of
-    their own, dropped once copied: a remote file's bytes are not held past their batch."""
-    import torch
-
+def _fill(buffer, native, tensors: list, batch: _Batch, transfer=None) -> None:
+    """Copy the owner's tensors of `batch` into `buffer`. Into a CPU buffer (gloo) the bytes
+    are read into tensors of their own and copied, dropped once copied; into a device buffer
+    (NCCL) through the staging pipeline that `load_file(device=...)` uses (`transfer`: its
+    copy, CUDA's by default; tests give one that copies on the host): the file read straight
+    into the kept pinned buffers, a tensor to decode (remote, compressed) decoded when its
+    stage is filled. A remote file's bytes are not held past their batch either way."""
     chosen = [NativeTensor(native, tensors[i].name) for i, _ in batch.items]
-    sources = _read(native, chosen)
-    if buffer.device.type == "cpu":
+    if buffer.device.type == "cpu" and transfer is None:
         view = buffer.numpy()
-        for (_, offset), src in zip(batch.items, sources):
+        for (_, offset), src in zip(batch.items, _read(native, chosen)):
             view[offset : offset + src.size] = src
         return
-    from ._staging import CudaTransfer, copy_from_host
+    from . import _staging
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        cpu = [torch.from_numpy(src) for src in sources]
-    copy_from_host(cpu, [buffer[o : o + s.numel()] for (_, o), s in zip(batch.items, cpu)], CudaTransfer(buffer.device))
+    outputs = [buffer[offset : offset + t.nbytes] for (_, offset), t in zip(batch.items, chosen)]
+    _staging.load(native, chosen, outputs, transfer or _staging.CudaTransfer(buffer.device))
 
 
 def load(path, device, data, group) -> dict:

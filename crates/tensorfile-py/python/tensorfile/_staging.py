@@ -140,14 +140,14 @@ class CudaTransfer(HostTransfer):
 
 class _Pool:
     """Staging buffers, their views, and which of them a transfer has pinned (each is pinned
-    when a filler first takes it, by `ready`)."""
+    by `ready`, before the first stage that goes into it, or all ahead by `prepare`)."""
 
     def __init__(self, chunk: int, count: int, transfer):
         self.chunk, self.kind = chunk, type(transfer)
         self.buffers = [_native.stage_buffer(chunk) for _ in range(count)]
         self.views = transfer.views(self.buffers)
         self.transfer = transfer
-        self.tried = [False] * count  # each index is written by the one filler holding it
+        self.tried = [False] * count  # written by whoever holds the pool: one thread of a load
         self.pinned = [False] * count
 
     def ready(self, i: int) -> None:
