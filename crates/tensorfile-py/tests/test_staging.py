@@ -386,3 +386,40 @@ def test_the_nccl_owner_fills_its_batch_through_the_same_pipeline(tmp_path):
                 want = tensors[listed[i].name].tobytes()
                 assert bytes(buffer[offset : offset + len(want)].numpy()) == want, (fmt, listed[i].name)
     _staging.release()
+
+
+def test_open_load_takes_a_part_of_a_file_through_the_same_pipeline(tmp_path, monkeypatch):
+    """`File.load(names, device=...)`: a part of a checkpoint, by name in the order asked,
+    through the staging pipeline onto a GPU as `load_file` goes (here a GPU stood in for by
+    the CUDA transfer with its copies on the host), the host path elsewhere."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    tensors = {f"layer{i}": rng.standard_normal((64, 100 + i)).astype(np.float32) for i in range(6)}
+    path = tmp_path / "m.safetensors"
+    tensorfile.save_file(tensors, path)
+    wanted = ["layer4", "layer1", "layer5"]
+    with tensorfile.open(path) as f:
+        on_host = f.load(wanted, "torch")
+        as_numpy = f.load(wanted)
+        with pytest.raises(tensorfile.TensorNotFoundError):
+            f.load(["layer1", "nope"])
+    assert list(on_host) == wanted and list(as_numpy) == wanted
+    staged_through = []
+
+    class Counted(TorchOnHost):
+        def copy(self, dst, src) -> None:
+            staged_through.append(src.numel())
+            super().copy(dst, src)
+
+    monkeypatch.setattr(tensorfile, "_is_cuda", lambda device: True)
+    monkeypatch.setattr(_staging, "CudaTransfer", lambda device: Counted())
+    with tensorfile.open(path) as f:
+        staged = f.load(wanted, "torch", "cpu", staging=SMALL)
+    whole = tensorfile.load_file(path, framework="torch", staging=SMALL)
+    assert list(staged) == wanted and staged_through, "the pipeline carried the tensors"
+    for name in wanted:
+        assert np.array_equal(staged[name].numpy(), tensors[name]) and np.array_equal(on_host[name].numpy(), tensors[name])
+        assert np.array_equal(as_numpy[name], tensors[name])
+    assert sum(staged_through) == sum(tensors[n].nbytes for n in wanted) + sum(t.nbytes for t in tensors.values())
+    assert all(np.array_equal(whole[n].numpy(), t) for n, t in tensors.items())
+    _staging.release()

@@ -273,8 +273,10 @@ class File(_Mapping):
     raises `InvalidFileError` naming the file and the tensor."""
 
     def __init__(self, path, data=None, *, access="map", verify="checksums", expect_sha256=None):
+        self._verify = _verify_mode(verify)
+        self._expect_sha256 = expect_sha256
         self._native = _NativeFile.open(
-            _os.fspath(path), None if data is None else _os.fspath(data), access, _verify_mode(verify), expect_sha256
+            _os.fspath(path), None if data is None else _os.fspath(data), access, self._verify, expect_sha256
         )
         self._names = self._native.names()
 
@@ -368,6 +370,44 @@ class File(_Mapping):
         views with `readonly=True`)."""
         _check_framework(framework, "cpu", readonly)
         return Slice(self[name], framework, readonly)
+
+    def load(
+        self,
+        names=None,
+        framework: str = "numpy",
+        device: str = "cpu",
+        *,
+        staging=None,
+        direct="auto",
+        readonly: bool = False,
+        dequantize=None,
+    ) -> dict:
+        """Tensors `names` (every readable one by default), by name in that order, as
+        `load_file` gives a file's tensors: numpy arrays, or torch tensors on `device`; onto a
+        GPU through the staging pipeline (`staging`, `direct`: see `load_file`), so that a
+        part of a checkpoint (a rank's layers) loads as fast as the whole. Each is memory of
+        its own; `readonly` and `dequantize` as in `load_file`."""
+        _check_framework(framework, device, readonly)
+        dequantize = _dequantize_dtype(dequantize, readonly)
+        tensors = [self[n] for n in (self._names if names is None else names)]
+        staged = self._verify != "full" and self._expect_sha256 is None and dequantize is None
+        if framework != "numpy" and _is_cuda(device) and staged:
+            return _staged(self, tensors, device, staging, direct)
+        self._file.load_tensors(tensors)
+        values = _dequantized(tensors, dequantize) if dequantize is not None else {}
+        if framework == "numpy":
+            return {t.name: values[t.name] if t.name in values else t.numpy(readonly=readonly) for t in tensors}
+        import torch
+
+        def dequantized(a):
+            # Bytes, which torch takes from numpy whatever the dtype (bfloat16 too), then its dtype.
+            flat = torch.from_numpy(_np.ascontiguousarray(a).reshape(-1).view(_np.uint8))
+            return flat.view(_dtypes.torch_dtype(dequantize)).reshape(a.shape)
+
+        cpu = [dequantized(values[t.name]) if t.name in values else t._torch_cpu() for t in tensors]
+        if torch.device(device).type != "cpu":
+            cpu = _staging.to_device(cpu, device)
+        return {t.name: c for t, c in zip(tensors, cpu)}
 
     def close(self) -> None:
         """Forget the file. Arrays and tensors already made keep the memory they view."""
@@ -507,40 +547,30 @@ def load_file(
     tensors `distributed_plan` gives it) and the group broadcasts the rest (NCCL on `device`,
     gloo through the CPU), so every rank gets every tensor, in memory of its own."""
     _check_framework(framework, device, readonly)
-    if dequantize is not None:
-        dequantize = _dtypes.name_of(dequantize)
-        if dequantize not in ("float32", "float16", "bfloat16"):
-            raise UsageError(f"dequantize gives float32, float16 or bfloat16, not {dequantize!r}")
-        if readonly:
-            raise UsageError("dequantized tensors are memory of their own: readonly=True does not go with dequantize")
+    dequantize = _dequantize_dtype(dequantize, readonly)
     if process_group is not None:
         if framework not in ("torch", "pt"):
             raise UsageError(f"process_group exchanges torch tensors: give framework='torch', not {framework!r}")
         return _distributed.load(path, device, data, process_group)
-    staged = _verify_mode(verify) != "full" and expect_sha256 is None and dequantize is None
-    if framework != "numpy" and _is_cuda(device) and staged:
-        return _load_staged(path, device, data, staging, direct)
     # Writable tensors are private maps of the file, read ahead by the kernel (as fast cold as
     # reading the file whole first, without holding it twice: docs/performance.md); read-only
-    # views may view a file read whole when it is not cached.
-    with File(path, data, access="auto" if readonly else "map", verify=verify, expect_sha256=expect_sha256) as f:
-        tensors = [f[name] for name in f]
-        f._file.load_tensors(tensors)
-        values = _dequantized(tensors, dequantize) if dequantize is not None else {}
-        if framework == "numpy":
-            return {name: values[name] if name in values else t.numpy(readonly=readonly)
-                    for name, t in zip(f.keys(), tensors)}
-        import torch
+    # views may view a file read whole when it is not cached. Onto a GPU the staging pipeline
+    # reads the mapped file itself.
+    access = "auto" if readonly else "map"  # readonly: numpy, on the CPU
+    with File(path, data, access=access, verify=verify, expect_sha256=expect_sha256) as f:
+        return f.load(None, framework, device, staging=staging, direct=direct, readonly=readonly, dequantize=dequantize)
 
-        def dequantized(a):
-            # Bytes, which torch takes from numpy whatever the dtype (bfloat16 too), then its dtype.
-            flat = torch.from_numpy(_np.ascontiguousarray(a).reshape(-1).view(_np.uint8))
-            return flat.view(_dtypes.torch_dtype(dequantize)).reshape(a.shape)
 
-        cpu = [dequantized(values[t.name]) if t.name in values else t._torch_cpu() for t in tensors]
-        if torch.device(device).type == "cpu":
-            return dict(zip(f.keys(), cpu))
-        return dict(zip(f.keys(), _staging.to_device(cpu, device)))
+def _dequantize_dtype(dequantize, readonly: bool):
+    """`dequantize` by its name (None stays None), refused where it cannot be."""
+    if dequantize is None:
+        return None
+    name = _dtypes.name_of(dequantize)
+    if name not in ("float32", "float16", "bfloat16"):
+        raise UsageError(f"dequantize gives float32, float16 or bfloat16, not {name!r}")
+    if readonly:
+        raise UsageError("dequantized tensors are memory of their own: readonly=True does not go with dequantize")
+    return name
 
 
 def _dequantized(tensors, dtype: str) -> dict:
@@ -563,20 +593,24 @@ def _is_cuda(device) -> bool:
 
 
 def _load_staged(path, device, data, staging, direct, transfer=None) -> dict:
-    """`load_file` onto a device through the staging buffers (`_staging`); `transfer` is the
-    copy into the outputs (CUDA's by default; tests give the host's)."""
+    """Every tensor of `path` onto `device` through the staging buffers; `transfer` is the
+    copy into the outputs (CUDA's by default; tests give one that copies on the host)."""
+    with File(path, data, access="map") as f:
+        return _staged(f, [f[n] for n in f], device, staging, direct, transfer)
+
+
+def _staged(f: "File", tensors: list, device, staging, direct, transfer=None) -> dict:
+    """`tensors` of the open file `f` onto `device` through the staging buffers (`_staging`)."""
     import torch
 
     device = torch.device(device)
     if transfer is None:
         transfer = _staging.CudaTransfer(device)
-    with File(path, data, access="map") as f:
-        tensors = [f[name] for name in f]
-        for t in tensors:
-            _check_plain(t)
-        outputs = [torch.empty(tuple(t.shape), dtype=_dtypes.torch_dtype(t.dtype), device=device) for t in tensors]
-        _staging.load(f._file, tensors, outputs, transfer, staging or _staging.DEFAULT_STAGING, direct)
-        return dict(zip(f.keys(), outputs))
+    for t in tensors:
+        _check_plain(t)
+    outputs = [torch.empty(tuple(t.shape), dtype=_dtypes.torch_dtype(t.dtype), device=device) for t in tensors]
+    _staging.load(f._file, tensors, outputs, transfer, staging or _staging.DEFAULT_STAGING, direct)
+    return {t.name: o for t, o in zip(tensors, outputs)}
 
 
 def set_threads(n: int) -> None:
