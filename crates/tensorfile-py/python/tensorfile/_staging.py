@@ -66,9 +66,10 @@ class HostTransfer:
     def copy(self, dst, src) -> None:
         dst[...] = src
 
-    def host(self, source):
-        """`source` (a flat uint8 piece of what `flat` gave) as a numpy array, to copy from."""
-        return source
+    def pack(self, dst, src) -> None:
+        """Copy `src` (a flat uint8 piece of what `flat` gave, in host memory) into `dst`, a
+        writable numpy view of a staging buffer."""
+        dst[...] = src
 
     def mark(self):
         return None
@@ -119,8 +120,9 @@ class CudaTransfer(HostTransfer):
         with self.torch.cuda.stream(self.streams[self.stage % len(self.streams)]):
             dst.copy_(src, non_blocking=True)
 
-    def host(self, source):
-        return source.numpy()
+    def pack(self, dst, src) -> None:
+        # torch's copy of a large tensor runs on its threads (numpy's on this one).
+        self.torch.from_numpy(dst).copy_(src)
 
     def mark(self):
         """The mark of this stage's copies; the next stage's go on the next stream."""
@@ -319,7 +321,7 @@ def copy_from_host(sources: list, outputs: list, transfer, staging: int = DEFAUL
             try:
                 writable = np.asarray(held)
                 for n, offset, length, at in pieces:
-                    writable[at : at + length] = transfer.host(flat_in[n][offset : offset + length])
+                    transfer.pack(writable[at : at + length], flat_in[n][offset : offset + length])
             finally:
                 held.release()
             view = pool.views[i]
