@@ -192,6 +192,15 @@ def test_load_file_onto_a_gpu_goes_through_the_staging_buffers():
         gpu = tensorfile.load_file(path, framework="torch", device="cuda:0", staging=SMALL, direct=direct)
         for name, t in cpu.items():
             assert gpu[name].device.type == "cuda" and torch.equal(gpu[name].cpu().view(torch.uint8), t.view(torch.uint8))
+    # Buffers registered ahead, and a part of the file through them.
+    tensorfile.prepare_staging("cuda:0", SMALL)
+    with tensorfile.open(path) as f:
+        names = list(f)[::2]
+        part = f.load(names, "torch", "cuda:0", staging=SMALL)
+    assert list(part) == names
+    for name in names:
+        assert part[name].device.type == "cuda" and torch.equal(part[name].cpu().view(torch.uint8), cpu[name].view(torch.uint8))
+    tensorfile.release_staging()
 
 
 class Deferred(_staging.HostTransfer):
@@ -423,3 +432,12 @@ def test_open_load_takes_a_part_of_a_file_through_the_same_pipeline(tmp_path, mo
     assert sum(staged_through) == sum(tensors[n].nbytes for n in wanted) + sum(t.nbytes for t in tensors.values())
     assert all(np.array_equal(whole[n].numpy(), t) for n, t in tensors.items())
     _staging.release()
+
+
+def test_prepare_staging_is_for_a_cuda_device():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(tensorfile.UsageError, match="CUDA device"):
+        tensorfile.prepare_staging("cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(tensorfile.UsageError, match="CUDA device"):
+            tensorfile.prepare_staging("cuda:0")
