@@ -202,7 +202,7 @@ impl NativeStaging {
     /// for every copy out of that buffer before: the bytes there are overwritten.
     fn fill(&self, py: Python<'_>, k: usize, buffer: Py<NativeStageBuffer>) -> PyResult<()> {
         let plan = self.plan.clone();
-        py.detach(move || plan.fill(k, buffer.get().buffer.claim()?.bytes_mut())).py()
+        py.detach(move || plan.fill(k, buffer.get().buffer.hold()?.bytes_mut())).py()
     }
 
     /// Start `threads` threads (by default the library's thread count) filling the stages

@@ -17,7 +17,7 @@ pub use crate::source::{
 /// on; packed stages for tensors that must be decoded first.
 pub mod stage {
     pub use crate::stage::{
-        Claimed, DEFAULT_CHUNK, Deferred, Direct, Filled, Held, MIN_CHUNK, Piece, ReadLater, StageBuffer,
-        StagePipeline, StagePlan, StageTensor,
+        DEFAULT_CHUNK, Deferred, Direct, Filled, Held, MIN_CHUNK, Piece, ReadLater, StageBuffer, StagePipeline,
+        StagePlan, StageTensor,
     };
 }

@@ -15,6 +15,7 @@ later loads (`prepare()` registers them ahead of a first load, `release()` lets 
 Outputs are fresh tensors: nothing handed out is a view of a buffer that is filled again.
 """
 
+import contextlib
 import queue
 import threading
 
@@ -177,16 +178,21 @@ def _kept(chunk: int, count: int, transfer):
     return _pool
 
 
-def _take_pool(chunk: int, count: int, transfer):
-    """The kept pool when it fits and no other load holds it, else a new one (kept when none
-    is); and whether the caller holds the lock on the kept one."""
+@contextlib.contextmanager
+def _pool_for(chunk: int, count: int, transfer):
+    """The kept pool while it fits and no other load holds it (made anew where it does not
+    fit), else a pool of the load's own, closed after it."""
     if not _pool_lock.acquire(blocking=False):
-        return _Pool(chunk, count, transfer), False
+        pool = _Pool(chunk, count, transfer)
+        try:
+            yield pool
+        finally:
+            pool.close()
+        return
     try:
-        return _kept(chunk, count, transfer), True
-    except BaseException:
+        yield _kept(chunk, count, transfer)
+    finally:
         _pool_lock.release()
-        raise
 
 
 def prepare(transfer, staging: int = DEFAULT_STAGING) -> None:
@@ -220,14 +226,8 @@ def load(native_file, tensors: list, outputs: list, transfer, staging: int = DEF
     stages = len(plan)
     if stages == 0:
         return
-    pool, kept = _take_pool(chunk, count, transfer)
-    try:
+    with _pool_for(chunk, count, transfer) as pool:
         _run(plan, stages, pool, flat, transfer)
-    finally:
-        if kept:
-            _pool_lock.release()
-        else:
-            pool.close()
 
 
 _END = object()
@@ -299,8 +299,6 @@ def copy_from_host(sources: list, outputs: list, transfer, staging: int = DEFAUL
     on this thread while the copies of the buffers before it run (asynchronously on a
     device); a buffer filled again once its copies are done. What `load` does for tensors of
     a file, for tensors already in memory (decoded, dequantized, exchanged)."""
-    import numpy as np
-
     chunk, count = split(staging)
     flat_in = [transfer.flat(s) for s in sources]
     flat_out = [transfer.flat(o) for o in outputs]
@@ -309,7 +307,15 @@ def copy_from_host(sources: list, outputs: list, transfer, staging: int = DEFAUL
     stages = list(_packed(flat_in, chunk))
     if not stages:
         return
-    pool, kept = _take_pool(chunk, count, transfer)
+    with _pool_for(chunk, count, transfer) as pool:
+        _copy_stages(stages, pool, flat_in, flat_out, transfer)
+
+
+def _copy_stages(stages: list, pool, flat_in: list, flat_out: list, transfer) -> None:
+    """`copy_from_host`'s stages through `pool`: each packed here, then copied out, a buffer
+    packed again once the copies out of it are done."""
+    import numpy as np
+
     marks = [None] * len(pool.buffers)
     try:
         for k, pieces in enumerate(stages):
@@ -333,10 +339,6 @@ def copy_from_host(sources: list, outputs: list, transfer, staging: int = DEFAUL
                 transfer.wait(marks[k % len(marks)])
     finally:
         transfer.finish()
-        if kept:
-            _pool_lock.release()
-        else:
-            pool.close()
 
 
 def _packed(flat: list, chunk: int):

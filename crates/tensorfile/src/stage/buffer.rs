@@ -9,18 +9,18 @@ use crate::source::direct::ALIGN;
 
 /// A staging buffer: anonymous memory of a chunk's size, page-aligned (so that direct reads
 /// can land in it), which a caller can register with a device driver as pinned memory. It is
-/// written only through a claim ([`StageBuffer::claim`], or a [`super::StagePipeline`] holding
-/// it), one at a time; what reads it (a device copy) goes by its address.
+/// written only by whoever holds it ([`StageBuffer::hold`], or a [`super::StagePipeline`]),
+/// one at a time; what reads it (a device copy) goes by its address.
 pub struct StageBuffer {
     map: memmap2::MmapRaw,
-    claimed: AtomicBool,
+    held: AtomicBool,
 }
 
 impl StageBuffer {
     /// A buffer of `len` bytes (at least one page).
     pub fn new(len: usize) -> Result<StageBuffer> {
         let map = memmap2::MmapMut::map_anon(len.max(ALIGN))?;
-        Ok(StageBuffer { map: map.into(), claimed: AtomicBool::new(false) })
+        Ok(StageBuffer { map: map.into(), held: AtomicBool::new(false) })
     }
 
     /// Where the buffer starts in memory, for a caller that hands it to a driver.
@@ -38,14 +38,8 @@ impl StageBuffer {
         self.map.len() == 0
     }
 
-    /// The buffer, to write, while no one else writes it (an error says it is in use).
-    pub fn claim(&self) -> Result<Claimed<'_>> {
-        self.take()?;
-        Ok(Claimed { buffer: self })
-    }
-
-    /// The buffer, held to be written by whoever holds the result (through the buffer's
-    /// address: a caller outside Rust) until it is dropped; an error says it is in use.
+    /// The buffer, held to be written by whoever holds the result ([`Held::bytes_mut`], or by
+    /// its address from outside Rust) until it is dropped; an error says it is in use.
     pub fn hold(self: &Arc<StageBuffer>) -> Result<Held> {
         self.take()?;
         Ok(Held { buffer: self.clone() })
@@ -53,7 +47,7 @@ impl StageBuffer {
 
     /// Mark the buffer held, or say that someone holds it.
     pub(super) fn take(&self) -> Result<()> {
-        if self.claimed.swap(true, Ordering::Acquire) {
+        if self.held.swap(true, Ordering::Acquire) {
             return Err(Error::usage("a staging buffer filled by two at once (another load is filling it)"));
         }
         Ok(())
@@ -61,7 +55,7 @@ impl StageBuffer {
 
     /// Let the buffer go (held by [`StageBuffer::take`]).
     pub(super) fn give_back(&self) {
-        self.claimed.store(false, Ordering::Release);
+        self.held.store(false, Ordering::Release);
     }
 
     /// `len` bytes from `at`, to write.
@@ -93,7 +87,8 @@ impl StageBuffer {
     }
 }
 
-/// A [`StageBuffer`] held by a caller that writes it by its address; let go when dropped.
+/// A [`StageBuffer`] held to be written, by [`Held::bytes_mut`] or by its address; let go
+/// when dropped.
 pub struct Held {
     buffer: Arc<StageBuffer>,
 }
@@ -113,29 +108,16 @@ impl Held {
     pub fn is_empty(&self) -> bool {
         self.buffer.is_empty()
     }
-}
 
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.buffer.give_back();
-    }
-}
-
-/// A [`StageBuffer`] held to be written; let go when dropped.
-pub struct Claimed<'a> {
-    buffer: &'a StageBuffer,
-}
-
-impl Claimed<'_> {
     /// The buffer's bytes, to fill.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the claim holds the buffer alone, and the slice borrows the claim mutably: no
-        // other slice of it lives at the same time.
+        // SAFETY: this holds the buffer alone, and the slice borrows it mutably: no other
+        // slice of it lives at the same time.
         unsafe { self.buffer.part(0, self.buffer.len()) }
     }
 }
 
-impl Drop for Claimed<'_> {
+impl Drop for Held {
     fn drop(&mut self) {
         self.buffer.give_back();
     }

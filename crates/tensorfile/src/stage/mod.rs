@@ -2,9 +2,10 @@
 //!
 //! A device copy runs at its full rate only from pinned host memory, and pinning a whole file
 //! costs as much as reading it. A [`StagePlan`] cuts the bytes of a list of tensors into
-//! stages of at most one buffer each; the caller fills a buffer with a stage
-//! ([`StagePlan::fill`]), copies each of the stage's [`Piece`]s from the buffer to where its
-//! tensor lives, and fills the buffer again once those copies are done. Buffers belong to the
+//! stages of at most one buffer each, and each stage into parts of 2 MiB; the caller has a
+//! buffer filled with a stage (one at a time by [`StagePlan::fill`], or stage after stage by
+//! a [`StagePipeline`]'s threads), copies each of the stage's [`Piece`]s from the buffer to
+//! where its tensor lives, and lets the buffer be filled again once those copies are done. Buffers belong to the
 //! caller and are never handed out as tensors: nothing a caller gets is a view of memory that
 //! is filled again later.
 //!
@@ -35,7 +36,7 @@ mod buffer;
 #[allow(unsafe_code)]
 mod pipeline;
 
-pub use buffer::{Claimed, Held, StageBuffer};
+pub use buffer::{Held, StageBuffer};
 pub use pipeline::{Filled, StagePipeline};
 
 /// The default bytes per stage (and so per staging buffer).
@@ -336,7 +337,10 @@ impl StagePlan {
         }
         let aligned = buffer.as_ptr() as usize % ALIGN == 0;
         let extent = self.extent(k);
-        buffer[..extent].par_chunks_mut(self.part).enumerate().try_for_each(|(part, dst)| self.fill_part(k, part, dst, aligned))?;
+        buffer[..extent]
+            .par_chunks_mut(self.part)
+            .enumerate()
+            .try_for_each(|(part, dst)| self.fill_part(k, part * self.part, dst, aligned))?;
         self.stage_filled(k);
         Ok(())
     }
@@ -364,12 +368,11 @@ impl StagePlan {
         (start, (self.extent(k) - start).min(self.part))
     }
 
-    /// Fill part `part` of stage `k`: `dst` is the buffer's bytes where the part lies
-    /// ([`StagePlan::part_span`]); `aligned` whether the buffer starts on a block (so that a direct
-    /// read can land in it).
-    fn fill_part(&self, k: usize, part: usize, dst: &mut [u8], aligned: bool) -> Result<()> {
+    /// Fill the part of stage `k` that starts `start` bytes into its buffer: `dst` is the
+    /// buffer's bytes there ([`StagePlan::part_span`]); `aligned` whether the buffer starts on
+    /// a block (so that a direct read can land in it).
+    fn fill_part(&self, k: usize, start: usize, dst: &mut [u8], aligned: bool) -> Result<()> {
         let stage = &self.stages[k];
-        let start = part * self.part;
         match stage.fill {
             Fill::Window { file, offset, len } => {
                 let file = &self.files[file];
@@ -456,10 +459,10 @@ mod tests {
         let mut out: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
         match filling {
             Filling::OneByOne => {
-                let staged = StageBuffer::new(plan.chunk()).unwrap();
+                let staged = Arc::new(StageBuffer::new(plan.chunk()).unwrap());
                 assert_eq!(staged.address() % ALIGN, 0);
-                let mut claim = staged.claim().unwrap();
-                let buffer = claim.bytes_mut();
+                let mut held = staged.hold().unwrap();
+                let buffer = held.bytes_mut();
                 for k in 0..plan.len() {
                     buffer.fill(0xA5);
                     plan.fill(k, buffer)?;
@@ -471,7 +474,7 @@ mod tests {
                     (0..buffers).map(|_| Arc::new(StageBuffer::new(plan.chunk()).unwrap())).collect();
                 let pipeline = StagePipeline::start(plan.clone(), buffers.clone(), threads)?;
                 // Held by the pipeline: no one else may write them.
-                assert!(buffers[0].claim().is_err());
+                assert!(buffers[0].hold().is_err());
                 buffers.iter().for_each(|_| pipeline.release());
                 for k in 0..plan.len() {
                     let filled = pipeline.wait(k)?;
@@ -482,7 +485,7 @@ mod tests {
                 }
                 drop(pipeline);
                 // Let go once stopped.
-                drop(buffers[0].claim().unwrap());
+                drop(buffers[0].hold().unwrap());
             }
         }
         Ok(out)

@@ -215,12 +215,13 @@ impl Shared {
             let buffer = &self.buffers[k % self.buffers.len()];
             let (start, len) = self.plan.part_span(k, part);
             // SAFETY: the pipeline holds every buffer (taken in `start`, let go after the
-            // threads are joined); part `part` of stage `k` is handed to this thread alone, parts of one
-            // stage do not overlap, and a stage in the same buffer is handed out only after
-            // the caller has released this one's copies (after `wait` saw all its parts
-            // filled); the extent is within the chunk, which every buffer holds.
+            // threads are joined); part `part` of stage `k` is handed to this thread alone,
+            // parts of one stage do not overlap, and a stage in the same buffer is handed out
+            // only after the caller has released this one's copies (after `wait` saw all its
+            // parts filled) and no `Filled` of it lives; the extent is within the chunk, which
+            // every buffer holds.
             let dst = unsafe { buffer.part(start, len) };
-            let result = self.plan.fill_part(k, part, dst, self.aligned);
+            let result = self.plan.fill_part(k, start, dst, self.aligned);
             let mut state = self.lock();
             match result {
                 Ok(()) => {
@@ -384,7 +385,7 @@ mod tests {
         // Later waits say that it stopped; the threads end and the buffers are let go.
         assert!(pipeline.wait(plan.len() - 1).unwrap_err().to_string().contains("stopped"));
         drop(pipeline);
-        assert!(held.iter().all(|b| b.claim().is_ok()));
+        assert!(held.iter().all(|b| b.hold().is_ok()));
     }
 
     #[test]
